@@ -1,0 +1,124 @@
+# blitz - top-level build. `make` builds everything, `make test` runs every
+# test, `make demo` the main job, `make bench` the benchmark table.
+# Sources are found by wildcard: a new file in a folder needs no edit here.
+
+BUILD   ?= build
+CC      ?= gcc
+CLANG   ?= clang
+BPFTOOL ?= bpftool
+ARCH    := $(shell uname -m | sed 's/x86_64/x86/;s/aarch64/arm64/')
+MULTIARCH := $(shell $(CC) -print-multiarch 2>/dev/null)
+
+CFLAGS  ?= -O2 -g
+CFLAGS  += -Wall -Wextra -Werror -std=gnu11 -D_GNU_SOURCE -I$(BUILD) -Ibpf -Iuserspace
+LDLIBS  := -lxdp -lbpf -lelf -lz -lpthread -lm
+BPF_CFLAGS := -O2 -g -target bpf -D__TARGET_ARCH_$(ARCH) -Wall -Werror \
+	-I$(BUILD) -Ibpf -I/usr/include/$(MULTIARCH)
+
+BPF_SRCS  := $(wildcard bpf/*.bpf.c)
+BPF_OBJS  := $(patsubst bpf/%.bpf.c,$(BUILD)/%.bpf.o,$(BPF_SRCS))
+SKELS     := $(patsubst bpf/%.bpf.c,$(BUILD)/%.skel.h,$(BPF_SRCS))
+BPF_HDRS  := $(wildcard bpf/*.h)
+
+# Every userspace/*.c but the CLI's main goes into libblitz.a, which the
+# CLI, the tests and the dpdk engine link.
+MAIN_SRC  := userspace/main.c
+LIB_SRCS  := $(filter-out $(MAIN_SRC),$(wildcard userspace/*.c))
+LIB_OBJS  := $(patsubst userspace/%.c,$(BUILD)/us/%.o,$(LIB_SRCS))
+USER_HDRS := $(wildcard userspace/*.h)
+
+UNIT_SRCS := $(wildcard tests/unit/test_*.c)
+UNIT_BINS := $(patsubst tests/unit/%.c,$(BUILD)/tests/unit/%,$(UNIT_SRCS))
+BPFT_SRCS := $(wildcard tests/bpf/test_*.c)
+BPFT_BINS := $(patsubst tests/bpf/%.c,$(BUILD)/tests/bpf/%,$(BPFT_SRCS))
+FUZZ_SRCS := $(wildcard tests/fuzz/fuzz_*.c)
+FUZZ_BINS := $(patsubst tests/fuzz/%.c,$(BUILD)/tests/fuzz/%,$(FUZZ_SRCS))
+
+DPDK_SRCS := $(wildcard dpdk/*.c)
+HAVE_DPDK := $(shell pkg-config --exists libdpdk 2>/dev/null && echo yes)
+ifeq ($(HAVE_DPDK)$(DPDK_SRCS),yes$(DPDK_SRCS))
+ifneq ($(DPDK_SRCS),)
+DPDK_BIN  := $(BUILD)/blitz-dpdk
+endif
+endif
+
+.PHONY: all deps test demo bench lint format clean
+all: $(BUILD)/blitz $(BPF_OBJS) $(UNIT_BINS) $(BPFT_BINS) $(FUZZ_BINS) $(DPDK_BIN)
+
+deps:
+	./scripts/install-deps.sh
+
+$(BUILD)/vmlinux.h:
+	@mkdir -p $(BUILD)
+	$(BPFTOOL) btf dump file /sys/kernel/btf/vmlinux format c > $@.tmp && mv $@.tmp $@
+
+$(BUILD)/%.bpf.o: bpf/%.bpf.c $(BPF_HDRS) $(BUILD)/vmlinux.h
+	$(CLANG) $(BPF_CFLAGS) -c $< -o $@
+
+$(BUILD)/%.skel.h: $(BUILD)/%.bpf.o
+	$(BPFTOOL) gen skeleton $< > $@.tmp && mv $@.tmp $@
+
+$(BUILD)/us/%.o: userspace/%.c $(USER_HDRS) $(BPF_HDRS) | $(SKELS)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -c $< -o $@
+
+$(BUILD)/libblitz.a: $(LIB_OBJS)
+	@rm -f $@
+	ar rcs $@ $^
+
+$(BUILD)/blitz: $(MAIN_SRC) $(BUILD)/libblitz.a $(USER_HDRS) | $(SKELS)
+	$(CC) $(CFLAGS) $< $(BUILD)/libblitz.a -o $@ $(LDLIBS)
+
+$(BUILD)/tests/unit/%: tests/unit/%.c $(BUILD)/libblitz.a tests/testlib.h $(USER_HDRS)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -Itests $< $(BUILD)/libblitz.a -o $@ $(LDLIBS)
+
+$(BUILD)/tests/bpf/%: tests/bpf/%.c $(BUILD)/libblitz.a tests/testlib.h $(USER_HDRS) $(SKELS)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -Itests $< $(BUILD)/libblitz.a -o $@ $(LDLIBS)
+
+# libFuzzer targets: clang with the fuzzer and address sanitizers, linked
+# with the sources they exercise rather than libblitz.a (built by gcc).
+FUZZ_LIB_SRCS := $(filter-out $(MAIN_SRC),$(wildcard userspace/http*.c userspace/tcp_core*.c))
+$(BUILD)/tests/fuzz/%: tests/fuzz/%.c $(FUZZ_LIB_SRCS) $(USER_HDRS)
+	@mkdir -p $(dir $@)
+	$(CLANG) -O1 -g -fsanitize=fuzzer,address,undefined -D_GNU_SOURCE \
+		-I$(BUILD) -Ibpf -Iuserspace $< $(FUZZ_LIB_SRCS) -o $@
+
+$(BUILD)/blitz-dpdk: $(DPDK_SRCS) $(BUILD)/libblitz.a $(USER_HDRS)
+	$(CC) $(CFLAGS) -Wno-error=deprecated-declarations $(shell pkg-config --cflags libdpdk) \
+		$(DPDK_SRCS) $(BUILD)/libblitz.a -o $@ $(shell pkg-config --libs libdpdk) $(LDLIBS)
+
+# The tests: install what they need, build, run every suite, and end on
+# the runner's "N passed, N failed, N skipped" line.
+test:
+	./scripts/install-deps.sh
+	$(MAKE) all
+	./tests/run.sh
+
+# The main job: testbed, load blitz onto its NIC, benchmark against the
+# kernel path (nginx), unload.
+demo:
+	./scripts/install-deps.sh
+	$(MAKE) all
+	./scripts/demo.sh
+
+DURATION ?= 10
+CONNS    ?= 10 64 100 300
+bench:
+	./scripts/install-deps.sh
+	$(MAKE) all
+	DURATION="$(DURATION)" CONNS="$(CONNS)" ./scripts/bench.sh
+
+C_FILES = $(shell git ls-files '*.c' '*.h')
+format:
+	clang-format -i $(C_FILES)
+
+lint:
+	clang-format --dry-run --Werror $(C_FILES)
+	cppcheck --quiet --error-exitcode=1 --suppress=missingIncludeSystem \
+		-I bpf -I userspace userspace tests/unit
+	shellcheck -x scripts/*.sh tests/*.sh tests/e2e/*.sh .ci/run
+
+clean:
+	rm -rf $(BUILD)

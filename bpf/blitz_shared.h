@@ -1,0 +1,124 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * blitz_shared.h - the wire structs the BPF programs share with userspace.
+ *
+ * Owns: the layout of every map value the CLI reads or writes (config,
+ * response templates, counters). Compiled both by clang -target bpf (after
+ * vmlinux.h) and by the userspace C compiler, so it uses only __u8..__u64
+ * and must never include libc or kernel headers other than linux/types.h.
+ */
+#ifndef BLITZ_SHARED_H
+#define BLITZ_SHARED_H
+
+#ifndef __VMLINUX_H__
+#include <linux/types.h>
+#endif
+
+#define BLITZ_MAX_ADDRS 8
+/* One response template; the xdp engine only answers when it fits one MSS. */
+#define BLITZ_RESP_MAX 2048
+#define BLITZ_DATE_LEN 29 /* "Sun, 06 Nov 1994 08:49:37 GMT" */
+#define BLITZ_PIN_ROOT "/sys/fs/bpf/blitz"
+
+/*
+ * The responses the xdp engine can send, prebuilt in userspace by
+ * http_responses_build() and copied into the "responses" map at load.
+ * KA10 is the keep-alive answer to an HTTP/1.0 request that asked for
+ * keep-alive: it carries "Connection: keep-alive".
+ */
+enum blitz_resp_kind {
+	BLITZ_RESP_GET_KA = 0,
+	BLITZ_RESP_GET_KA10,
+	BLITZ_RESP_GET_CLOSE,
+	BLITZ_RESP_HEAD_KA,
+	BLITZ_RESP_HEAD_KA10,
+	BLITZ_RESP_HEAD_CLOSE,
+	BLITZ_RESP_XDP_KINDS, /* the ones above are in the BPF map */
+	BLITZ_RESP_400 = BLITZ_RESP_XDP_KINDS,
+	BLITZ_RESP_405,
+	BLITZ_RESP_431,
+	BLITZ_RESP_505,
+	BLITZ_RESP_KINDS,
+};
+
+/* Value of the "responses" array map: one entry per xdp response kind. */
+struct blitz_resp {
+	__u8 bytes[BLITZ_RESP_MAX];
+};
+
+struct blitz_resp_meta {
+	__u16 len; /* bytes of the whole response */
+	__u16 date_off; /* offset of the 29 Date bytes inside it */
+	/*
+	 * 16-bit ones' complement sum (folded, not inverted) of the response
+	 * with the 29 Date bytes taken as zero, as if it started at an even
+	 * offset. The XDP program adds the Date's own sum at run time.
+	 */
+	__u16 csum_nodate;
+	__u16 pad;
+};
+
+enum blitz_engine_mode {
+	BLITZ_MODE_XDP = 0, /* answer in the driver (XDP_TX) */
+	BLITZ_MODE_AFXDP = 1, /* redirect service traffic to the XSKMAP */
+};
+
+/* Value of the single-entry "config" array map. Network byte order where
+ * the field name ends in _be. */
+struct blitz_config {
+	__u16 port_be;
+	__u16 mss; /* the MSS advertised in SYN-ACKs */
+	__u32 mode; /* enum blitz_engine_mode */
+	__u32 n_addr4; /* 0 and n_addr6 0: every local address */
+	__u32 n_addr6;
+	__u32 addr4_be[BLITZ_MAX_ADDRS];
+	__u32 addr6_be[BLITZ_MAX_ADDRS][4];
+	__u64 secret[2]; /* siphash key for ISNs and timestamp MACs */
+	/* CLOCK_REALTIME - CLOCK_TAI in ns at load: unix = tai + this */
+	__s64 tai_to_unix_ns;
+	__u64 loaded_unix; /* seconds, for status */
+	struct blitz_resp_meta resp[BLITZ_RESP_XDP_KINDS];
+};
+
+/*
+ * Per-CPU counters, one __u64 each, in the "counters" per-CPU array map
+ * (key = enum value). The table gives the name `blitz stats` prints and
+ * what it means. PASS_* go to the kernel, DROP_* go nowhere.
+ */
+#define BLITZ_COUNTERS(X)                                                    \
+	X(FRAMES, "frames", "frames seen by the XDP program")                \
+	X(SERVICE, "service", "segments for the service address:port")      \
+	X(SYNACK, "synack", "SYN-ACKs sent")                                 \
+	X(REQUESTS, "requests", "HTTP requests answered")                    \
+	X(REPLIES, "replies", "reply frames sent (XDP_TX)")                  \
+	X(TX_BYTES, "tx_bytes", "bytes of reply frames sent")                \
+	X(FINACK, "finack", "FIN-ACKs sent for a client FIN")                \
+	X(REDIRECT, "redirect", "segments redirected to AF_XDP sockets")     \
+	X(PASS_HOST, "pass_host", "not for the service: passed untouched")   \
+	X(PASS_MALFORMED, "pass_malformed", "truncated or bad headers")      \
+	X(PASS_IP_OPTIONS, "pass_ip_options", "IPv4 options or IPv6 ext hdrs") \
+	X(PASS_FRAGMENT, "pass_fragment", "IP fragments")                    \
+	X(PASS_PARTIAL, "pass_partial", "request not complete in segment")   \
+	X(PASS_NOT_TRIVIAL, "pass_not_trivial",                              \
+	  "method, body, header or target the fast path does not answer")    \
+	X(PASS_TOO_BIG, "pass_too_big", "replies do not fit one segment")    \
+	X(PASS_ZERO_WINDOW, "pass_zero_window", "peer window too small")     \
+	X(PASS_KERNEL_OWNS, "pass_kernel_owns",                              \
+	  "connection already handed to the kernel")                          \
+	X(PASS_NO_XSK, "pass_no_xsk", "afxdp mode, no socket on the queue")  \
+	X(PASS_NO_ROOM, "pass_no_room", "frame could not grow to the reply")  \
+	X(DROP_BAD_COOKIE, "drop_bad_cookie",                                \
+	  "ack/timestamp not ours: spoofed or stale")                         \
+	X(DROP_PURE_ACK, "drop_pure_ack", "pure ACKs and last ACK of close") \
+	X(DROP_RST, "drop_rst", "RST segments")                              \
+	X(HANDOFF, "handoff", "segments handed to a kernel socket (TC)")     \
+	X(HANDOFF_FAIL, "handoff_fail", "hand-offs the kernel refused")
+
+enum blitz_counter {
+#define BLITZ_CNT_ENUM(id, name, help) BLITZ_CNT_##id,
+	BLITZ_COUNTERS(BLITZ_CNT_ENUM)
+#undef BLITZ_CNT_ENUM
+		BLITZ_CNT_MAX,
+};
+
+#endif /* BLITZ_SHARED_H */

@@ -1,0 +1,16 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * xdp_pass.bpf.c - a program that passes every frame. The testbed puts it
+ * on the client's veth: veth drops XDP_TX'd and redirected frames unless
+ * the peer has an XDP program of its own (DESIGN.md, facts).
+ */
+#include "vmlinux.h"
+#include <bpf/bpf_helpers.h>
+
+SEC("xdp")
+int xdp_pass(struct xdp_md *ctx)
+{
+	return XDP_PASS;
+}
+
+char LICENSE[] SEC("license") = "GPL";

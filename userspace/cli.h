@@ -1,0 +1,62 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * cli.h - the verbs of the blitz CLI and the options they share.
+ *
+ * main.c dispatches `blitz <verb> ...` to cmd_<verb>(argc, argv) with
+ * argv[0] = the verb. Each verb parses its own options with getopt_long,
+ * handles -h/--help, -v/--verbose and --version, returns the exit status,
+ * and on error prints one line saying what is wrong and what to do.
+ */
+#ifndef BLITZ_CLI_H
+#define BLITZ_CLI_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <netinet/in.h>
+
+#include "../bpf/blitz_shared.h"
+
+#define BLITZ_VERSION "0.1.0"
+#define BLITZ_DEFAULT_PORT 80
+
+int cmd_load(int argc, char **argv);
+int cmd_unload(int argc, char **argv);
+int cmd_status(int argc, char **argv);
+int cmd_stats(int argc, char **argv);
+int cmd_serve(int argc, char **argv);
+int cmd_bench(int argc, char **argv);
+
+/* What to serve: shared by load, serve and the engines. */
+struct blitz_service_opts {
+	uint16_t port; /* host order */
+	int n_addr4, n_addr6; /* both 0: every local address */
+	struct in_addr addr4[BLITZ_MAX_ADDRS];
+	struct in6_addr addr6[BLITZ_MAX_ADDRS];
+	char *body; /* malloc'd; default "Hello World!" */
+	size_t body_len;
+	const char *content_type; /* default "text/plain" */
+};
+
+/* Long-option codes for the service options without a short letter. */
+enum { OPT_BODY = 0x100, OPT_BODY_FILE, OPT_CONTENT_TYPE, OPT_VERSION };
+
+/* getopt_long entries for -p/--port, -a/--addr, --body, --body-file,
+ * --content-type; the short letters are "p:a:". */
+#define BLITZ_SERVICE_LONGOPTS                                               \
+	{ "port", required_argument, NULL, 'p' },                            \
+		{ "addr", required_argument, NULL, 'a' },                    \
+		{ "body", required_argument, NULL, OPT_BODY },               \
+		{ "body-file", required_argument, NULL, OPT_BODY_FILE },     \
+	{                                                                    \
+		"content-type", required_argument, NULL, OPT_CONTENT_TYPE    \
+	}
+
+void service_opts_init(struct blitz_service_opts *o);
+/* 1: opt was a service option and is applied; 0: not one of them;
+ * -1: bad value (one line printed saying what is wrong). */
+int service_opt_parse(struct blitz_service_opts *o, int opt, const char *arg);
+/* Fill defaults left unset (body). 0 or -1 with a message printed. */
+int service_opts_finish(struct blitz_service_opts *o);
+void service_opts_free(struct blitz_service_opts *o);
+
+#endif /* BLITZ_CLI_H */
