@@ -21,17 +21,17 @@
 
 enum http_parse_result {
 	HTTP_INCOMPLETE = 0, /* need more bytes; nothing consumed */
-	HTTP_OK = 1, /* a complete GET/HEAD request: answer 200 */
-	HTTP_ERROR = 2, /* a complete verdict with an error response */
+	HTTP_OK = 1,	     /* a complete GET/HEAD request: answer 200 */
+	HTTP_ERROR = 2,	     /* a complete verdict with an error response */
 };
 
 struct http_request {
 	/* Which prebuilt response answers this request (enum blitz_resp_kind).
 	 * For the error kinds the connection closes after the response. */
 	int resp;
-	bool close; /* close the connection after the response */
-	bool head; /* HEAD request */
-	int version; /* 10 or 11; 0 when unknown */
+	bool close;	   /* close the connection after the response */
+	bool head;	   /* HEAD request */
+	int version;	   /* 10 or 11; 0 when unknown */
 	size_t header_len; /* bytes of request line + headers + final CRLF */
 	/* Request body framing (GET/HEAD with a body): skip it before the
 	 * next request. chunked: feed bytes to http_chunked_skip(). */
@@ -63,8 +63,8 @@ struct http_chunked {
  * *done when the last chunk and trailers are complete, returns -1 on a
  * malformed chunked body (answer 400 and close).
  */
-long http_chunked_skip(struct http_chunked *st, const uint8_t *buf,
-		       size_t len, bool *done);
+long http_chunked_skip(struct http_chunked *st, const uint8_t *buf, size_t len,
+		       bool *done);
 
 /* The prebuilt responses, built once at configuration time. */
 struct http_responses {
@@ -92,11 +92,13 @@ void http_responses_set_date(struct http_responses *r, time_t now);
 void http_format_date(time_t t, char out[BLITZ_DATE_LEN]);
 
 /* The folded 16-bit ones' complement sum of buf as if it started at an
- * even offset (not inverted). */
+ * even offset (not inverted), in network byte order: store it as is (RFC
+ * 1071's example 00 01 f2 03 f4 f5 f6 f7 gives the bytes dd f2); ntohs()
+ * of it is the numeric sum. */
 uint16_t http_csum16(const uint8_t *buf, size_t len);
 
 /* Fill the BPF map metadata for the xdp kinds (length, date offset,
- * checksum with the Date zeroed). */
+ * checksum with the Date zeroed, in network byte order like http_csum16). */
 void http_responses_meta(const struct http_responses *r,
 			 struct blitz_resp_meta meta[BLITZ_RESP_XDP_KINDS]);
 

@@ -1,0 +1,705 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * http.c - the HTTP/1.1 request parser and the prebuilt responses (see
+ * http.h and DESIGN.md, "One wire contract").
+ *
+ * Owns: the request grammar every engine accepts, the verdict for each
+ * request, chunked-body skipping, and the exact response bytes.
+ * Must never: allocate, make syscalls, recurse, or look at any byte more
+ * than a constant number of times (engines re-parse from the start
+ * after HTTP_INCOMPLETE, so one call must stay O(len)).
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <arpa/inet.h>
+
+#include "http.h"
+
+/* ---------------------------------------------------------------------- */
+/* Response builder                                                        */
+/* ---------------------------------------------------------------------- */
+
+static const char *const status_line[BLITZ_RESP_KINDS] = {
+	[BLITZ_RESP_GET_KA] = "HTTP/1.1 200 OK",
+	[BLITZ_RESP_GET_KA10] = "HTTP/1.1 200 OK",
+	[BLITZ_RESP_GET_CLOSE] = "HTTP/1.1 200 OK",
+	[BLITZ_RESP_HEAD_KA] = "HTTP/1.1 200 OK",
+	[BLITZ_RESP_HEAD_KA10] = "HTTP/1.1 200 OK",
+	[BLITZ_RESP_HEAD_CLOSE] = "HTTP/1.1 200 OK",
+	[BLITZ_RESP_400] = "HTTP/1.1 400 Bad Request",
+	[BLITZ_RESP_405] = "HTTP/1.1 405 Method Not Allowed",
+	[BLITZ_RESP_431] = "HTTP/1.1 431 Request Header Fields Too Large",
+	[BLITZ_RESP_505] = "HTTP/1.1 505 HTTP Version Not Supported",
+};
+
+/* The error bodies: the reason phrase and a newline. */
+static const char *const error_body[BLITZ_RESP_KINDS] = {
+	[BLITZ_RESP_400] = "Bad Request\n",
+	[BLITZ_RESP_405] = "Method Not Allowed\n",
+	[BLITZ_RESP_431] = "Request Header Fields Too Large\n",
+	[BLITZ_RESP_505] = "HTTP Version Not Supported\n",
+};
+
+static bool kind_is_head(int k)
+{
+	return k == BLITZ_RESP_HEAD_KA || k == BLITZ_RESP_HEAD_KA10 ||
+	       k == BLITZ_RESP_HEAD_CLOSE;
+}
+
+static const char *kind_connection(int k)
+{
+	switch (k) {
+	case BLITZ_RESP_GET_KA:
+	case BLITZ_RESP_HEAD_KA:
+		return NULL;
+	case BLITZ_RESP_GET_KA10:
+	case BLITZ_RESP_HEAD_KA10:
+		return "keep-alive";
+	default:
+		return "close";
+	}
+}
+
+static const char wday_name[7][4] = {"Thu", "Fri", "Sat", "Sun",
+				     "Mon", "Tue", "Wed"};
+static const char month_name[12][4] = {"Jan", "Feb", "Mar", "Apr",
+				       "May", "Jun", "Jul", "Aug",
+				       "Sep", "Oct", "Nov", "Dec"};
+
+static void put2(char *p, unsigned int v)
+{
+	p[0] = (char)('0' + v / 10 % 10);
+	p[1] = (char)('0' + v % 10);
+}
+
+/*
+ * Civil date from days since 1970-01-01 (proleptic Gregorian, in 400-year
+ * eras), done by hand so it needs neither gmtime's locks nor libc's TZ.
+ */
+static void civil_from_days(long long z, long long *y, unsigned int *m,
+			    unsigned int *d)
+{
+	long long era, yoe, doy, mp;
+
+	z += 719468;
+	era = (z >= 0 ? z : z - 146096) / 146097;
+	yoe = z - era * 146097; /* [0, 146096] */
+	yoe = (yoe - yoe / 1460 + yoe / 36524 - yoe / 146096) / 365;
+	doy = (z - era * 146097) - (365 * yoe + yoe / 4 - yoe / 100);
+	mp = (5 * doy + 2) / 153;
+	*d = (unsigned int)(doy - (153 * mp + 2) / 5 + 1);
+	*m = (unsigned int)(mp < 10 ? mp + 3 : mp - 9);
+	*y = yoe + era * 400 + (*m <= 2);
+}
+
+void http_format_date(time_t t, char out[BLITZ_DATE_LEN])
+{
+	long long secs = (long long)t, days, y;
+	long long sod;
+	unsigned int m, d, wd;
+
+	days = secs / 86400;
+	sod = secs % 86400;
+	if (sod < 0) {
+		sod += 86400;
+		days--;
+	}
+	civil_from_days(days, &y, &m, &d);
+	wd = (unsigned int)(((days % 7) + 7) % 7); /* 1970-01-01: Thursday */
+	/* IMF-fixdate has a 4-digit year; clamp rather than overflow. */
+	if (y < 0)
+		y = 0;
+	if (y > 9999)
+		y = 9999;
+
+	memcpy(out, wday_name[wd], 3);
+	out[3] = ',';
+	out[4] = ' ';
+	put2(out + 5, d);
+	out[7] = ' ';
+	memcpy(out + 8, month_name[m - 1], 3);
+	out[11] = ' ';
+	put2(out + 12, (unsigned int)(y / 100));
+	put2(out + 14, (unsigned int)(y % 100));
+	out[16] = ' ';
+	put2(out + 17, (unsigned int)(sod / 3600));
+	out[19] = ':';
+	put2(out + 20, (unsigned int)(sod / 60 % 60));
+	out[22] = ':';
+	put2(out + 23, (unsigned int)(sod % 60));
+	memcpy(out + 25, " GMT", 4);
+}
+
+uint16_t http_csum16(const uint8_t *buf, size_t len)
+{
+	uint64_t sum = 0;
+	size_t i;
+
+	for (i = 0; i + 1 < len; i += 2)
+		sum += (uint32_t)buf[i] << 8 | buf[i + 1];
+	if (len & 1)
+		sum += (uint32_t)buf[len - 1] << 8;
+	while (sum >> 16)
+		sum = (sum & 0xffff) + (sum >> 16);
+	/* Network byte order: stored as-is, the two bytes read big-endian. */
+	return htons((uint16_t)sum);
+}
+
+/* Appends to a bounded buffer; on overflow remembers it and stops. */
+struct out_buf {
+	uint8_t *p;
+	size_t len, cap;
+	bool overflow;
+};
+
+static void out_put(struct out_buf *o, const void *s, size_t n)
+{
+	if (o->overflow || n > o->cap - o->len) {
+		o->overflow = true;
+		return;
+	}
+	memcpy(o->p + o->len, s, n);
+	o->len += n;
+}
+
+static void out_str(struct out_buf *o, const char *s)
+{
+	out_put(o, s, strlen(s));
+}
+
+static void out_u64(struct out_buf *o, uint64_t v)
+{
+	char tmp[24];
+	int n = snprintf(tmp, sizeof(tmp), "%llu", (unsigned long long)v);
+
+	out_put(o, tmp, (size_t)n);
+}
+
+/*
+ * Build one kind into out[0..cap). Returns its length and sets *date_off,
+ * or 0 when it does not fit.
+ */
+static size_t build_kind(int k, uint8_t *out, size_t cap, const void *body,
+			 size_t body_len, const char *ctype, const char *date,
+			 uint16_t *date_off)
+{
+	struct out_buf o = {.p = out, .cap = cap};
+	const char *conn = kind_connection(k);
+	bool error = k >= BLITZ_RESP_XDP_KINDS;
+
+	if (error) {
+		body = error_body[k];
+		body_len = strlen(error_body[k]);
+		ctype = "text/plain";
+	}
+	out_str(&o, status_line[k]);
+	out_str(&o, "\r\nServer: blitz\r\nDate: ");
+	*date_off = (uint16_t)o.len;
+	out_put(&o, date, BLITZ_DATE_LEN);
+	out_str(&o, "\r\n");
+	if (k == BLITZ_RESP_405)
+		out_str(&o, "Allow: GET, HEAD\r\n");
+	out_str(&o, "Content-Type: ");
+	out_str(&o, ctype);
+	out_str(&o, "\r\nContent-Length: ");
+	out_u64(&o, body_len);
+	out_str(&o, "\r\n");
+	if (conn) {
+		out_str(&o, "Connection: ");
+		out_str(&o, conn);
+		out_str(&o, "\r\n");
+	}
+	out_str(&o, "\r\n");
+	if (!kind_is_head(k))
+		out_put(&o, body, body_len);
+	return o.overflow ? 0 : o.len;
+}
+
+int http_responses_build(struct http_responses *r, const void *body,
+			 size_t body_len, const char *content_type, time_t now,
+			 char *err, size_t errlen)
+{
+	char date[BLITZ_DATE_LEN];
+	const unsigned char *c;
+	int k;
+
+	if (!content_type || !*content_type)
+		content_type = "text/plain";
+	for (c = (const unsigned char *)content_type; *c; c++) {
+		/* A CR or LF here would let the body forge headers. */
+		if (*c < 0x20 || *c == 0x7f) {
+			if (err && errlen)
+				snprintf(err, errlen,
+					 "content type contains a control "
+					 "character (byte 0x%02x)",
+					 *c);
+			return -EINVAL;
+		}
+	}
+	if (!body)
+		body_len = 0;
+
+	memset(r, 0, sizeof(*r));
+	http_format_date(now, date);
+	for (k = 0; k < BLITZ_RESP_KINDS; k++) {
+		size_t n = build_kind(k, r->bytes[k], BLITZ_RESP_MAX, body,
+				      body_len, content_type, date,
+				      &r->date_off[k]);
+
+		if (!n) {
+			if (err && errlen)
+				snprintf(err, errlen,
+					 "response too large: a %zu-byte body "
+					 "and a %zu-byte content type with "
+					 "their headers do not fit the "
+					 "%d-byte response template",
+					 body_len, strlen(content_type),
+					 BLITZ_RESP_MAX);
+			memset(r, 0, sizeof(*r));
+			return -EMSGSIZE;
+		}
+		r->len[k] = (uint16_t)n;
+	}
+	r->date_now = now;
+	return 0;
+}
+
+void http_responses_set_date(struct http_responses *r, time_t now)
+{
+	char date[BLITZ_DATE_LEN];
+	int k;
+
+	if (now == r->date_now)
+		return;
+	http_format_date(now, date);
+	for (k = 0; k < BLITZ_RESP_KINDS; k++)
+		memcpy(r->bytes[k] + r->date_off[k], date, BLITZ_DATE_LEN);
+	r->date_now = now;
+}
+
+void http_responses_meta(const struct http_responses *r,
+			 struct blitz_resp_meta meta[BLITZ_RESP_XDP_KINDS])
+{
+	int k;
+
+	for (k = 0; k < BLITZ_RESP_XDP_KINDS; k++) {
+		size_t off = r->date_off[k], len = r->len[k];
+		/* Sum around the Date: the part after it keeps its parity
+		 * only because the Date's length is odd, so realign it. */
+		uint32_t sum = ntohs(http_csum16(r->bytes[k], off));
+		size_t after = off + BLITZ_DATE_LEN;
+		uint16_t tail =
+			ntohs(http_csum16(r->bytes[k] + after, len - after));
+
+		if (after & 1)
+			tail = (uint16_t)(tail << 8 | tail >> 8);
+		sum += tail;
+		while (sum >> 16)
+			sum = (sum & 0xffff) + (sum >> 16);
+		meta[k].len = (uint16_t)len;
+		meta[k].date_off = (uint16_t)off;
+		meta[k].csum_nodate = htons((uint16_t)sum);
+		meta[k].pad = 0;
+	}
+}
+
+/* ---------------------------------------------------------------------- */
+/* Request parser                                                          */
+/* ---------------------------------------------------------------------- */
+
+/* RFC 9110 tchar: the bytes of a method and a field name. */
+static const uint8_t is_tchar[256] = {
+	['0' ... '9'] = 1, ['A' ... 'Z'] = 1, ['a' ... 'z'] = 1, ['!'] = 1,
+	['#'] = 1,	   ['$'] = 1,	      ['%'] = 1,	 ['&'] = 1,
+	['\''] = 1,	   ['*'] = 1,	      ['+'] = 1,	 ['-'] = 1,
+	['.'] = 1,	   ['^'] = 1,	      ['_'] = 1,	 ['`'] = 1,
+	['|'] = 1,	   ['~'] = 1,
+};
+
+/* Field-value bytes: HTAB, visible ASCII, SP, and obs-text. */
+static const uint8_t is_fval[256] = {
+	['\t'] = 1,
+	[0x20 ... 0x7e] = 1,
+	[0x80 ... 0xff] = 1,
+};
+
+static bool is_ows(uint8_t c)
+{
+	return c == ' ' || c == '\t';
+}
+
+/* Case-insensitive match of s[0..n) against a lowercase literal made of
+ * letters and '-' (OR 0x20 maps no other tchar onto those). */
+static bool lc_eq(const uint8_t *s, size_t n, const char *lit, size_t litlen)
+{
+	size_t i;
+
+	if (n != litlen)
+		return false;
+	for (i = 0; i < n; i++)
+		if ((uint8_t)(s[i] | 0x20) != (uint8_t)lit[i])
+			return false;
+	return true;
+}
+
+#define LC_EQ(s, n, lit) lc_eq((s), (n), (lit), sizeof(lit) - 1)
+
+/*
+ * Walk a comma-separated list s[0..n) (RFC 9110 #rule: empty elements and
+ * OWS around them ignored) and note what matters of each element's first
+ * word (up to OWS or ';', where a transfer coding's parameters start).
+ */
+struct list_scan {
+	bool close, keep_alive; /* Connection tokens seen */
+	bool last_chunked, any; /* Transfer-Encoding: last coding */
+};
+
+static void scan_list(const uint8_t *s, size_t n, struct list_scan *ls, bool te)
+{
+	size_t i = 0;
+
+	while (i < n) {
+		size_t w0, w1;
+
+		while (i < n && (is_ows(s[i]) || s[i] == ','))
+			i++;
+		if (i == n)
+			break;
+		w0 = i;
+		while (i < n && s[i] != ',' && s[i] != ';' && !is_ows(s[i]))
+			i++;
+		w1 = i;
+		while (i < n && s[i] != ',')
+			i++;
+		if (te) {
+			ls->any = true;
+			ls->last_chunked = LC_EQ(s + w0, w1 - w0, "chunked");
+		} else if (LC_EQ(s + w0, w1 - w0, "close")) {
+			ls->close = true;
+		} else if (LC_EQ(s + w0, w1 - w0, "keep-alive")) {
+			ls->keep_alive = true;
+		}
+	}
+}
+
+/* Content-Length: 1*DIGIT, at most 2^53 (what every client can count). */
+static bool parse_content_length(const uint8_t *s, size_t n, uint64_t *out)
+{
+	uint64_t v = 0;
+	size_t i;
+
+	if (!n)
+		return false;
+	for (i = 0; i < n; i++) {
+		if (s[i] < '0' || s[i] > '9')
+			return false;
+		v = v * 10 + (uint64_t)(s[i] - '0');
+		if (v > (1ULL << 53))
+			return false;
+	}
+	*out = v;
+	return true;
+}
+
+enum http_parse_result http_parse_request(const uint8_t *buf, size_t len,
+					  struct http_request *req)
+{
+	size_t lim = len < HTTP_MAX_HEADER ? len : HTTP_MAX_HEADER;
+	size_t p = 0, mlen, t0, i;
+	struct list_scan conn = {0}, te = {0};
+	bool have_cl = false, not_allowed;
+	uint64_t cl = 0;
+	int version;
+
+	memset(req, 0, sizeof(*req));
+
+	/* Request line. Every byte is judged as soon as it is seen, so a
+	 * garbage sender gets its 400 before any end of line. */
+	while (p < lim && is_tchar[buf[p]])
+		p++;
+	if (p == lim)
+		goto more;
+	if (buf[p] != ' ' || p == 0)
+		goto bad;
+	mlen = p++;
+	t0 = p;
+	while (p < lim && (uint8_t)(buf[p] - 0x21) < 0x5e)
+		p++;
+	if (p == lim)
+		goto more;
+	if (buf[p] != ' ' || p == t0)
+		goto bad;
+	p++;
+	/* "HTTP/" DIGIT "." DIGIT CRLF */
+	for (i = 0; i < 10; i++, p++) {
+		static const char shape[] = "HTTP/0.0\r\n";
+
+		if (p == lim)
+			goto more;
+		if (shape[i] == '0') {
+			if (buf[p] < '0' || buf[p] > '9')
+				goto bad;
+		} else if (buf[p] != (uint8_t)shape[i]) {
+			goto bad;
+		}
+	}
+	if (buf[p - 5] != '1' || (buf[p - 3] != '0' && buf[p - 3] != '1')) {
+		/* Well-formed, but a version we do not speak: say so now. */
+		req->resp = BLITZ_RESP_505;
+		req->close = true;
+		req->header_len = p;
+		return HTTP_ERROR;
+	}
+	version = buf[p - 3] == '0' ? 10 : 11;
+	not_allowed = !((mlen == 3 && !memcmp(buf, "GET", 3)) ||
+			(mlen == 4 && !memcmp(buf, "HEAD", 4)));
+
+	/* Header fields up to the empty line. */
+	for (;;) {
+		size_t n0, nlen, v0, v1;
+
+		if (p == lim)
+			goto more;
+		if (buf[p] == '\r') {
+			if (++p == lim)
+				goto more;
+			if (buf[p] != '\n')
+				goto bad;
+			p++;
+			break;
+		}
+		/* A line starting with SP/HTAB (obs-fold), whitespace before
+		 * the colon or a missing colon all stop here. */
+		n0 = p;
+		while (p < lim && is_tchar[buf[p]])
+			p++;
+		if (p == lim)
+			goto more;
+		if (buf[p] != ':' || p == n0)
+			goto bad;
+		nlen = p - n0;
+		p++;
+		while (p < lim && is_ows(buf[p]))
+			p++;
+		v0 = p;
+		while (p < lim && is_fval[buf[p]])
+			p++;
+		if (p == lim)
+			goto more;
+		if (buf[p] != '\r')
+			goto bad;
+		if (++p == lim)
+			goto more;
+		if (buf[p] != '\n')
+			goto bad;
+		v1 = p - 1;
+		while (v1 > v0 && is_ows(buf[v1 - 1]))
+			v1--;
+
+		/* Only three names matter; their lengths pick the compare. */
+		if (nlen == 10 && LC_EQ(buf + n0, nlen, "connection")) {
+			scan_list(buf + v0, v1 - v0, &conn, false);
+		} else if (nlen == 14 &&
+			   LC_EQ(buf + n0, nlen, "content-length")) {
+			uint64_t v;
+
+			if (!parse_content_length(buf + v0, v1 - v0, &v) ||
+			    (have_cl && v != cl) || te.any)
+				goto bad;
+			have_cl = true;
+			cl = v;
+		} else if (nlen == 17 &&
+			   LC_EQ(buf + n0, nlen, "transfer-encoding")) {
+			/* HTTP/1.0 has no chunked framing (RFC 9112 6.1). */
+			if (have_cl || version == 10)
+				goto bad;
+			/* Even an empty list: a coding we cannot frame. */
+			te.any = true;
+			scan_list(buf + v0, v1 - v0, &te, true);
+		}
+		p++;
+	}
+
+	/* The last coding must be chunked, or the body has no end we know. */
+	if (te.any && !te.last_chunked) {
+		p--;
+		goto bad;
+	}
+	req->version = version;
+	req->header_len = p;
+	req->content_length = cl;
+	req->chunked = te.any;
+	req->close = conn.close || (version == 10 && !conn.keep_alive);
+	if (not_allowed) {
+		req->resp = BLITZ_RESP_405;
+		req->close = true;
+		return HTTP_ERROR;
+	}
+	req->head = mlen == 4;
+	if (req->close)
+		req->resp = req->head ? BLITZ_RESP_HEAD_CLOSE
+				      : BLITZ_RESP_GET_CLOSE;
+	else if (version == 10)
+		req->resp =
+			req->head ? BLITZ_RESP_HEAD_KA10 : BLITZ_RESP_GET_KA10;
+	else
+		req->resp = req->head ? BLITZ_RESP_HEAD_KA : BLITZ_RESP_GET_KA;
+	return HTTP_OK;
+
+more:
+	if (len < HTTP_MAX_HEADER)
+		return HTTP_INCOMPLETE;
+	memset(req, 0, sizeof(*req));
+	req->resp = BLITZ_RESP_431;
+	req->close = true;
+	req->header_len = HTTP_MAX_HEADER;
+	return HTTP_ERROR;
+bad:
+	/* header_len: through the offending byte (it is within len). */
+	memset(req, 0, sizeof(*req));
+	req->resp = BLITZ_RESP_400;
+	req->close = true;
+	req->header_len = p + 1;
+	return HTTP_ERROR;
+}
+
+enum chunked_state {
+	CH_SIZE_FIRST = 0, /* zero-initialised state starts here */
+	CH_SIZE,
+	CH_EXT,
+	CH_SIZE_LF,
+	CH_DATA,
+	CH_DATA_CR,
+	CH_DATA_LF,
+	CH_TRAILER_START,
+	CH_TRAILER_NAME,
+	CH_TRAILER_VALUE,
+	CH_TRAILER_LF,
+	CH_FINAL_LF,
+	CH_DONE,
+	CH_BAD,
+};
+
+static int hex_val(uint8_t c)
+{
+	if (c >= '0' && c <= '9')
+		return c - '0';
+	c |= 0x20;
+	if (c >= 'a' && c <= 'f')
+		return c - 'a' + 10;
+	return -1;
+}
+
+long http_chunked_skip(struct http_chunked *st, const uint8_t *buf, size_t len,
+		       bool *done)
+{
+	size_t i = 0;
+
+	*done = false;
+	while (i < len && st->state != CH_DONE) {
+		uint8_t c = buf[i];
+		int h;
+
+		switch (st->state) {
+		case CH_SIZE_FIRST:
+		case CH_SIZE:
+			h = hex_val(c);
+			if (h >= 0) {
+				if (st->remaining > (UINT64_MAX >> 4))
+					goto bad;
+				st->remaining =
+					st->remaining << 4 | (uint64_t)h;
+				st->state = CH_SIZE;
+			} else if (st->state == CH_SIZE_FIRST) {
+				goto bad;
+			} else if (c == ';' || is_ows(c)) {
+				st->state = CH_EXT; /* BWS, chunk-ext */
+			} else if (c == '\r') {
+				st->state = CH_SIZE_LF;
+			} else {
+				goto bad;
+			}
+			i++;
+			break;
+		case CH_EXT:
+			if (c == '\r')
+				st->state = CH_SIZE_LF;
+			else if (!is_fval[c])
+				goto bad;
+			i++;
+			break;
+		case CH_SIZE_LF:
+			if (c != '\n')
+				goto bad;
+			st->state = st->remaining ? CH_DATA : CH_TRAILER_START;
+			i++;
+			break;
+		case CH_DATA: {
+			size_t n = len - i;
+
+			if (n > st->remaining)
+				n = (size_t)st->remaining;
+			st->remaining -= n;
+			i += n;
+			if (!st->remaining)
+				st->state = CH_DATA_CR;
+			break;
+		}
+		case CH_DATA_CR:
+			if (c != '\r')
+				goto bad;
+			st->state = CH_DATA_LF;
+			i++;
+			break;
+		case CH_DATA_LF:
+			if (c != '\n')
+				goto bad;
+			st->state = CH_SIZE_FIRST;
+			i++;
+			break;
+		case CH_TRAILER_START:
+			if (c == '\r')
+				st->state = CH_FINAL_LF;
+			else if (is_tchar[c])
+				st->state = CH_TRAILER_NAME;
+			else
+				goto bad;
+			i++;
+			break;
+		case CH_TRAILER_NAME:
+			if (c == ':')
+				st->state = CH_TRAILER_VALUE;
+			else if (!is_tchar[c])
+				goto bad;
+			i++;
+			break;
+		case CH_TRAILER_VALUE:
+			if (c == '\r')
+				st->state = CH_TRAILER_LF;
+			else if (!is_fval[c])
+				goto bad;
+			i++;
+			break;
+		case CH_TRAILER_LF:
+			if (c != '\n')
+				goto bad;
+			st->state = CH_TRAILER_START;
+			i++;
+			break;
+		case CH_FINAL_LF:
+			if (c != '\n')
+				goto bad;
+			st->state = CH_DONE;
+			i++;
+			break;
+		default:
+			goto bad;
+		}
+	}
+	*done = st->state == CH_DONE;
+	return (long)i;
+bad:
+	st->state = CH_BAD;
+	return -1;
+}
