@@ -1,0 +1,1114 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * blitz_xdp.bpf.c - the xdp engine: answers HTTP hello requests in the
+ * driver with stateless TCP (DESIGN.md, "Stateless TCP in the xdp engine").
+ *
+ * Owns: the per-frame verdict for the service address:port. SYN -> SYN-ACK
+ * with a keyed-hash ISN; validated data with complete trivial requests ->
+ * the prebuilt responses rewritten into the same frame (XDP_TX); FIN ->
+ * FIN-ACK; pure ACK and RST -> dropped; everything else for the service ->
+ * XDP_PASS to the kernel path, counted by reason. In afxdp mode, service
+ * traffic is redirected to the XSKMAP instead.
+ *
+ * Must never: touch a frame that is not for the service (XDP_PASS,
+ * untouched), answer a segment that fails the cookie check, answer a
+ * request userspace/http.c would answer differently, drop a segment of a
+ * connection the kernel already owns, or reject a frame on its checksum
+ * (veth frames from a local stack carry partial checksums).
+ *
+ * The CLI relies on the names here: program blitz_xdp, maps config,
+ * responses, counters, xsks. The other maps are internal, per CPU:
+ * date_cache (the Date of the current second), scratch (payload and parse
+ * state), req_cache (payloads already parsed, see requests()).
+ */
+/* vmlinux.h has a typedef named config; the CLI needs a map by that name. */
+#define config blitz_vmlinux_config
+#include "vmlinux.h"
+#undef config
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_endian.h>
+
+#include "blitz_shared.h"
+#include "blitz_cookie.h"
+#include "blitz_http_dfa.h"
+
+#define ETH_HLEN 14
+#define ETH_P_IP 0x0800
+#define ETH_P_IPV6 0x86DD
+#define IP_DF 0x4000
+#define IP_MF 0x2000
+#define IP_OFFSET 0x1fff
+#define L4_V4 (ETH_HLEN + 20)
+#define L4_V6 (ETH_HLEN + 40)
+
+#define TH_FIN 0x01
+#define TH_SYN 0x02
+#define TH_RST 0x04
+#define TH_PSH 0x08
+#define TH_ACK 0x10
+
+#define TCPOPT_EOL 0
+#define TCPOPT_NOP 1
+#define TCPOPT_TS 8
+#define TCPOLEN_TS 10
+
+#define DEFAULT_MSS 1460 /* Ethernet MTU 1500 - IPv4 - TCP */
+#define PAYLOAD_MAX 2048 /* longest request segment parsed here */
+#define MAX_PIPELINE 8	 /* most responses put in one reply */
+#define OUR_WINDOW 65535 /* no window scaling offered */
+#define HEAD_GROW 192	 /* headroom surely left after the xdp_frame */
+
+char LICENSE[] SEC("license") = "GPL";
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct blitz_config);
+} config SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, BLITZ_RESP_XDP_KINDS);
+	__type(key, __u32);
+	__type(value, struct blitz_resp);
+} responses SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, BLITZ_CNT_MAX);
+	__type(key, __u32);
+	__type(value, __u64);
+} counters SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_XSKMAP);
+	__uint(max_entries, 64);
+	__type(key, __u32);
+	__type(value, __u32);
+} xsks SEC(".maps");
+
+/* The Date header of the current second, recomputed when it changes. */
+struct blitz_date {
+	__u64 jiffies; /* when the clock was last read */
+	__u64 sec;     /* unix second the bytes show */
+	__u32 sum;     /* native 16-bit sum of the bytes from an even offset */
+	__u8 bytes[32];
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct blitz_date);
+} date_cache SEC(".maps");
+
+/* Per-CPU scratch: too big for the 512-byte BPF stack. */
+struct blitz_scratch {
+	__u8 buf[PAYLOAD_MAX];	      /* the segment's payload */
+	__u8 opts[64];		      /* its TCP options */
+	__u64 slots[BLITZ_DFA_SLOTS]; /* per-request DFA lanes */
+	__u8 kinds[MAX_PIPELINE];     /* response kind of each request */
+	/* Always 0. Loop state starts from it so the verifier sees an
+	 * unknown value: from a constant it would walk every iteration of a
+	 * bpf_loop callback and the rest of the program after each. */
+	__u32 zero;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct blitz_scratch);
+} scratch SEC(".maps");
+
+/* Payloads already parsed and answered, with their parse (see requests). */
+#define CACHE_BYTES 512
+#define CACHE_WAYS 4
+
+struct req_cache_ent {
+	__u32 len; /* 0: empty */
+	__u8 nresp;
+	__u8 closing;
+	__u8 pad[2];
+	__u8 kinds[MAX_PIPELINE];
+	__u8 bytes[CACHE_BYTES];
+};
+
+struct req_cache {
+	struct req_cache_ent e[CACHE_WAYS];
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct req_cache);
+} req_cache SEC(".maps");
+
+/* What the headers of one service segment say. */
+struct seg {
+	__u32 saddr[4]; /* network order; IPv4 uses [0] */
+	__u32 daddr[4];
+	__u32 seq; /* host order */
+	__u32 ack;
+	__u32 tsval_be; /* their TSval as on the wire, echoed back */
+	__u32 tsecr;	/* host order */
+	__u32 seglen;	/* TCP header + payload, from the IP length */
+	__u32 thlen;	/* their TCP header length */
+	__u32 plen;	/* payload length */
+	__u16 sport;	/* network order */
+	__u16 dport;
+	__u16 win; /* host order; never scaled: we offer no wscale */
+	__u8 flags;
+	__u8 v6;
+	__u8 has_ts;
+	__u8 mac_src[6]; /* the client's */
+	__u8 mac_dst[6]; /* ours */
+};
+
+static __always_inline void cnt_add(__u32 id, __u64 v)
+{
+	__u64 *c = bpf_map_lookup_elem(&counters, &id);
+
+	if (c)
+		*c += v;
+}
+
+static __always_inline int pass(__u32 reason)
+{
+	cnt_add(reason, 1);
+	return XDP_PASS;
+}
+
+static __always_inline int drop(__u32 reason)
+{
+	cnt_add(reason, 1);
+	return XDP_DROP;
+}
+
+static __always_inline __u32 fold(__u32 s)
+{
+	s = (s & 0xffff) + (s >> 16);
+	s = (s & 0xffff) + (s >> 16);
+	return s;
+}
+
+static __always_inline __u32 swab16(__u32 s)
+{
+	return ((s & 0xff) << 8) | ((s >> 8) & 0xff);
+}
+
+static __always_inline __u32 sum32(__u32 a)
+{
+	return (a & 0xffff) + (a >> 16);
+}
+
+/* ------------------------------------------------------------------ */
+/* Header parsing                                                      */
+/* ------------------------------------------------------------------ */
+
+static __always_inline int addr4_ok(const struct blitz_config *cfg, __u32 a)
+{
+	__u32 i, n = cfg->n_addr4;
+
+	if (!n && !cfg->n_addr6)
+		return 1;
+	for (i = 0; i < BLITZ_MAX_ADDRS; i++) {
+		if (i >= n)
+			break;
+		if (cfg->addr4_be[i] == a)
+			return 1;
+	}
+	return 0;
+}
+
+static __always_inline int addr6_ok(const struct blitz_config *cfg,
+				    const __u32 *a)
+{
+	__u32 i, n = cfg->n_addr6;
+
+	if (!n && !cfg->n_addr4)
+		return 1;
+	for (i = 0; i < BLITZ_MAX_ADDRS; i++) {
+		if (i >= n)
+			break;
+		if (cfg->addr6_be[i][0] == a[0] &&
+		    cfg->addr6_be[i][1] == a[1] &&
+		    cfg->addr6_be[i][2] == a[2] && cfg->addr6_be[i][3] == a[3])
+			return 1;
+	}
+	return 0;
+}
+
+struct opt_run {
+	struct blitz_scratch *sc;
+	__u32 off;
+	__u32 len;
+	__u32 has_ts;
+	__u32 tsval_be;
+	__u32 tsecr_be;
+};
+
+static __always_inline __u32 opt_u32(const __u8 *p, __u32 off)
+{
+	/* The four bytes as they sit in memory: the wire (big-endian) value
+	 * as a native load would see it. */
+	return (__u32)p[off & 63] | (__u32)p[(off + 1) & 63] << 8 |
+	       (__u32)p[(off + 2) & 63] << 16 | (__u32)p[(off + 3) & 63] << 24;
+}
+
+/* One TCP option per call, the way tcp_parse_options() walks them: stop
+ * at EOL, at a length below 2 or one that runs past the header. */
+static long opt_step(__u64 idx, void *arg)
+{
+	struct opt_run *o = arg;
+	struct blitz_scratch *sc = o->sc;
+	__u32 off = o->off, kind, olen;
+
+	if (!sc || off >= o->len)
+		return 1;
+	kind = sc->opts[off & 63];
+	if (kind == TCPOPT_EOL)
+		return 1;
+	if (kind == TCPOPT_NOP) {
+		o->off = off + 1;
+		return 0;
+	}
+	if (off + 1 >= o->len)
+		return 1;
+	olen = sc->opts[(off + 1) & 63];
+	if (olen < 2 || off + olen > o->len)
+		return 1;
+	if (kind == TCPOPT_TS && olen == TCPOLEN_TS) {
+		o->has_ts = 1;
+		o->tsval_be = opt_u32(sc->opts, off + 2);
+		o->tsecr_be = opt_u32(sc->opts, off + 6);
+	}
+	o->off = off + olen;
+	return 0;
+}
+
+/* The TCP header at l4 (a constant per family): fills s, returns 0 or the
+ * counter to pass with. */
+static __always_inline int parse_tcp(struct xdp_md *ctx, struct seg *s,
+				     struct blitz_scratch *sc, const __u32 l4)
+{
+	void *data = (void *)(long)ctx->data;
+	void *end = (void *)(long)ctx->data_end;
+	struct tcphdr *th = data + l4;
+	__u32 doff, optlen;
+
+	if ((void *)(th + 1) > end)
+		return BLITZ_CNT_PASS_MALFORMED;
+	doff = (__u32)(((__u8 *)th)[12] >> 4) * 4;
+	if (doff < 20 || doff > s->seglen)
+		return BLITZ_CNT_PASS_MALFORMED;
+	s->thlen = doff;
+	s->plen = s->seglen - doff;
+	s->sport = th->source;
+	s->dport = th->dest;
+	s->seq = bpf_ntohl(th->seq);
+	s->ack = bpf_ntohl(th->ack_seq);
+	s->win = bpf_ntohs(th->window);
+	s->flags = ((__u8 *)th)[13];
+
+	optlen = doff - 20;
+	if (!optlen)
+		return 0;
+	/* What Linux puts on every segment after the handshake. */
+	if (optlen == 12) {
+		__u32 *o = (void *)(th + 1);
+
+		if ((void *)(o + 3) > end)
+			return BLITZ_CNT_PASS_MALFORMED;
+		if (o[0] == bpf_htonl(0x0101080a)) {
+			s->has_ts = 1;
+			s->tsval_be = o[1];
+			s->tsecr = bpf_ntohl(o[2]);
+			return 0;
+		}
+	}
+	if (optlen > 40)
+		return BLITZ_CNT_PASS_MALFORMED;
+	if (bpf_xdp_load_bytes(ctx, l4 + 20, sc->opts, optlen))
+		return BLITZ_CNT_PASS_MALFORMED;
+	{
+		struct opt_run o = {.sc = sc, .off = sc->zero, .len = optlen};
+
+		bpf_loop(40, opt_step, &o, 0);
+		if (o.has_ts) {
+			s->has_ts = 1;
+			s->tsval_be = o.tsval_be;
+			s->tsecr = bpf_ntohl(o.tsecr_be);
+		}
+	}
+	return 0;
+}
+
+static __always_inline int parse_v4(struct xdp_md *ctx,
+				    const struct blitz_config *cfg,
+				    struct seg *s, struct blitz_scratch *sc)
+{
+	void *data = (void *)(long)ctx->data;
+	void *end = (void *)(long)ctx->data_end;
+	struct iphdr *iph = data + ETH_HLEN;
+	struct tcphdr *th;
+	__u32 ihl, tot;
+
+	if ((void *)(iph + 1) > end)
+		return BLITZ_CNT_PASS_MALFORMED;
+	ihl = (__u32)(((__u8 *)iph)[0] & 0x0f) * 4;
+	if ((((__u8 *)iph)[0] >> 4) != 4 || ihl < 20)
+		return BLITZ_CNT_PASS_MALFORMED;
+	tot = bpf_ntohs(iph->tot_len);
+	if (tot < ihl || (__u64)ETH_HLEN + tot > (__u64)(end - data))
+		return BLITZ_CNT_PASS_MALFORMED;
+	if (iph->protocol != IPPROTO_TCP || !addr4_ok(cfg, iph->daddr))
+		return BLITZ_CNT_PASS_HOST;
+	if (iph->frag_off & bpf_htons(IP_MF | IP_OFFSET))
+		return BLITZ_CNT_PASS_FRAGMENT;
+	if (ihl != 20)
+		return BLITZ_CNT_PASS_IP_OPTIONS;
+	th = (void *)(iph + 1);
+	if ((void *)(th + 1) > end || tot < 40)
+		return BLITZ_CNT_PASS_MALFORMED;
+	if (th->dest != cfg->port_be)
+		return BLITZ_CNT_PASS_HOST;
+	cnt_add(BLITZ_CNT_SERVICE, 1);
+	s->saddr[0] = iph->saddr;
+	s->daddr[0] = iph->daddr;
+	s->seglen = tot - 20;
+	return parse_tcp(ctx, s, sc, L4_V4);
+}
+
+static __always_inline int ipv6_ext_hdr(__u8 nh)
+{
+	return nh == 0 || nh == 43 || nh == 44 || nh == 51 || nh == 60 ||
+	       nh == 135 || nh == 139 || nh == 140 || nh == 253 || nh == 254;
+}
+
+static __always_inline int parse_v6(struct xdp_md *ctx,
+				    const struct blitz_config *cfg,
+				    struct seg *s, struct blitz_scratch *sc)
+{
+	void *data = (void *)(long)ctx->data;
+	void *end = (void *)(long)ctx->data_end;
+	struct ipv6hdr *ip6 = data + ETH_HLEN;
+	struct tcphdr *th;
+	__u32 plen, i;
+
+	if ((void *)(ip6 + 1) > end)
+		return BLITZ_CNT_PASS_MALFORMED;
+	if ((((__u8 *)ip6)[0] >> 4) != 6)
+		return BLITZ_CNT_PASS_MALFORMED;
+	plen = bpf_ntohs(ip6->payload_len);
+	if ((__u64)ETH_HLEN + 40 + plen > (__u64)(end - data))
+		return BLITZ_CNT_PASS_MALFORMED;
+	for (i = 0; i < 4; i++)
+		s->daddr[i] = ip6->daddr.in6_u.u6_addr32[i];
+	if (!addr6_ok(cfg, s->daddr))
+		return BLITZ_CNT_PASS_HOST;
+	if (ip6->nexthdr == 44)
+		return BLITZ_CNT_PASS_FRAGMENT;
+	if (ipv6_ext_hdr(ip6->nexthdr))
+		return BLITZ_CNT_PASS_IP_OPTIONS;
+	if (ip6->nexthdr != IPPROTO_TCP)
+		return BLITZ_CNT_PASS_HOST;
+	th = (void *)(ip6 + 1);
+	if ((void *)(th + 1) > end || plen < 20)
+		return BLITZ_CNT_PASS_MALFORMED;
+	if (th->dest != cfg->port_be)
+		return BLITZ_CNT_PASS_HOST;
+	cnt_add(BLITZ_CNT_SERVICE, 1);
+	for (i = 0; i < 4; i++)
+		s->saddr[i] = ip6->saddr.in6_u.u6_addr32[i];
+	s->v6 = 1;
+	s->seglen = plen;
+	return parse_tcp(ctx, s, sc, L4_V6);
+}
+
+/* ------------------------------------------------------------------ */
+/* Stateless TCP                                                       */
+/* ------------------------------------------------------------------ */
+
+static __always_inline __u64 seg_cookie(const struct blitz_config *cfg,
+					const struct seg *s)
+{
+	if (s->v6)
+		return blitz_cookie_v6(cfg->secret[0], cfg->secret[1], s->saddr,
+				       s->daddr, s->sport, s->dport);
+	return blitz_cookie_v4(cfg->secret[0], cfg->secret[1], s->saddr[0],
+			       s->daddr[0], s->sport, s->dport);
+}
+
+/* Does a kernel socket other than the listener hold this 4-tuple (the
+ * connection was handed over, or is the kernel's own)? */
+static __always_inline int kernel_owns(struct xdp_md *ctx, const struct seg *s)
+{
+	struct bpf_sock_tuple t = {};
+	struct bpf_sock *sk;
+	int owns;
+
+	if (s->v6) {
+		__builtin_memcpy(t.ipv6.saddr, s->saddr, 16);
+		__builtin_memcpy(t.ipv6.daddr, s->daddr, 16);
+		t.ipv6.sport = s->sport;
+		t.ipv6.dport = s->dport;
+		sk = bpf_skc_lookup_tcp(ctx, &t, sizeof(t.ipv6),
+					BPF_F_CURRENT_NETNS, 0);
+	} else {
+		t.ipv4.saddr = s->saddr[0];
+		t.ipv4.daddr = s->daddr[0];
+		t.ipv4.sport = s->sport;
+		t.ipv4.dport = s->dport;
+		sk = bpf_skc_lookup_tcp(ctx, &t, sizeof(t.ipv4),
+					BPF_F_CURRENT_NETNS, 0);
+	}
+	if (!sk)
+		return 0;
+	owns = sk->state != BPF_TCP_LISTEN;
+	bpf_sk_release(sk);
+	return owns;
+}
+
+/* The MSS we advertise; config.mss is the IPv4 one (MTU - 40). */
+static __always_inline __u32 our_mss(const struct blitz_config *cfg,
+				     const struct seg *s)
+{
+	__u32 mss = cfg->mss ? cfg->mss : DEFAULT_MSS;
+
+	return s->v6 ? mss - 20 : mss;
+}
+
+/* What the reply's TCP header says. */
+struct reply {
+	__u32 seq; /* host order */
+	__u32 ack;
+	__u32 paylen;
+	__u32 paysum; /* native ones' complement sum of the payload */
+	__u32 tsval;  /* host order */
+	__u16 mss;    /* MSS option when non-zero (SYN-ACK) */
+	__u8 flags;
+};
+
+static __always_inline __u32 reply_thlen(const struct seg *s,
+					 const struct reply *r)
+{
+	return 20 + (r->mss ? 4 : 0) + (s->has_ts ? 12 : 0);
+}
+
+/* Grow or shrink the frame to newlen bytes. */
+static __always_inline int resize(struct xdp_md *ctx, __u32 newlen)
+{
+	int delta = (int)newlen - (int)(ctx->data_end - ctx->data);
+
+	if (!delta || !bpf_xdp_adjust_tail(ctx, delta))
+		return 0;
+	if (delta < 0)
+		return -1;
+	/* No tailroom (veth hands XDP frames with almost none): grow at the
+	 * head instead, or at both ends. Every header is rewritten from
+	 * struct seg afterwards, so where the old bytes went does not
+	 * matter. The head keeps 256 bytes minus the kernel's xdp_frame. */
+	if (!bpf_xdp_adjust_head(ctx, -delta))
+		return 0;
+	if (delta > HEAD_GROW && !bpf_xdp_adjust_head(ctx, -HEAD_GROW)) {
+		if (!bpf_xdp_adjust_tail(ctx, delta - HEAD_GROW))
+			return 0;
+		/* undo: the frame goes to the kernel as it came */
+		bpf_xdp_adjust_head(ctx, HEAD_GROW);
+	}
+	return -1;
+}
+
+/*
+ * Turn the (already resized) frame into the reply: swap the Ethernet and
+ * IP addresses, write a fresh IP header and the TCP header with its
+ * options, and both checksums. The payload, if any, is already in place.
+ */
+static __always_inline int
+write_headers(struct xdp_md *ctx, const struct seg *s, const struct reply *r)
+{
+	union {
+		__u8 b[40];
+		__u16 w[20];
+		__u32 l[10];
+	} th = {};
+	void *data, *end;
+	struct ethhdr *eth;
+	__u32 *tcp;
+	__u32 thlen = reply_thlen(s, r), sum, i;
+
+	th.w[0] = s->dport;
+	th.w[1] = s->sport;
+	th.l[1] = bpf_htonl(r->seq);
+	th.l[2] = bpf_htonl(r->ack);
+	th.b[12] = (__u8)((thlen / 4) << 4);
+	th.b[13] = r->flags;
+	th.w[7] = bpf_htons(OUR_WINDOW);
+	if (r->mss) {
+		th.b[20] = 2;
+		th.b[21] = 4;
+		th.w[11] = bpf_htons(r->mss);
+		if (s->has_ts) {
+			th.l[6] = bpf_htonl(0x0101080a);
+			th.l[7] = bpf_htonl(r->tsval);
+			th.l[8] = s->tsval_be;
+		}
+	} else if (s->has_ts) {
+		th.l[5] = bpf_htonl(0x0101080a);
+		th.l[6] = bpf_htonl(r->tsval);
+		th.l[7] = s->tsval_be;
+	}
+
+	/* Pseudo-header: the address sum does not care which is which. */
+	sum = bpf_htons(IPPROTO_TCP) + bpf_htons(thlen + r->paylen) + r->paysum;
+	if (s->v6) {
+		for (i = 0; i < 4; i++)
+			sum += sum32(s->saddr[i]) + sum32(s->daddr[i]);
+	} else {
+		sum += sum32(s->saddr[0]) + sum32(s->daddr[0]);
+	}
+	for (i = 0; i < 20; i++)
+		sum += th.w[i];
+	th.w[8] = (__u16)~fold(sum);
+
+	data = (void *)(long)ctx->data;
+	end = (void *)(long)ctx->data_end;
+	tcp = data + (s->v6 ? L4_V6 : L4_V4);
+	/* Direct stores, word by word: cheaper than a helper call. */
+	if ((void *)(tcp + 5) > end)
+		return -1;
+	for (i = 0; i < 5; i++)
+		tcp[i] = th.l[i];
+	for (i = 5; i < 10; i++) {
+		if (i * 4 >= thlen)
+			break;
+		if ((void *)(tcp + i + 1) > end)
+			return -1;
+		tcp[i] = th.l[i];
+	}
+
+	eth = data;
+	if (s->v6) {
+		struct ipv6hdr *ip6 = data + ETH_HLEN;
+
+		if ((void *)(ip6 + 1) > end)
+			return -1;
+		*(__u32 *)ip6 = bpf_htonl(0x60000000);
+		ip6->payload_len = bpf_htons(thlen + r->paylen);
+		ip6->nexthdr = IPPROTO_TCP;
+		ip6->hop_limit = 64;
+		for (i = 0; i < 4; i++) {
+			ip6->saddr.in6_u.u6_addr32[i] = s->daddr[i];
+			ip6->daddr.in6_u.u6_addr32[i] = s->saddr[i];
+		}
+	} else {
+		struct iphdr *iph = data + ETH_HLEN;
+		__u16 ip[10];
+
+		if ((void *)(iph + 1) > end)
+			return -1;
+		ip[0] = bpf_htons(0x4500);
+		ip[1] = bpf_htons(20 + thlen + r->paylen);
+		ip[2] = 0;
+		ip[3] = bpf_htons(IP_DF);
+		ip[4] = bpf_htons(64 << 8 | IPPROTO_TCP);
+		ip[5] = 0;
+		ip[6] = (__u16)s->daddr[0];
+		ip[7] = (__u16)(s->daddr[0] >> 16);
+		ip[8] = (__u16)s->saddr[0];
+		ip[9] = (__u16)(s->saddr[0] >> 16);
+		sum = 0;
+		for (i = 0; i < 10; i++)
+			sum += ip[i];
+		ip[5] = (__u16)~fold(sum);
+		__builtin_memcpy(iph, ip, 20);
+	}
+	__builtin_memcpy(eth->h_dest, s->mac_src, 6);
+	__builtin_memcpy(eth->h_source, s->mac_dst, 6);
+	eth->h_proto = bpf_htons(s->v6 ? ETH_P_IPV6 : ETH_P_IP);
+	return 0;
+}
+
+/* A reply with no payload (SYN-ACK, FIN-ACK): resize, headers, XDP_TX. */
+static __always_inline int send_bare(struct xdp_md *ctx, const struct seg *s,
+				     const struct reply *r, __u32 counter)
+{
+	__u32 len = (s->v6 ? L4_V6 : L4_V4) + reply_thlen(s, r);
+
+	if (resize(ctx, len))
+		return pass(BLITZ_CNT_PASS_NO_ROOM);
+	if (write_headers(ctx, s, r))
+		return XDP_ABORTED; /* cannot happen: the frame was resized */
+	cnt_add(counter, 1);
+	cnt_add(BLITZ_CNT_TX_BYTES, len);
+	return XDP_TX;
+}
+
+/* ------------------------------------------------------------------ */
+/* Date                                                                */
+/* ------------------------------------------------------------------ */
+
+/* Brace lists: clang 14 puts string literals in a section its BTF
+ * misplaces; 40 bytes keeps it out of a mergeable .rodata.cst32. */
+static const __u8 wday_names[40] = {'S', 'u', 'n', 'M', 'o', 'n', 'T',
+				    'u', 'e', 'W', 'e', 'd', 'T', 'h',
+				    'u', 'F', 'r', 'i', 'S', 'a', 't'};
+static const __u8 month_names[64] = {
+	'J', 'a', 'n', 'F', 'e', 'b', 'M', 'a', 'r', 'A', 'p', 'r',
+	'M', 'a', 'y', 'J', 'u', 'n', 'J', 'u', 'l', 'A', 'u', 'g',
+	'S', 'e', 'p', 'O', 'c', 't', 'N', 'o', 'v', 'D', 'e', 'c'};
+
+/* v & mask, computed so that clang cannot drop a mask it proves useless:
+ * the verifier does not track % and needs to see the bound. */
+static __always_inline __u32 opaque_mask(__u32 v, __u32 mask)
+{
+	asm volatile("" : "+r"(v));
+	return v & mask;
+}
+
+static __always_inline void put2(__u8 *p, __u32 v)
+{
+	p[0] = (__u8)('0' + v / 10);
+	p[1] = (__u8)('0' + v % 10);
+}
+
+/* IMF-fixdate of a unix second (civil-from-days on 400-year eras). */
+static __noinline void date_fill(struct blitz_date *d, __u64 sec)
+{
+	__u64 days = sec / 86400, sod = sec % 86400;
+	__u64 z = days + 719468, era = z / 146097, doe = z - era * 146097;
+	__u64 yoe = (doe - doe / 1460 + doe / 36524 - doe / 146096) / 365;
+	__u64 doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+	__u64 mp = (5 * doy + 2) / 153;
+	__u32 day = (__u32)(doy - (153 * mp + 2) / 5 + 1);
+	__u32 mon = (__u32)(mp < 10 ? mp + 3 : mp - 9);
+	__u32 year = (__u32)(yoe + era * 400 + (mon <= 2));
+	__u32 wd = (__u32)((days + 4) % 7), sum = 0, i;
+	__u8 *b = d->bytes;
+
+	if (year > 9999)
+		year = 9999;
+	for (i = 0; i < 3; i++) {
+		b[i] = wday_names[opaque_mask(wd * 3 + i, 31)];
+		b[8 + i] = month_names[opaque_mask((mon - 1) * 3 + i, 63)];
+	}
+	b[3] = ',';
+	b[4] = ' ';
+	put2(b + 5, day);
+	b[7] = ' ';
+	b[11] = ' ';
+	put2(b + 12, year / 100);
+	put2(b + 14, year % 100);
+	b[16] = ' ';
+	put2(b + 17, (__u32)(sod / 3600));
+	b[19] = ':';
+	put2(b + 20, (__u32)(sod / 60 % 60));
+	b[22] = ':';
+	put2(b + 23, (__u32)(sod % 60));
+	b[25] = ' ';
+	b[26] = 'G';
+	b[27] = 'M';
+	b[28] = 'T';
+	/* Native sum, as a 16-bit load of each byte pair would see it. */
+	for (i = 0; i < 28; i += 2)
+		sum += *(__u16 *)(b + i);
+	b[29] = 0;
+	sum += *(__u16 *)(b + 28);
+	d->sum = fold(sum);
+	d->sec = sec;
+}
+
+static __always_inline struct blitz_date *
+date_now(const struct blitz_config *cfg)
+{
+	__u32 key = 0;
+	struct blitz_date *d = bpf_map_lookup_elem(&date_cache, &key);
+	__u64 sec, j;
+
+	if (!d)
+		return 0;
+	/* The TAI clock costs a helper call and a clock read per frame;
+	 * jiffies are nearly free. Read the clock once per tick, so the Date
+	 * turns over at most one tick (<= 4 ms) after the second does. */
+	j = bpf_jiffies64();
+	if (d->jiffies == j)
+		return d;
+	d->jiffies = j;
+	sec = (bpf_ktime_get_tai_ns() + (__u64)cfg->tai_to_unix_ns) /
+	      1000000000ULL;
+	if (d->sec != sec)
+		date_fill(d, sec);
+	return d;
+}
+
+/* ------------------------------------------------------------------ */
+/* Requests                                                            */
+/* ------------------------------------------------------------------ */
+
+struct dfa_run {
+	struct blitz_scratch *sc;
+	__u64 acc;
+	__u32 st;
+	__u32 n;
+	__u32 off;
+};
+
+/* Eight payload bytes per call: bpf_loop's call costs more than a step. */
+static long dfa_chunk(__u64 idx, void *arg)
+{
+	struct dfa_run *r = arg;
+	struct blitz_scratch *sc = r->sc;
+	__u64 acc = r->acc, w;
+	__u32 st = r->st, n = r->n;
+	int j;
+
+	if (!sc)
+		return 1;
+	w = *(__u64 *)&sc->buf[(idx * 8) & (PAYLOAD_MAX - 8)];
+#pragma unroll
+	for (j = 0; j < 8; j++)
+		BLITZ_DFA_STEP(st, acc, n, (__u32)(w >> (8 * j)), sc->slots);
+	r->acc = acc;
+	r->st = st;
+	r->n = n;
+	return 0;
+}
+
+static long dfa_byte(__u64 idx, void *arg)
+{
+	struct dfa_run *r = arg;
+	struct blitz_scratch *sc = r->sc;
+	__u64 acc = r->acc;
+	__u32 st = r->st, n = r->n;
+
+	if (!sc)
+		return 1;
+	BLITZ_DFA_STEP(st, acc, n, sc->buf[(r->off + idx) & (PAYLOAD_MAX - 1)],
+		       sc->slots);
+	r->acc = acc;
+	r->st = st;
+	r->n = n;
+	return 0;
+}
+
+/* The response kind of a complete request, as http_parse_request picks. */
+static __always_inline __u32 slot_kind(__u64 slot, int *close)
+{
+	int v10 = DFA_LANE(slot, DFA_LANE_V10) != 0;
+	int head = DFA_LANE(slot, DFA_LANE_HEAD) != 0;
+
+	*close = DFA_LANE(slot, DFA_LANE_CLOSE) ||
+		 (v10 && !DFA_LANE(slot, DFA_LANE_KA));
+	if (*close)
+		return head ? BLITZ_RESP_HEAD_CLOSE : BLITZ_RESP_GET_CLOSE;
+	if (v10)
+		return head ? BLITZ_RESP_HEAD_KA10 : BLITZ_RESP_GET_KA10;
+	return head ? BLITZ_RESP_HEAD_KA : BLITZ_RESP_GET_KA;
+}
+
+/*
+ * Run the DFA over the payload in sc->buf: on success fill sc->kinds,
+ * *nresp and *closing and return 0; else return the counter to pass with.
+ */
+static __always_inline int parse_requests(struct blitz_scratch *sc, __u32 plen,
+					  __u32 *nresp, int *closing)
+{
+	struct dfa_run run = {.sc = sc, .st = S_START};
+	__u32 nchunks = plen / 8, k;
+	int close;
+
+	nchunks = plen / 8;
+	if (nchunks)
+		bpf_loop(nchunks, dfa_chunk, &run, 0);
+	run.off = nchunks * 8;
+	if (plen & 7)
+		bpf_loop(plen & 7, dfa_byte, &run, 0);
+
+	/* The requests in order up to the first that closes. */
+	*nresp = 0;
+	*closing = 0;
+	for (k = 0; k < MAX_PIPELINE; k++) {
+		if (k >= run.n)
+			break;
+		sc->kinds[k & (MAX_PIPELINE - 1)] =
+			(__u8)slot_kind(sc->slots[k], &close);
+		*nresp = k + 1;
+		if (close) {
+			*closing = 1;
+			return 0;
+		}
+	}
+	/* After the last complete request: garbage, a partial one, or more
+	 * requests than one reply carries. */
+	if (run.st == DFA_ERR)
+		return BLITZ_CNT_PASS_NOT_TRIVIAL;
+	if (run.st != S_DONE)
+		return BLITZ_CNT_PASS_PARTIAL;
+	if (run.n > MAX_PIPELINE)
+		return BLITZ_CNT_PASS_TOO_BIG;
+	return 0;
+}
+
+struct cmp_run {
+	struct blitz_scratch *sc;
+	struct req_cache_ent *ent;
+	__u32 len;
+	__u32 diff;
+};
+
+/* 32 bytes of the payload against the cached request per call. */
+static long cmp_chunk(__u64 idx, void *arg)
+{
+	struct cmp_run *c = arg;
+	struct blitz_scratch *sc = c->sc;
+	struct req_cache_ent *ent = c->ent;
+	__u32 off = (__u32)(idx * 32) & (CACHE_BYTES - 32), rem, j;
+	__u64 x = 0, w;
+
+	if (!sc || !ent)
+		return 1;
+	rem = c->len - off;
+	for (j = 0; j < 4; j++) {
+		w = *(__u64 *)&sc->buf[off + 8 * j] ^
+		    *(__u64 *)&ent->bytes[off + 8 * j];
+		/* bytes past the end are stale in both: ignore them */
+		if (rem <= 8 * j)
+			w = 0;
+		else if (rem < 8 * (j + 1))
+			w &= (1ULL << ((rem - 8 * j) * 8)) - 1;
+		x |= w;
+	}
+	if (x) {
+		c->diff = 1;
+		return 1;
+	}
+	return 0;
+}
+
+/*
+ * Parse the requests in the payload, through a small per-CPU cache of
+ * payloads already parsed: load generators and many clients send the same
+ * bytes every time, and comparing words is several times cheaper than the
+ * DFA's dependent table loads. A hit needs the exact same bytes, so the
+ * result is the DFA's.
+ */
+static __always_inline int requests(struct xdp_md *ctx,
+				    struct blitz_scratch *sc, __u32 payoff,
+				    __u32 plen, __u32 *nresp, int *closing)
+{
+	struct req_cache *cache;
+	struct req_cache_ent *ent;
+	__u32 key = 0, way;
+	__u64 w0;
+	int why;
+
+	if (bpf_xdp_load_bytes(ctx, payoff, sc->buf, plen))
+		return BLITZ_CNT_PASS_MALFORMED;
+	cache = bpf_map_lookup_elem(&req_cache, &key);
+	if (!cache || plen > CACHE_BYTES)
+		return parse_requests(sc, plen, nresp, closing);
+	w0 = *(__u64 *)sc->buf;
+	way = (__u32)((w0 * 0x9E3779B97F4A7C15ULL) >> 60) ^ plen;
+	ent = &cache->e[way & (CACHE_WAYS - 1)];
+	if (ent->len == plen) {
+		struct cmp_run c = {.sc = sc, .ent = ent, .len = plen};
+
+		bpf_loop((plen + 31) / 32, cmp_chunk, &c, 0);
+		if (!c.diff) {
+			*(__u64 *)sc->kinds = *(__u64 *)ent->kinds;
+			*nresp = ent->nresp;
+			*closing = ent->closing;
+			return 0;
+		}
+	}
+	why = parse_requests(sc, plen, nresp, closing);
+	if (why)
+		return why;
+	if (plen >= 1 && !bpf_xdp_load_bytes(ctx, payoff, ent->bytes, plen)) {
+		*(__u64 *)ent->kinds = *(__u64 *)sc->kinds;
+		ent->nresp = (__u8)*nresp;
+		ent->closing = (__u8)*closing;
+		ent->len = plen;
+	}
+	return 0;
+}
+
+static __always_inline int answer(struct xdp_md *ctx,
+				  const struct blitz_config *cfg,
+				  const struct seg *s, struct blitz_scratch *sc,
+				  __u64 cookie)
+{
+	struct blitz_date *date;
+	struct reply r = {};
+	__u32 plen = s->plen, nresp = 0, total = 0, limit;
+	__u32 l4 = s->v6 ? L4_V6 : L4_V4, payoff, po = 0, k;
+	int closing = 0, why;
+
+	if (plen > PAYLOAD_MAX)
+		return pass(BLITZ_CNT_PASS_NOT_TRIVIAL);
+	why = requests(ctx, sc, l4 + s->thlen, plen, &nresp, &closing);
+	if (why)
+		return pass(why);
+	for (k = 0; k < MAX_PIPELINE; k++) {
+		const struct blitz_resp_meta *m;
+		__u32 kind = sc->kinds[k & (MAX_PIPELINE - 1)];
+
+		if (k >= nresp)
+			break;
+		if (kind >= BLITZ_RESP_XDP_KINDS)
+			return pass(BLITZ_CNT_PASS_NOT_TRIVIAL);
+		m = &cfg->resp[kind];
+		/* An empty or inconsistent template: config not loaded. */
+		if (!m->len || m->len > BLITZ_RESP_MAX ||
+		    m->date_off + BLITZ_DATE_LEN > m->len)
+			return pass(BLITZ_CNT_PASS_NOT_TRIVIAL);
+		total += m->len;
+	}
+	limit = our_mss(cfg, s) - (s->has_ts ? 12 : 0);
+	if (total > limit)
+		return pass(BLITZ_CNT_PASS_TOO_BIG);
+	if (total > s->win)
+		return pass(BLITZ_CNT_PASS_ZERO_WINDOW);
+	date = date_now(cfg);
+	if (!date)
+		return XDP_PASS;
+
+	r.seq = s->ack;
+	r.ack = s->seq + plen + (s->flags & TH_FIN ? 1 : 0);
+	r.flags = TH_ACK | TH_PSH;
+	/* A client FIN ends the connection too: close our side with it. */
+	if (closing || (s->flags & TH_FIN))
+		r.flags |= TH_FIN;
+	r.paylen = total;
+	r.tsval = blitz_cookie_tsval(cookie);
+	payoff = l4 + reply_thlen(s, &r);
+	if (resize(ctx, payoff + total))
+		return pass(BLITZ_CNT_PASS_NO_ROOM);
+
+	for (k = 0; k < MAX_PIPELINE; k++) {
+		const struct blitz_resp_meta *m;
+		struct blitz_resp *resp;
+		__u32 kind = sc->kinds[k & (MAX_PIPELINE - 1)], len, doff;
+
+		if (k >= nresp)
+			break;
+		if (kind >= BLITZ_RESP_XDP_KINDS)
+			return XDP_ABORTED;
+		resp = bpf_map_lookup_elem(&responses, &kind);
+		if (!resp)
+			return XDP_ABORTED;
+		m = &cfg->resp[kind];
+		len = m->len;
+		doff = m->date_off;
+		if (len < 1 || len > BLITZ_RESP_MAX)
+			return XDP_ABORTED;
+		if (bpf_xdp_store_bytes(ctx, payoff + po, resp->bytes, len) ||
+		    bpf_xdp_store_bytes(ctx, payoff + po + doff, date->bytes,
+					BLITZ_DATE_LEN))
+			return XDP_ABORTED;
+		/* A block at an odd offset adds its sum byte-swapped. */
+		r.paysum += po & 1 ? swab16(m->csum_nodate) : m->csum_nodate;
+		r.paysum += (po + doff) & 1 ? swab16(date->sum) : date->sum;
+		po += len;
+	}
+	if (write_headers(ctx, s, &r))
+		return XDP_ABORTED;
+	cnt_add(BLITZ_CNT_REQUESTS, nresp);
+	cnt_add(BLITZ_CNT_REPLIES, 1);
+	cnt_add(BLITZ_CNT_TX_BYTES, payoff + total);
+	return XDP_TX;
+}
+
+static __always_inline int handle_tcp(struct xdp_md *ctx,
+				      const struct blitz_config *cfg,
+				      const struct seg *s,
+				      struct blitz_scratch *sc)
+{
+	struct reply r = {};
+	__u64 cookie;
+
+	if (s->flags & TH_SYN) {
+		/* SYN-ACK, SYN+FIN, SYN+RST: the kernel knows what to do. */
+		if (s->flags & (TH_ACK | TH_RST | TH_FIN))
+			return pass(BLITZ_CNT_PASS_NOT_TRIVIAL);
+		cookie = seg_cookie(cfg, s);
+		r.seq = blitz_cookie_isn(cookie);
+		r.ack = s->seq + 1;
+		r.flags = TH_SYN | TH_ACK;
+		r.mss = (__u16)our_mss(cfg, s);
+		r.tsval = blitz_cookie_tsval(cookie);
+		return send_bare(ctx, s, &r, BLITZ_CNT_SYNACK);
+	}
+	/* Before anything else: a handed-over connection is the kernel's,
+	 * whatever its segments look like to us. */
+	if (kernel_owns(ctx, s))
+		return pass(BLITZ_CNT_PASS_KERNEL_OWNS);
+	if (s->flags & TH_RST)
+		return drop(BLITZ_CNT_DROP_RST);
+	if (!(s->flags & TH_ACK))
+		return drop(BLITZ_CNT_DROP_BAD_COOKIE);
+	cookie = seg_cookie(cfg, s);
+	if (!blitz_cookie_segment_ok(cookie, s->ack, s->has_ts, s->tsecr))
+		return drop(BLITZ_CNT_DROP_BAD_COOKIE);
+	if (!s->plen) {
+		if (!(s->flags & TH_FIN))
+			return drop(BLITZ_CNT_DROP_PURE_ACK);
+		r.seq = s->ack;
+		r.ack = s->seq + 1;
+		r.flags = TH_FIN | TH_ACK;
+		r.tsval = blitz_cookie_tsval(cookie);
+		return send_bare(ctx, s, &r, BLITZ_CNT_FINACK);
+	}
+	if (!s->win)
+		return pass(BLITZ_CNT_PASS_ZERO_WINDOW);
+	return answer(ctx, cfg, s, sc, cookie);
+}
+
+SEC("xdp")
+int blitz_xdp(struct xdp_md *ctx)
+{
+	void *data = (void *)(long)ctx->data;
+	void *end = (void *)(long)ctx->data_end;
+	struct ethhdr *eth = data;
+	struct blitz_config *cfg;
+	struct blitz_scratch *sc;
+	struct seg s = {};
+	__u32 key = 0;
+	int why;
+
+	cnt_add(BLITZ_CNT_FRAMES, 1);
+	cfg = bpf_map_lookup_elem(&config, &key);
+	sc = bpf_map_lookup_elem(&scratch, &key);
+	if (!cfg || !sc)
+		return XDP_PASS;
+	if ((void *)(eth + 1) > end)
+		return pass(BLITZ_CNT_PASS_MALFORMED);
+	if (eth->h_proto == bpf_htons(ETH_P_IP))
+		why = parse_v4(ctx, cfg, &s, sc);
+	else if (eth->h_proto == bpf_htons(ETH_P_IPV6))
+		why = parse_v6(ctx, cfg, &s, sc);
+	else
+		why = BLITZ_CNT_PASS_HOST;
+	if (why)
+		return pass(why);
+	data = (void *)(long)ctx->data;
+	end = (void *)(long)ctx->data_end;
+	eth = data;
+	if ((void *)(eth + 1) > end)
+		return pass(BLITZ_CNT_PASS_MALFORMED);
+	__builtin_memcpy(s.mac_src, eth->h_source, 6);
+	__builtin_memcpy(s.mac_dst, eth->h_dest, 6);
+
+	if (cfg->mode == BLITZ_MODE_AFXDP) {
+		__u32 q = ctx->rx_queue_index;
+
+		if (!bpf_map_lookup_elem(&xsks, &q))
+			return pass(BLITZ_CNT_PASS_NO_XSK);
+		cnt_add(BLITZ_CNT_REDIRECT, 1);
+		return bpf_redirect_map(&xsks, q, XDP_PASS);
+	}
+	return handle_tcp(ctx, cfg, &s, sc);
+}
