@@ -12,7 +12,10 @@
 #define BLITZ_LOADER_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
+
+#include <linux/types.h>
 
 #include "cli.h"
 
@@ -51,5 +54,39 @@ const char *blitz_loaded_mode(const struct blitz_loaded *l);
 /* blitz unload: detach whatever blitz left on ifname (from pins or from a
  * killed `serve`) and remove every pin. */
 int blitz_loader_unload(const char *ifname);
+
+/* ---- shared with status, stats and serve ---- */
+
+/* What of blitz is attached to an interface right now. */
+struct blitz_attached {
+	__u32 prog_id;	  /* blitz's program; 0 when none */
+	__u32 other_id;	  /* another XDP program that is not blitz's */
+	const char *mode; /* "native", "skb" or "hw" when prog_id */
+	bool dispatcher;  /* inside a libxdp dispatcher */
+	bool link;	  /* a bpf_link (blitz serve) rather than netlink */
+};
+
+/* 0 and *a filled (all zero when nothing is attached), or -errno. */
+int blitz_find_attached(int ifindex, struct blitz_attached *a);
+/* Each prints one line and returns -errno when the check fails. */
+int blitz_check_privileges(void);
+int blitz_check_bpffs(void);
+int blitz_ifindex(const char *ifname); /* >0, or -ENODEV said */
+/* BLITZ_PIN_ROOT/<ifname>[/<name>] into buf; name may be NULL. */
+int blitz_pin_path(char *buf, size_t len, const char *ifname, const char *name);
+__u32 blitz_loaded_prog_id(const struct blitz_loaded *l);
+/* Free this process's handles but leave the program attached and the
+ * pins in place (blitz load exits this way). */
+void blitz_loaded_release(struct blitz_loaded *l);
+/* Read BLITZ_PIN_ROOT/<ifname>/config; map_id (may be NULL) gets its id.
+ * -ENOENT when not pinned. Prints nothing. */
+int blitz_pinned_config(const char *ifname, struct blitz_config *cfg,
+			__u32 *map_id);
+/* The id of a loaded BPF program that uses map_id, 0 when none does
+ * (pins left by a program that is gone). */
+__u32 blitz_prog_using_map(__u32 map_id);
+/* blitz's TC hand-off programs on ifindex in this network namespace:
+ * how many; with detach, their links are detached too. Or -errno. */
+int blitz_handoff_links(int ifindex, bool detach);
 
 #endif /* BLITZ_LOADER_H */

@@ -1,0 +1,283 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * cmd_stats.c - `blitz stats <ifname> [-i seconds] [-c count] [--json]`:
+ * the xdp engine's per-CPU counters summed over CPUs, as totals, and with
+ * -i as per-second rates every interval until SIGINT (or -c intervals).
+ *
+ * Owns: reading the pinned "counters" map and printing it. Read-only:
+ * must never write a counter or touch the attachment.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+
+#include "cli.h"
+#include "loader.h"
+#include "log.h"
+
+static const struct {
+	const char *name, *help;
+} counters[BLITZ_CNT_MAX] = {
+#define BLITZ_CNT_NAME(id, n, h) [BLITZ_CNT_##id] = {n, h},
+	BLITZ_COUNTERS(BLITZ_CNT_NAME)
+#undef BLITZ_CNT_NAME
+};
+
+static volatile sig_atomic_t stop;
+
+static void on_signal(int sig)
+{
+	(void)sig;
+	stop = 1;
+}
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+		"usage: blitz stats <ifname> [-i seconds [-c count]] [--json]\n"
+		"Show the xdp engine's counters on <ifname>, summed over "
+		"CPUs.\n\n"
+		"  -i, --interval SEC  print per-second rates every SEC "
+		"seconds until Ctrl-C\n"
+		"  -c, --count N       stop after N intervals\n"
+		"      --json          one JSON object (one per interval "
+		"with -i)\n"
+		"  -v, --verbose       also print counters that are zero "
+		"with -i\n"
+		"  -h, --help          this text\n"
+		"      --version       print the version\n");
+}
+
+/* Sum every counter over the possible CPUs. */
+static int read_totals(int fd, int ncpu, __u64 *vals, __u64 tot[BLITZ_CNT_MAX])
+{
+	__u32 k;
+	int c;
+
+	for (k = 0; k < BLITZ_CNT_MAX; k++) {
+		if (bpf_map_lookup_elem(fd, &k, vals)) {
+			pr_warn("cannot read counter %u: %s\n", k,
+				strerror(errno));
+			return -errno;
+		}
+		tot[k] = 0;
+		for (c = 0; c < ncpu; c++)
+			tot[k] += vals[c];
+	}
+	return 0;
+}
+
+static void print_json(const char *ifname, const __u64 *tot, const double *rate,
+		       double secs)
+{
+	int k;
+
+	printf("{\"interface\":\"%s\",", ifname);
+	if (rate)
+		printf("\"interval_s\":%.3f,", secs);
+	printf("\"counters\":{");
+	for (k = 0; k < BLITZ_CNT_MAX; k++)
+		printf("%s\"%s\":%llu", k ? "," : "", counters[k].name,
+		       (unsigned long long)tot[k]);
+	printf("}");
+	if (rate) {
+		printf(",\"rates\":{");
+		for (k = 0; k < BLITZ_CNT_MAX; k++)
+			printf("%s\"%s\":%.1f", k ? "," : "", counters[k].name,
+			       rate[k]);
+		printf("}");
+	}
+	printf("}\n");
+	fflush(stdout);
+}
+
+static void print_totals(const char *ifname, const __u64 *tot)
+{
+	int k;
+
+	printf("%-18s %20s  %s\n", "COUNTER", "TOTAL", ifname);
+	for (k = 0; k < BLITZ_CNT_MAX; k++)
+		printf("%-18s %20llu  %s\n", counters[k].name,
+		       (unsigned long long)tot[k], counters[k].help);
+}
+
+static void print_rates(const __u64 *tot, const double *rate, bool all)
+{
+	char when[16];
+	time_t now = time(NULL);
+	struct tm tm;
+	int k;
+
+	localtime_r(&now, &tm);
+	strftime(when, sizeof(when), "%H:%M:%S", &tm);
+	printf("%s  %-18s %20s %14s\n", when, "COUNTER", "TOTAL", "PER SEC");
+	for (k = 0; k < BLITZ_CNT_MAX; k++)
+		if (all || tot[k])
+			printf("%8s  %-18s %20llu %14.1f\n", "",
+			       counters[k].name, (unsigned long long)tot[k],
+			       rate[k]);
+	fflush(stdout);
+}
+
+static double now_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+int cmd_stats(int argc, char **argv)
+{
+	enum { OPT_JSON = 0x200 };
+	static const struct option longopts[] = {
+		{"interval", required_argument, NULL, 'i'},
+		{"count", required_argument, NULL, 'c'},
+		{"json", no_argument, NULL, OPT_JSON},
+		{"verbose", no_argument, NULL, 'v'},
+		{"help", no_argument, NULL, 'h'},
+		{"version", no_argument, NULL, OPT_VERSION},
+		{NULL, 0, NULL, 0},
+	};
+	__u64 prev[BLITZ_CNT_MAX], tot[BLITZ_CNT_MAX], *vals = NULL;
+	double rate[BLITZ_CNT_MAX], t0, t1, secs;
+	long interval = 0, count = 0, done = 0;
+	bool json = false, verbose = false;
+	char path[PATH_MAX], *end;
+	const char *ifname;
+	int opt, fd = -1, ncpu, ret = 1, k;
+
+	opterr = 0;
+	optind = 1;
+	while ((opt = getopt_long(argc, argv, ":i:c:vh", longopts, NULL)) !=
+	       -1) {
+		switch (opt) {
+		case 'i':
+		case 'c':
+			errno = 0;
+			k = (int)strtol(optarg, &end, 10);
+			if (errno || *end || end == optarg || k < 1 ||
+			    k > 86400) {
+				pr_warn("bad %s '%s': a whole number from 1 "
+					"to 86400\n",
+					opt == 'i' ? "interval" : "count",
+					optarg);
+				return 1;
+			}
+			if (opt == 'i')
+				interval = k;
+			else
+				count = k;
+			break;
+		case OPT_JSON:
+			json = true;
+			break;
+		case 'v':
+			verbose = true;
+			blitz_log_level = LOG_DEBUG;
+			break;
+		case 'h':
+			usage(stdout);
+			return 0;
+		case OPT_VERSION:
+			printf("blitz %s\n", BLITZ_VERSION);
+			return 0;
+		case ':':
+			pr_warn("option '%s' needs a value: see `blitz stats "
+				"-h`\n",
+				argv[optind - 1]);
+			return 1;
+		default:
+			pr_warn("unknown option '%s': see `blitz stats -h`\n",
+				argv[optind - 1]);
+			return 1;
+		}
+	}
+	if (optind >= argc) {
+		pr_warn("missing <ifname>: blitz stats <ifname>\n");
+		return 1;
+	}
+	if (optind + 1 < argc) {
+		pr_warn("unexpected argument '%s': see `blitz stats -h`\n",
+			argv[optind + 1]);
+		return 1;
+	}
+	if (count && !interval) {
+		pr_warn("-c counts intervals: give -i too\n");
+		return 1;
+	}
+	ifname = argv[optind];
+	blitz_log_quiet_libs();
+	if (blitz_check_privileges() || blitz_check_bpffs())
+		return 1;
+	if (blitz_pin_path(path, sizeof(path), ifname, "counters")) {
+		pr_warn("no interface '%s': see `ip link`\n", ifname);
+		return 1;
+	}
+	fd = bpf_obj_get(path);
+	if (fd < 0) {
+		pr_warn("not loaded on %s (no %s): see `blitz "
+			"status`\n",
+			ifname, path);
+		return 1;
+	}
+	ncpu = libbpf_num_possible_cpus();
+	if (ncpu < 1) {
+		pr_warn("cannot count the CPUs: %s\n", strerror(-ncpu));
+		goto out;
+	}
+	vals = calloc((size_t)ncpu, sizeof(*vals));
+	if (!vals) {
+		pr_warn("out of memory\n");
+		goto out;
+	}
+	if (read_totals(fd, ncpu, vals, tot))
+		goto out;
+	if (!interval) {
+		if (json)
+			print_json(ifname, tot, NULL, 0);
+		else
+			print_totals(ifname, tot);
+		ret = 0;
+		goto out;
+	}
+
+	signal(SIGINT, on_signal);
+	signal(SIGTERM, on_signal);
+	t0 = now_s();
+	while (!stop && (!count || done < count)) {
+		memcpy(prev, tot, sizeof(prev));
+		/* Sleep in small steps so Ctrl-C ends at once. */
+		for (k = 0; k < interval * 10 && !stop; k++)
+			usleep(100000);
+		if (stop)
+			break;
+		if (read_totals(fd, ncpu, vals, tot))
+			goto out;
+		t1 = now_s();
+		secs = t1 - t0;
+		t0 = t1;
+		for (k = 0; k < BLITZ_CNT_MAX; k++)
+			rate[k] = secs > 0 ? (double)(tot[k] - prev[k]) / secs
+					   : 0;
+		if (json)
+			print_json(ifname, tot, rate, secs);
+		else
+			print_rates(tot, rate, verbose);
+		done++;
+	}
+	ret = 0;
+out:
+	free(vals);
+	close(fd);
+	return ret;
+}

@@ -1,0 +1,316 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * cmd_status.c - `blitz status [ifname]`: one aligned row per interface
+ * blitz is on, read from the pinned config map and the program attached
+ * to the interface (nothing else is stored anywhere).
+ *
+ * Owns: the status table and the stale-state hints. Read-only: must never
+ * change an attachment or a pin.
+ */
+#include <arpa/inet.h>
+#include <dirent.h>
+#include <errno.h>
+#include <getopt.h>
+#include <net/if.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "cli.h"
+#include "loader.h"
+#include "log.h"
+#include "tc_handoff.h"
+
+#define MAX_ROWS 256
+
+struct row {
+	char ifname[IF_NAMESIZE];
+	char mode[8], engine[8], handoff[8], owner[8], prog[16], port[8],
+		resp[12];
+	char since[24];
+	char addrs[BLITZ_MAX_ADDRS * 2 * (INET6_ADDRSTRLEN + 1)];
+	char note[192];
+};
+
+static void usage(FILE *f)
+{
+	fprintf(f, "usage: blitz status [ifname] [-v]\n"
+		   "Show where blitz is loaded: every interface with pins "
+		   "under " BLITZ_PIN_ROOT "/\nor with blitz's program "
+		   "attached, or just <ifname>.\n\n"
+		   "  -v, --verbose  show libbpf/libxdp messages\n"
+		   "  -h, --help     this text\n"
+		   "      --version  print the version\n");
+}
+
+static void format_addrs(const struct blitz_config *c, char *out, size_t len)
+{
+	char a[INET6_ADDRSTRLEN];
+	size_t used = 0;
+	__u32 i;
+
+	out[0] = '\0';
+	if (!c->n_addr4 && !c->n_addr6) {
+		snprintf(out, len, "*");
+		return;
+	}
+	for (i = 0; i < c->n_addr4 && i < BLITZ_MAX_ADDRS; i++) {
+		inet_ntop(AF_INET, &c->addr4_be[i], a, sizeof(a));
+		used += snprintf(out + used, len - used, "%s%s",
+				 used ? "," : "", a);
+	}
+	for (i = 0; i < c->n_addr6 && i < BLITZ_MAX_ADDRS; i++) {
+		inet_ntop(AF_INET6, c->addr6_be[i], a, sizeof(a));
+		used += snprintf(out + used, len - used, "%s%s",
+				 used ? "," : "", a);
+	}
+}
+
+/* Fill r for ifname; 0 when blitz has anything on it, -ENOENT if not. */
+static int fill_row(const char *ifname, struct row *r)
+{
+	struct blitz_attached a = {};
+	struct blitz_config c;
+	__u32 map_id = 0, user = 0;
+	bool pins, here;
+	int ifindex = 0;
+	struct tm tm;
+	time_t t;
+
+	memset(r, 0, sizeof(*r));
+	snprintf(r->ifname, sizeof(r->ifname), "%s", ifname);
+	pins = !blitz_pinned_config(ifname, &c, &map_id);
+	if (strlen(ifname) < IF_NAMESIZE)
+		ifindex = (int)if_nametoindex(ifname);
+	here = ifindex > 0;
+	if (here && blitz_find_attached(ifindex, &a))
+		memset(&a, 0, sizeof(a));
+	if (!pins && !a.prog_id)
+		return -ENOENT;
+
+	snprintf(r->mode, sizeof(r->mode), "%s", a.mode ? a.mode : "-");
+	/* n/a: this kernel cannot hand a connection to its TCP stack. */
+	snprintf(r->handoff, sizeof(r->handoff), "%s",
+		 !tc_handoff_supported()			   ? "n/a"
+		 : here && blitz_handoff_links(ifindex, false) > 0 ? "tc"
+								   : "-");
+	snprintf(r->owner, sizeof(r->owner), "%s",
+		 !a.prog_id ? "-"
+		 : a.link   ? "serve"
+			    : "load");
+	if (a.prog_id)
+		snprintf(r->prog, sizeof(r->prog), "%u", a.prog_id);
+	else
+		snprintf(r->prog, sizeof(r->prog), "-");
+	if (pins) {
+		snprintf(r->engine, sizeof(r->engine), "%s",
+			 c.mode == BLITZ_MODE_AFXDP ? "afxdp" : "xdp");
+		snprintf(r->port, sizeof(r->port), "%u", ntohs(c.port_be));
+		format_addrs(&c, r->addrs, sizeof(r->addrs));
+		snprintf(r->resp, sizeof(r->resp), "%u",
+			 c.resp[BLITZ_RESP_GET_KA].len);
+		t = (time_t)c.loaded_unix;
+		if (t && localtime_r(&t, &tm))
+			strftime(r->since, sizeof(r->since),
+				 "%Y-%m-%d %H:%M:%S", &tm);
+		else
+			snprintf(r->since, sizeof(r->since), "-");
+	} else {
+		snprintf(r->engine, sizeof(r->engine), "-");
+		snprintf(r->port, sizeof(r->port), "-");
+		snprintf(r->addrs, sizeof(r->addrs), "-");
+		snprintf(r->resp, sizeof(r->resp), "-");
+		snprintf(r->since, sizeof(r->since), "-");
+	}
+
+	if (!here) {
+		user = blitz_prog_using_map(map_id);
+		if (user)
+			snprintf(r->note, sizeof(r->note),
+				 "%s: not in this network namespace (its "
+				 "program, id %u, is running): run status "
+				 "there",
+				 ifname, user);
+		else
+			snprintf(r->note, sizeof(r->note),
+				 "%s: stale: the interface is gone: run "
+				 "`blitz unload %s`",
+				 ifname, ifname);
+	} else if (!a.prog_id) {
+		snprintf(r->note, sizeof(r->note),
+			 "%s: stale: pins present but no program attached: "
+			 "run `blitz unload %s`",
+			 ifname, ifname);
+	} else if (!pins) {
+		snprintf(r->note, sizeof(r->note),
+			 "%s: attached but its pins are missing: run `blitz "
+			 "unload %s`",
+			 ifname, ifname);
+	}
+	return 0;
+}
+
+static int add_row(struct row *rows, int n, const char *ifname)
+{
+	int i;
+
+	if (n >= MAX_ROWS)
+		return n;
+	for (i = 0; i < n; i++)
+		if (!strcmp(rows[i].ifname, ifname))
+			return n;
+	return fill_row(ifname, &rows[n]) ? n : n + 1;
+}
+
+enum {
+	C_IF,
+	C_MODE,
+	C_ENG,
+	C_HAND,
+	C_OWN,
+	C_PROG,
+	C_PORT,
+	C_ADDR,
+	C_RESP,
+	C_SINCE,
+	C_N
+};
+
+static void row_cells(const struct row *r, const char *cell[C_N])
+{
+	cell[C_IF] = r->ifname;
+	cell[C_MODE] = r->mode;
+	cell[C_ENG] = r->engine;
+	cell[C_HAND] = r->handoff;
+	cell[C_OWN] = r->owner;
+	cell[C_PROG] = r->prog;
+	cell[C_PORT] = r->port;
+	cell[C_ADDR] = r->addrs;
+	cell[C_RESP] = r->resp;
+	cell[C_SINCE] = r->since;
+}
+
+static void print_cells(const char *const cell[C_N], const size_t width[C_N])
+{
+	int j;
+
+	/* The last column is not padded: no trailing blanks. */
+	for (j = 0; j + 1 < C_N; j++)
+		printf("%-*s  ", (int)width[j], cell[j]);
+	printf("%s\n", cell[C_N - 1]);
+}
+
+static void print_table(const struct row *rows, int n)
+{
+	static const char *const head[C_N] = {
+		"INTERFACE", "MODE", "ENGINE",	  "HANDOFF",  "BY",
+		"PROG",	     "PORT", "ADDRESSES", "RESPONSE", "LOADED SINCE",
+	};
+	const char *cell[C_N];
+	size_t width[C_N];
+	int i, j;
+
+	for (j = 0; j < C_N; j++)
+		width[j] = strlen(head[j]);
+	for (i = 0; i < n; i++) {
+		row_cells(&rows[i], cell);
+		for (j = 0; j < C_N; j++)
+			if (strlen(cell[j]) > width[j])
+				width[j] = strlen(cell[j]);
+	}
+	print_cells(head, width);
+	for (i = 0; i < n; i++) {
+		row_cells(&rows[i], cell);
+		print_cells(cell, width);
+	}
+	for (i = 0; i < n; i++)
+		if (rows[i].note[0])
+			printf("%s\n", rows[i].note);
+}
+
+int cmd_status(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{"verbose", no_argument, NULL, 'v'},
+		{"help", no_argument, NULL, 'h'},
+		{"version", no_argument, NULL, OPT_VERSION},
+		{NULL, 0, NULL, 0},
+	};
+	struct if_nameindex *ifs, *it;
+	struct blitz_attached a;
+	struct dirent *de;
+	struct row *rows;
+	int opt, n = 0;
+	DIR *d;
+
+	opterr = 0;
+	optind = 1;
+	while ((opt = getopt_long(argc, argv, ":vh", longopts, NULL)) != -1) {
+		switch (opt) {
+		case 'v':
+			blitz_log_level = LOG_DEBUG;
+			break;
+		case 'h':
+			usage(stdout);
+			return 0;
+		case OPT_VERSION:
+			printf("blitz %s\n", BLITZ_VERSION);
+			return 0;
+		default:
+			pr_warn("unknown option '%s': see `blitz status -h`\n",
+				argv[optind - 1]);
+			return 1;
+		}
+	}
+	if (optind + 1 < argc) {
+		pr_warn("unexpected argument '%s': see `blitz status -h`\n",
+			argv[optind + 1]);
+		return 1;
+	}
+	blitz_log_quiet_libs();
+	if (blitz_check_privileges() || blitz_check_bpffs())
+		return 1;
+	rows = calloc(MAX_ROWS, sizeof(*rows));
+	if (!rows) {
+		pr_warn("out of memory\n");
+		return 1;
+	}
+
+	if (optind < argc) {
+		n = add_row(rows, n, argv[optind]);
+		if (!n) {
+			if (!if_nametoindex(argv[optind]))
+				pr_warn("no interface '%s' and no pins for "
+					"it: see `ip link`\n",
+					argv[optind]);
+			else
+				pr_warn("not loaded on %s\n", argv[optind]);
+			free(rows);
+			return 1;
+		}
+	} else {
+		d = opendir(BLITZ_PIN_ROOT);
+		while (d && (de = readdir(d)))
+			if (de->d_name[0] != '.')
+				n = add_row(rows, n, de->d_name);
+		if (d)
+			closedir(d);
+		/* Also interfaces with blitz attached but no pins. */
+		ifs = if_nameindex();
+		for (it = ifs; it && it->if_index; it++)
+			if (!blitz_find_attached((int)it->if_index, &a) &&
+			    a.prog_id)
+				n = add_row(rows, n, it->if_name);
+		if (ifs)
+			if_freenameindex(ifs);
+		if (!n) {
+			printf("blitz is not loaded on any interface\n");
+			free(rows);
+			return 0;
+		}
+	}
+	print_table(rows, n);
+	free(rows);
+	return 0;
+}

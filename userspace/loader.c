@@ -1,0 +1,1008 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * loader.c - see loader.h. Puts blitz's XDP program onto an interface
+ * (libxdp for `blitz load`, a process-owned bpf_link for `blitz serve`),
+ * pins its maps under BLITZ_PIN_ROOT/<ifname>/, and takes it all off again.
+ *
+ * Owns: the skeleton's lifetime, the config and responses map contents,
+ * the pin directory, and finding blitz's program on an interface. Must
+ * never leave a half-done attach behind: every failure unwinds in reverse
+ * order, and must never detach an XDP program that is not blitz's.
+ */
+#include <errno.h>
+#include <dirent.h>
+#include <limits.h>
+#include <net/if.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/random.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/statfs.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <linux/capability.h>
+#include <linux/if_link.h>
+#include <linux/magic.h>
+
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include <xdp/libxdp.h>
+
+#include "blitz_xdp.skel.h"
+#include "http.h"
+#include "loader.h"
+#include "log.h"
+#include "tc_handoff.h"
+
+#define BPFFS_ROOT "/sys/fs/bpf"
+#define BLITZ_PROG_NAME "blitz_xdp"
+#define TCP_TIMESTAMPS_LEN 12 /* the option bytes every segment may carry */
+
+/* The maps blitz pins, in the order they are pinned. */
+static const char *const pinned_maps[] = {"config", "responses", "counters",
+					  "xsks"};
+
+struct blitz_loaded {
+	struct blitz_xdp_bpf *skel;
+	struct xdp_program *xprog; /* persist: libxdp's handle */
+	int link_fd; /* !persist: the bpf_link this process owns */
+	int ifindex;
+	char ifname[IF_NAMESIZE];
+	bool persist;
+	bool pinned;
+	enum xdp_attach_mode mode; /* what the attach ended up with */
+	__u32 prog_id;
+};
+
+/* ---- checks shared by every verb that touches BPF ---- */
+
+int blitz_check_privileges(void)
+{
+	struct __user_cap_header_struct hdr = {
+		.version = _LINUX_CAPABILITY_VERSION_3,
+	};
+	struct __user_cap_data_struct data[2] = {};
+	bool bpf, net_admin, sys_admin;
+
+	if (syscall(SYS_capget, &hdr, data)) {
+		pr_warn("cannot read this process's capabilities: %s\n",
+			strerror(errno));
+		return -errno;
+	}
+#define HAS_CAP(c) (!!(data[(c) / 32].effective & (1u << ((c) % 32))))
+	bpf = HAS_CAP(39 /* CAP_BPF, newer than some headers */);
+	net_admin = HAS_CAP(CAP_NET_ADMIN);
+	sys_admin = HAS_CAP(CAP_SYS_ADMIN);
+#undef HAS_CAP
+	if (!net_admin || !(bpf || sys_admin)) {
+		pr_warn("needs root (CAP_BPF or CAP_SYS_ADMIN, and "
+			"CAP_NET_ADMIN): run it with sudo\n");
+		return -EPERM;
+	}
+	return 0;
+}
+
+int blitz_check_bpffs(void)
+{
+	struct statfs st;
+
+	if (statfs(BPFFS_ROOT, &st) || st.f_type != BPF_FS_MAGIC) {
+		pr_warn("no bpf filesystem at " BPFFS_ROOT
+			": mount it with `mount -t bpf bpf " BPFFS_ROOT "`\n");
+		return -ENOENT;
+	}
+	return 0;
+}
+
+int blitz_ifindex(const char *ifname)
+{
+	unsigned int idx = 0;
+
+	if (strlen(ifname) < IF_NAMESIZE)
+		idx = if_nametoindex(ifname);
+	if (!idx) {
+		pr_warn("no interface '%s': see `ip link`\n", ifname);
+		return -ENODEV;
+	}
+	return (int)idx;
+}
+
+int blitz_pin_path(char *buf, size_t len, const char *ifname, const char *name)
+{
+	int n;
+
+	if (name)
+		n = snprintf(buf, len, "%s/%s/%s", BLITZ_PIN_ROOT, ifname,
+			     name);
+	else
+		n = snprintf(buf, len, "%s/%s", BLITZ_PIN_ROOT, ifname);
+	return n < 0 || (size_t)n >= len ? -ENAMETOOLONG : 0;
+}
+
+static int prog_name_by_id(__u32 id, char name[BPF_OBJ_NAME_LEN])
+{
+	struct bpf_prog_info info = {};
+	__u32 len = sizeof(info);
+	int fd, err;
+
+	name[0] = '\0';
+	fd = bpf_prog_get_fd_by_id(id);
+	if (fd < 0)
+		return -errno;
+	err = bpf_obj_get_info_by_fd(fd, &info, &len);
+	close(fd);
+	if (err)
+		return -errno;
+	memcpy(name, info.name, BPF_OBJ_NAME_LEN);
+	name[BPF_OBJ_NAME_LEN - 1] = '\0';
+	return 0;
+}
+
+/* blitz's program inside a libxdp dispatcher on ifindex, 0 when none. */
+static __u32 blitz_in_dispatcher(int ifindex)
+{
+	struct xdp_multiprog *mp;
+	struct xdp_program *p = NULL;
+	__u32 id = 0;
+
+	mp = xdp_multiprog__get_from_ifindex(ifindex);
+	if (libxdp_get_error(mp) || !mp)
+		return 0;
+	while ((p = xdp_multiprog__next_prog(p, mp))) {
+		if (!strcmp(xdp_program__name(p), BLITZ_PROG_NAME)) {
+			id = xdp_program__id(p);
+			break;
+		}
+	}
+	xdp_multiprog__close(mp);
+	return id;
+}
+
+/*
+ * The bpf_link of program prog_id, as an fd, or -ENOENT. Matched by the
+ * program, never by ifindex alone: link info carries an ifindex but no
+ * network namespace, and every testbed veth is ifindex 2 in its own.
+ */
+static int link_fd_of_prog(__u32 prog_id)
+{
+	struct bpf_link_info info;
+	__u32 id = 0, len;
+	int fd;
+
+	while (!bpf_link_get_next_id(id, &id)) {
+		fd = bpf_link_get_fd_by_id(id);
+		if (fd < 0)
+			continue;
+		memset(&info, 0, sizeof(info));
+		len = sizeof(info);
+		if (!bpf_obj_get_info_by_fd(fd, &info, &len) &&
+		    info.prog_id == prog_id)
+			return fd;
+		close(fd);
+	}
+	return -ENOENT;
+}
+
+#define TCX_INGRESS 46 /* BPF_TCX_INGRESS, newer than Debian 12's headers */
+
+int blitz_handoff_links(int ifindex, bool detach)
+{
+	__u32 ids[64], cnt = 64, flags = 0, i;
+	char name[BPF_OBJ_NAME_LEN];
+	int found = 0, fd, err;
+
+	/* The query is per network namespace, unlike link info. */
+	if (bpf_prog_query(ifindex, TCX_INGRESS, 0, &flags, ids, &cnt))
+		return errno == EINVAL || errno == ENOENT ? 0 : -errno;
+	for (i = 0; i < cnt && i < 64; i++) {
+		if (prog_name_by_id(ids[i], name) ||
+		    strcmp(name, TC_HANDOFF_PROG_NAME))
+			continue;
+		found++;
+		if (!detach)
+			continue;
+		fd = link_fd_of_prog(ids[i]);
+		if (fd < 0)
+			continue;
+		err = bpf_link_detach(fd) ? -errno : 0;
+		close(fd);
+		if (err) {
+			pr_warn("cannot detach the tc hand-off (prog id %u): "
+				"%s\n",
+				ids[i], strerror(-err));
+			return err;
+		}
+	}
+	return found;
+}
+
+int blitz_find_attached(int ifindex, struct blitz_attached *a)
+{
+	static const char *const mode_of_slot[] = {"native", "skb", "hw"};
+	struct bpf_xdp_query_opts q = {.sz = sizeof(q)};
+	char name[BPF_OBJ_NAME_LEN];
+	__u32 ids[3];
+	int err, i, lfd;
+
+	memset(a, 0, sizeof(*a));
+	err = bpf_xdp_query(ifindex, 0, &q);
+	if (err)
+		return err;
+	ids[0] = q.drv_prog_id;
+	ids[1] = q.skb_prog_id;
+	ids[2] = q.hw_prog_id;
+	for (i = 0; i < 3 && !a->prog_id; i++) {
+		if (!ids[i])
+			continue;
+		if (!a->other_id)
+			a->other_id = ids[i];
+		if (prog_name_by_id(ids[i], name))
+			continue;
+		if (!strcmp(name, BLITZ_PROG_NAME)) {
+			a->prog_id = ids[i];
+		} else if (!strcmp(name, "xdp_dispatcher")) {
+			a->prog_id = blitz_in_dispatcher(ifindex);
+			a->dispatcher = a->prog_id != 0;
+		}
+		if (a->prog_id) {
+			a->mode = mode_of_slot[i];
+			a->other_id = 0;
+		}
+	}
+	if (a->prog_id) {
+		lfd = link_fd_of_prog(a->prog_id);
+		if (lfd >= 0) {
+			a->link = true;
+			close(lfd);
+		}
+	}
+	return 0;
+}
+
+/* ---- responses and config ---- */
+
+static size_t decimal_digits(size_t v)
+{
+	size_t n = 1;
+
+	while (v >= 10) {
+		v /= 10;
+		n++;
+	}
+	return n;
+}
+
+/* The 200 response must fit one segment of mss bytes with room for the
+ * timestamp option; returns 0 or -EMSGSIZE with the largest body said. */
+static int build_responses(const struct blitz_service_opts *svc, __u16 mss,
+			   unsigned int mtu, struct http_responses *r)
+{
+	char err[160] = "";
+	size_t biggest = 0, overhead, max_body, room = mss - TCP_TIMESTAMPS_LEN;
+	int ret, k;
+
+	ret = http_responses_build(r, svc->body, svc->body_len,
+				   svc->content_type, time(NULL), err,
+				   sizeof(err));
+	if (ret && ret != -EMSGSIZE) {
+		pr_warn("cannot build the response: %s\n",
+			err[0] ? err : strerror(-ret));
+		return ret;
+	}
+	if (!ret) {
+		for (k = 0; k < BLITZ_RESP_XDP_KINDS; k++)
+			if (r->len[k] > biggest)
+				biggest = r->len[k];
+		if (biggest <= room)
+			return 0;
+	}
+	/* Too big: measure the header bytes with an empty body to say how
+	 * much body would fit. */
+	ret = http_responses_build(r, "", 0, svc->content_type, time(NULL), err,
+				   sizeof(err));
+	if (ret) {
+		pr_warn("cannot build the response: %s\n",
+			err[0] ? err : strerror(-ret));
+		return ret;
+	}
+	overhead = 0;
+	for (k = 0; k < BLITZ_RESP_XDP_KINDS; k++)
+		if (r->len[k] > overhead)
+			overhead = r->len[k];
+	/* The empty body's Content-Length has one digit; a longer body's
+	 * has more: step down until the digits fit too. */
+	max_body = room > overhead ? room - overhead : 0;
+	while (max_body &&
+	       max_body + overhead + decimal_digits(max_body) - 1 > room)
+		max_body--;
+	pr_warn("a body of %zu bytes does not fit one segment: at most %zu "
+		"bytes with MTU %u\n",
+		svc->body_len, max_body, mtu);
+	return -EMSGSIZE;
+}
+
+static int if_mtu(const char *ifname, unsigned int *mtu)
+{
+	struct ifreq ifr = {};
+	int fd, err = 0;
+
+	fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return -errno;
+	strncpy(ifr.ifr_name, ifname, IF_NAMESIZE - 1);
+	if (ioctl(fd, SIOCGIFMTU, &ifr))
+		err = -errno;
+	else
+		*mtu = (unsigned int)ifr.ifr_mtu;
+	close(fd);
+	if (err)
+		pr_warn("cannot read the MTU of %s: %s\n", ifname,
+			strerror(-err));
+	return err;
+}
+
+/* CLOCK_REALTIME - CLOCK_TAI, rounded to the second it really is. */
+static __s64 tai_to_unix_ns(void)
+{
+	struct timespec rt, tai;
+	__s64 d;
+
+	clock_gettime(CLOCK_REALTIME, &rt);
+	clock_gettime(CLOCK_TAI, &tai);
+	d = (rt.tv_sec - tai.tv_sec) * 1000000000LL +
+	    (rt.tv_nsec - tai.tv_nsec);
+	/* The offset is whole seconds; the two reads differ by a little. */
+	return (d >= 0 ? (d + 500000000LL) : (d - 500000000LL)) / 1000000000LL *
+	       1000000000LL;
+}
+
+static int fill_config(struct blitz_config *c,
+		       const struct blitz_loader_opts *o, __u16 mss,
+		       const struct http_responses *r)
+{
+	const struct blitz_service_opts *svc = o->svc;
+	int i;
+
+	memset(c, 0, sizeof(*c));
+	c->port_be = htons(svc->port);
+	c->mss = mss;
+	c->mode = o->engine;
+	c->n_addr4 = (__u32)svc->n_addr4;
+	c->n_addr6 = (__u32)svc->n_addr6;
+	for (i = 0; i < svc->n_addr4; i++)
+		c->addr4_be[i] = svc->addr4[i].s_addr;
+	for (i = 0; i < svc->n_addr6; i++)
+		memcpy(c->addr6_be[i], &svc->addr6[i], 16);
+	if (getrandom(c->secret, sizeof(c->secret), 0) !=
+	    (ssize_t)sizeof(c->secret)) {
+		pr_warn("cannot get random bytes for the cookie secret: %s\n",
+			strerror(errno));
+		return -EIO;
+	}
+	c->tai_to_unix_ns = tai_to_unix_ns();
+	c->loaded_unix = (__u64)time(NULL);
+	http_responses_meta(r, c->resp);
+	return 0;
+}
+
+/*
+ * Give a map of the opened skeleton a filled fd before the program is
+ * loaded, so the program never runs with an empty config.
+ */
+static int prefill_map(struct bpf_map *m, const void *vals, __u32 n)
+{
+	__u32 vsz = bpf_map__value_size(m), k;
+	int fd, err;
+
+	fd = bpf_map_create(bpf_map__type(m), bpf_map__name(m),
+			    bpf_map__key_size(m), vsz, bpf_map__max_entries(m),
+			    NULL);
+	if (fd < 0)
+		return -errno;
+	for (k = 0; k < n; k++) {
+		if (bpf_map_update_elem(fd, &k, (const char *)vals + k * vsz,
+					BPF_ANY)) {
+			err = -errno;
+			goto out;
+		}
+	}
+	err = bpf_map__reuse_fd(m, fd);
+out:
+	close(fd);
+	return err;
+}
+
+static struct blitz_xdp_bpf *open_skel(const struct blitz_config *cfg,
+				       const struct blitz_resp *resp)
+{
+	struct blitz_xdp_bpf *skel;
+	int err;
+
+	skel = blitz_xdp_bpf__open();
+	if (!skel) {
+		pr_warn("cannot open the XDP program: %s\n", strerror(errno));
+		return NULL;
+	}
+	if (bpf_map__value_size(skel->maps.config) != sizeof(*cfg) ||
+	    bpf_map__value_size(skel->maps.responses) != sizeof(*resp)) {
+		pr_warn("the XDP program was built with another "
+			"blitz_shared.h: rebuild it\n");
+		goto err;
+	}
+	err = prefill_map(skel->maps.config, cfg, 1);
+	if (!err)
+		err = prefill_map(skel->maps.responses, resp,
+				  BLITZ_RESP_XDP_KINDS);
+	if (err) {
+		pr_warn("cannot create the config maps: %s\n", strerror(-err));
+		goto err;
+	}
+	return skel;
+err:
+	blitz_xdp_bpf__destroy(skel);
+	return NULL;
+}
+
+/* ---- attach ---- */
+
+static const char *mode_name(enum xdp_attach_mode m)
+{
+	return m == XDP_MODE_SKB ? "skb" : m == XDP_MODE_HW ? "hw" : "native";
+}
+
+static void say_attach_error(const char *ifname, enum xdp_attach_mode m,
+			     int err)
+{
+	char buf[256];
+
+	libxdp_strerror(err, buf, sizeof(buf));
+	if (m == XDP_MODE_NATIVE && err == -EOPNOTSUPP)
+		pr_warn("cannot attach to %s in native mode: the driver has "
+			"no native XDP: try -m skb\n",
+			ifname);
+	else
+		pr_warn("cannot attach to %s in %s mode: %s\n", ifname,
+			mode_name(m), buf);
+}
+
+/* libxdp: dispatcher when the kernel allows it, else one program. */
+static int attach_libxdp(struct blitz_loaded *l, enum xdp_attach_mode m,
+			 const struct blitz_config *cfg,
+			 const struct blitz_resp *resp)
+{
+	struct xdp_program_opts xo = {.sz = sizeof(xo),
+				      .obj = l->skel->obj,
+				      .prog_name = BLITZ_PROG_NAME};
+	struct bpf_program *prog;
+	int err;
+
+	if (l->xprog) /* a second try (skb after native) */
+		xdp_program__close(l->xprog);
+	l->xprog = xdp_program__create(&xo);
+	err = (int)libxdp_get_error(l->xprog);
+	if (err) {
+		l->xprog = NULL;
+		pr_warn("cannot prepare the XDP program: %s\n", strerror(-err));
+		return err;
+	}
+	err = xdp_program__attach(l->xprog, l->ifindex, m, 0);
+	prog = l->skel->progs.blitz_xdp;
+	if (!err || (bpf_program__fd(prog) >= 0 &&
+		     bpf_program__type(prog) == BPF_PROG_TYPE_XDP))
+		return err; /* loaded as XDP: the attach itself failed */
+	/*
+	 * A failed dispatcher attempt leaves the object loaded as an
+	 * freplace extension, or marked loaded after the extension's load
+	 * failed (here: EPERM), and libxdp's own fallback then fails on it:
+	 * start again from a fresh skeleton without the dispatcher.
+	 */
+	pr_debug("libxdp attach failed (%d): retrying without dispatcher\n",
+		 err);
+	xdp_program__close(l->xprog);
+	l->xprog = NULL;
+	blitz_xdp_bpf__destroy(l->skel);
+	l->skel = open_skel(cfg, resp);
+	if (!l->skel)
+		return -ENOMEM;
+	setenv("LIBXDP_SKIP_DISPATCHER", "1", 1);
+	xo.obj = l->skel->obj;
+	l->xprog = xdp_program__create(&xo);
+	err = (int)libxdp_get_error(l->xprog);
+	if (err) {
+		l->xprog = NULL;
+		unsetenv("LIBXDP_SKIP_DISPATCHER");
+		pr_warn("cannot prepare the XDP program: %s\n", strerror(-err));
+		return err;
+	}
+	err = xdp_program__attach(l->xprog, l->ifindex, m, 0);
+	unsetenv("LIBXDP_SKIP_DISPATCHER");
+	return err;
+}
+
+/* serve: a bpf_link owned by this process, gone when it dies. */
+static int attach_link(struct blitz_loaded *l, enum xdp_attach_mode m)
+{
+	struct bpf_link_create_opts lo = {.sz = sizeof(lo)};
+	int err, pfd;
+
+	if (bpf_program__fd(l->skel->progs.blitz_xdp) < 0) {
+		err = blitz_xdp_bpf__load(l->skel);
+		if (err) {
+			pr_warn("cannot load the XDP program: %s (run with -v "
+				"for the verifier's log)\n",
+				strerror(-err));
+			return err;
+		}
+	}
+	pfd = bpf_program__fd(l->skel->progs.blitz_xdp);
+	lo.flags = m == XDP_MODE_SKB ? XDP_FLAGS_SKB_MODE : XDP_FLAGS_DRV_MODE;
+	l->link_fd = bpf_link_create(pfd, l->ifindex, BPF_XDP, &lo);
+	if (l->link_fd < 0) {
+		err = -errno;
+		l->link_fd = -1;
+		return err;
+	}
+	return 0;
+}
+
+static int do_attach(struct blitz_loaded *l, enum xdp_attach_mode m,
+		     const struct blitz_config *cfg,
+		     const struct blitz_resp *resp)
+{
+	if (l->persist)
+		return attach_libxdp(l, m, cfg, resp);
+	return attach_link(l, m);
+}
+
+static void remove_pins(const char *ifname)
+{
+	char path[PATH_MAX], dir[PATH_MAX];
+	struct dirent *de;
+	DIR *d;
+
+	if (blitz_pin_path(dir, sizeof(dir), ifname, NULL))
+		return;
+	d = opendir(dir);
+	if (d) {
+		while ((de = readdir(d))) {
+			if (de->d_name[0] == '.')
+				continue;
+			if (snprintf(path, sizeof(path), "%s/%s", dir,
+				     de->d_name) < (int)sizeof(path))
+				unlink(path);
+		}
+		closedir(d);
+	}
+	rmdir(dir);
+	rmdir(BLITZ_PIN_ROOT); /* only when no other interface uses it */
+}
+
+static int pin_maps(struct blitz_loaded *l)
+{
+	struct bpf_map *maps[] = {l->skel->maps.config, l->skel->maps.responses,
+				  l->skel->maps.counters, l->skel->maps.xsks};
+	char path[PATH_MAX];
+	size_t i;
+	int err;
+
+	for (i = 0; i < sizeof(maps) / sizeof(maps[0]); i++) {
+		err = blitz_pin_path(path, sizeof(path), l->ifname,
+				     pinned_maps[i]);
+		if (!err)
+			err = bpf_map__pin(maps[i], path);
+		if (err) {
+			pr_warn("cannot pin map %s at %s: %s\n", pinned_maps[i],
+				path, strerror(-err));
+			return err;
+		}
+	}
+	return 0;
+}
+
+static void loaded_free(struct blitz_loaded *l)
+{
+	if (l->xprog)
+		xdp_program__close(l->xprog);
+	if (l->link_fd >= 0)
+		close(l->link_fd);
+	if (l->skel)
+		blitz_xdp_bpf__destroy(l->skel);
+	free(l);
+}
+
+/* Claim BLITZ_PIN_ROOT/<ifname>: its existence is "loaded". */
+static int claim_pin_dir(const char *ifname)
+{
+	char dir[PATH_MAX];
+
+	if (blitz_pin_path(dir, sizeof(dir), ifname, NULL)) {
+		pr_warn("interface name too long: %s\n", ifname);
+		return -ENAMETOOLONG;
+	}
+	if (mkdir(BLITZ_PIN_ROOT, 0700) && errno != EEXIST) {
+		pr_warn("cannot create %s: %s\n", BLITZ_PIN_ROOT,
+			strerror(errno));
+		return -errno;
+	}
+	if (mkdir(dir, 0700)) {
+		if (errno == EEXIST) {
+			pr_warn("already loaded on %s: run `blitz unload %s` "
+				"first\n",
+				ifname, ifname);
+			return -EEXIST;
+		}
+		pr_warn("cannot create %s: %s\n", dir, strerror(errno));
+		return -errno;
+	}
+	return 0;
+}
+
+int blitz_loader_attach(const struct blitz_loader_opts *o,
+			struct blitz_loaded **out)
+{
+	struct blitz_resp *resp = NULL;
+	struct http_responses *r = NULL;
+	struct blitz_attached att;
+	struct blitz_loaded *l;
+	struct blitz_config cfg;
+	enum xdp_attach_mode m;
+	unsigned int mtu = 0;
+	int err, ifindex, k;
+	__u16 mss;
+
+	*out = NULL;
+	ifindex = blitz_ifindex(o->ifname);
+	if (ifindex < 0)
+		return ifindex;
+	err = blitz_check_privileges();
+	if (!err)
+		err = blitz_check_bpffs();
+	if (!err)
+		err = if_mtu(o->ifname, &mtu);
+	if (err)
+		return err;
+	if (mtu < 576) {
+		pr_warn("MTU %u of %s is too small to answer in one segment\n",
+			mtu, o->ifname);
+		return -EINVAL;
+	}
+	/* IPv4 numbers: 20 bytes of IP header and 20 of TCP. */
+	mss = (__u16)(mtu - 40 > 65535 ? 65535 : mtu - 40);
+
+	err = blitz_find_attached(ifindex, &att);
+	if (!err && att.prog_id) {
+		pr_warn("already loaded on %s: run `blitz unload %s` first\n",
+			o->ifname, o->ifname);
+		return -EEXIST;
+	}
+	if (!err && att.other_id) {
+		pr_warn("%s already has an XDP program (id %u) that is not "
+			"blitz's: remove it first (`ip link set dev %s xdp "
+			"off`)\n",
+			o->ifname, att.other_id, o->ifname);
+		return -EBUSY;
+	}
+
+	r = calloc(1, sizeof(*r));
+	resp = calloc(BLITZ_RESP_XDP_KINDS, sizeof(*resp));
+	l = calloc(1, sizeof(*l));
+	if (!r || !resp || !l) {
+		pr_warn("out of memory\n");
+		err = -ENOMEM;
+		goto err_free;
+	}
+	l->link_fd = -1;
+	l->ifindex = ifindex;
+	l->persist = o->persist;
+	snprintf(l->ifname, sizeof(l->ifname), "%s", o->ifname);
+
+	err = build_responses(o->svc, mss, mtu, r);
+	if (err)
+		goto err_free;
+	for (k = 0; k < BLITZ_RESP_XDP_KINDS; k++)
+		memcpy(resp[k].bytes, r->bytes[k], r->len[k]);
+	err = fill_config(&cfg, o, mss, r);
+	if (err)
+		goto err_free;
+
+	err = claim_pin_dir(o->ifname);
+	if (err)
+		goto err_free;
+
+	l->skel = open_skel(&cfg, resp);
+	if (!l->skel) {
+		err = -EINVAL;
+		goto err_unpin;
+	}
+
+	m = o->xdp_mode == BLITZ_XDP_SKB ? XDP_MODE_SKB : XDP_MODE_NATIVE;
+	err = do_attach(l, m, &cfg, resp);
+	if (err &&
+	    (!l->skel || bpf_program__fd(l->skel->progs.blitz_xdp) < 0)) {
+		/* Not an attach problem: the program never loaded. */
+		pr_warn("the kernel refused blitz's XDP program (%s): run with "
+			"-v for the verifier's log\n",
+			strerror(-err));
+		goto err_unpin;
+	}
+	if (err && o->xdp_mode == BLITZ_XDP_AUTO) {
+		pr_debug("native attach failed (%d), trying skb mode\n", err);
+		m = XDP_MODE_SKB;
+		if (!do_attach(l, m, &cfg, resp)) {
+			if (err == -EOPNOTSUPP)
+				pr_info("blitz: %s has no native XDP support: "
+					"using skb (generic) mode\n",
+					o->ifname);
+			else
+				pr_info("blitz: native XDP on %s failed (%s): "
+					"using skb (generic) mode\n",
+					o->ifname, strerror(-err));
+			err = 0;
+		} else {
+			m = XDP_MODE_NATIVE; /* report the first failure */
+		}
+	}
+	if (err) {
+		say_attach_error(o->ifname, m, err);
+		goto err_unpin;
+	}
+	l->mode = m;
+	if (l->persist)
+		l->prog_id = xdp_program__id(l->xprog);
+	else {
+		struct bpf_prog_info pi = {};
+		__u32 len = sizeof(pi);
+
+		if (!bpf_obj_get_info_by_fd(
+			    bpf_program__fd(l->skel->progs.blitz_xdp), &pi,
+			    &len))
+			l->prog_id = pi.id;
+	}
+
+	err = pin_maps(l);
+	if (err)
+		goto err_detach;
+	l->pinned = true;
+
+	free(r);
+	free(resp);
+	*out = l;
+	return 0;
+
+err_detach:
+	if (l->persist)
+		xdp_program__detach(l->xprog, l->ifindex, l->mode, 0);
+	else if (l->link_fd >= 0)
+		bpf_link_detach(l->link_fd);
+err_unpin:
+	remove_pins(o->ifname);
+err_free:
+	if (l)
+		loaded_free(l);
+	free(resp);
+	free(r);
+	return err;
+}
+
+int blitz_loader_detach(struct blitz_loaded *l)
+{
+	int err = 0;
+
+	if (!l)
+		return 0;
+	if (l->persist && l->xprog) {
+		err = xdp_program__detach(l->xprog, l->ifindex, l->mode, 0);
+		if (err)
+			pr_warn("cannot detach from %s: %s\n", l->ifname,
+				strerror(-err));
+	} else if (l->link_fd >= 0) {
+		bpf_link_detach(l->link_fd);
+	}
+	if (l->pinned)
+		remove_pins(l->ifname);
+	loaded_free(l);
+	return err;
+}
+
+int blitz_loaded_xsks_fd(const struct blitz_loaded *l)
+{
+	return bpf_map__fd(l->skel->maps.xsks);
+}
+
+int blitz_loaded_counters_fd(const struct blitz_loaded *l)
+{
+	return bpf_map__fd(l->skel->maps.counters);
+}
+
+int blitz_loaded_config_fd(const struct blitz_loaded *l)
+{
+	return bpf_map__fd(l->skel->maps.config);
+}
+
+const char *blitz_loaded_mode(const struct blitz_loaded *l)
+{
+	return mode_name(l->mode);
+}
+
+__u32 blitz_loaded_prog_id(const struct blitz_loaded *l)
+{
+	return l->prog_id;
+}
+
+void blitz_loaded_release(struct blitz_loaded *l)
+{
+	if (l)
+		loaded_free(l);
+}
+
+int blitz_pinned_config(const char *ifname, struct blitz_config *cfg,
+			__u32 *map_id)
+{
+	struct bpf_map_info info = {};
+	__u32 len = sizeof(info), key = 0;
+	char path[PATH_MAX];
+	int fd, err = 0;
+
+	if (blitz_pin_path(path, sizeof(path), ifname, "config"))
+		return -ENAMETOOLONG;
+	fd = bpf_obj_get(path);
+	if (fd < 0)
+		return -errno;
+	if (bpf_obj_get_info_by_fd(fd, &info, &len))
+		err = -errno;
+	else if (info.value_size != sizeof(*cfg))
+		err = -EPROTO; /* pinned by another build of blitz */
+	else if (bpf_map_lookup_elem(fd, &key, cfg))
+		err = -errno;
+	if (!err && map_id)
+		*map_id = info.id;
+	close(fd);
+	return err;
+}
+
+__u32 blitz_prog_using_map(__u32 map_id)
+{
+	struct bpf_prog_info info;
+	__u32 id = 0, len, maps[16] = {}, i, found = 0;
+	int fd;
+
+	while (!found && !bpf_prog_get_next_id(id, &id)) {
+		fd = bpf_prog_get_fd_by_id(id);
+		if (fd < 0)
+			continue;
+		memset(&info, 0, sizeof(info));
+		info.nr_map_ids = sizeof(maps) / sizeof(maps[0]);
+		info.map_ids = (__u64)(unsigned long)maps;
+		len = sizeof(info);
+		if (!bpf_obj_get_info_by_fd(fd, &info, &len)) {
+			if (info.nr_map_ids > sizeof(maps) / sizeof(maps[0]))
+				info.nr_map_ids =
+					sizeof(maps) / sizeof(maps[0]);
+			for (i = 0; i < info.nr_map_ids; i++)
+				if (maps[i] == map_id)
+					found = id;
+		}
+		close(fd);
+	}
+	return found;
+}
+
+/* ---- unload ---- */
+
+/* Take blitz's program off ifindex however it was attached. */
+static int detach_attached(int ifindex, const struct blitz_attached *a)
+{
+	struct xdp_multiprog *mp;
+	struct xdp_program *p = NULL;
+	int err = -ENOENT, fd;
+
+	if (a->link) {
+		/* A bpf_link (blitz serve): detaching it works even while
+		 * the process holding it is still alive. */
+		fd = link_fd_of_prog(a->prog_id);
+		if (fd < 0)
+			return fd;
+		err = bpf_link_detach(fd) ? -errno : 0;
+		close(fd);
+		return err;
+	}
+	mp = xdp_multiprog__get_from_ifindex(ifindex);
+	err = (int)libxdp_get_error(mp);
+	if (err || !mp)
+		return err ? err : -ENOENT;
+	if (xdp_multiprog__is_legacy(mp)) {
+		err = xdp_multiprog__detach(mp);
+	} else {
+		err = -ENOENT;
+		while ((p = xdp_multiprog__next_prog(p, mp))) {
+			if (xdp_program__id(p) == a->prog_id) {
+				err = xdp_program__detach(
+					p, ifindex,
+					xdp_multiprog__attach_mode(mp), 0);
+				break;
+			}
+		}
+	}
+	xdp_multiprog__close(mp);
+	return err;
+}
+
+int blitz_loader_unload(const char *ifname)
+{
+	char dir[PATH_MAX];
+	struct blitz_attached a = {};
+	struct blitz_config cfg;
+	__u32 map_id = 0, in_use;
+	struct stat st;
+	bool pins, handoff;
+	int err, ifindex = 0;
+
+	if (blitz_pin_path(dir, sizeof(dir), ifname, NULL)) {
+		pr_warn("no interface '%s': see `ip link`\n", ifname);
+		return -ENODEV;
+	}
+	err = blitz_check_privileges();
+	if (!err)
+		err = blitz_check_bpffs();
+	if (err)
+		return err;
+	pins = !stat(dir, &st);
+	if (strlen(ifname) < IF_NAMESIZE)
+		ifindex = (int)if_nametoindex(ifname);
+	if (!ifindex) {
+		if (!pins) {
+			pr_warn("no interface '%s': see `ip link`\n", ifname);
+			return -ENODEV;
+		}
+		if (!blitz_pinned_config(ifname, &cfg, &map_id) &&
+		    (in_use = blitz_prog_using_map(map_id))) {
+			pr_warn("no interface '%s' in this network namespace, "
+				"but its program (id %u) still runs: run "
+				"`blitz unload %s` in %s's namespace\n",
+				ifname, in_use, ifname, ifname);
+			return -EBUSY;
+		}
+		remove_pins(ifname);
+		pr_info("blitz: no interface '%s' any more: removed its stale "
+			"pins\n",
+			ifname);
+		return 0;
+	}
+	err = blitz_find_attached(ifindex, &a);
+	if (err) {
+		pr_warn("cannot query XDP on %s: %s\n", ifname, strerror(-err));
+		return err;
+	}
+	handoff = blitz_handoff_links(ifindex, false) > 0;
+	if (!a.prog_id && !pins && !handoff) {
+		pr_warn("nothing loaded on %s\n", ifname);
+		return -ENOENT;
+	}
+	/* The hand-off first: it must not outlive the XDP program. Its
+	 * pinned link (blitz load) goes with the pins below. */
+	err = blitz_handoff_links(ifindex, true);
+	if (err < 0)
+		return err;
+	if (a.prog_id) {
+		err = detach_attached(ifindex, &a);
+		if (err) {
+			pr_warn("cannot detach prog id %u from %s: %s\n",
+				a.prog_id, ifname, strerror(-err));
+			return err;
+		}
+	}
+	remove_pins(ifname);
+	if (!a.prog_id)
+		pr_info("blitz: no program was attached on %s (a killed "
+			"`blitz serve`?): removed its pins\n",
+			ifname);
+	else
+		pr_info("blitz: unloaded from %s (prog id %u)\n", ifname,
+			a.prog_id);
+	return 0;
+}
