@@ -1,0 +1,60 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * bench_gen.bpf.c - the XDP program of `blitz bench`, the load generator:
+ * on the client's interface it steals the server's replies to the
+ * generator's source ports and hands them to its AF_XDP socket.
+ *
+ * Owns: the choice "this frame belongs to the generator". A frame is the
+ * generator's when it is IPv4 TCP from target_ip:target_port to a port in
+ * [port_lo, port_hi]. Those go to XSKMAP[rx queue] (XDP_PASS when no socket
+ * is bound there); every other frame, ARP included, passes untouched. Must
+ * never modify or drop a frame.
+ */
+#include "vmlinux.h"
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_endian.h>
+
+#define ETH_P_IP 0x0800
+
+/* Set by userspace before load (skeleton rodata). */
+const volatile __u32 target_ip_be;
+const volatile __u16 target_port_be;
+const volatile __u16 port_lo; /* host order */
+const volatile __u16 port_hi; /* host order, inclusive */
+
+struct {
+	__uint(type, BPF_MAP_TYPE_XSKMAP);
+	__uint(max_entries, 64);
+	__type(key, __u32);
+	__type(value, __u32);
+} xsks SEC(".maps");
+
+SEC("xdp")
+int bench_gen_rx(struct xdp_md *ctx)
+{
+	void *data = (void *)(long)ctx->data;
+	void *end = (void *)(long)ctx->data_end;
+	struct ethhdr *eth = data;
+	struct iphdr *ip;
+	struct tcphdr *tcp;
+	__u16 dport;
+
+	if ((void *)(eth + 1) > end || eth->h_proto != bpf_htons(ETH_P_IP))
+		return XDP_PASS;
+	ip = (void *)(eth + 1);
+	if ((void *)(ip + 1) > end || ip->protocol != IPPROTO_TCP ||
+	    ip->saddr != target_ip_be || ip->ihl < 5)
+		return XDP_PASS;
+	/* Fragments never carry the generator's traffic (DF is set). */
+	if (ip->frag_off & bpf_htons(0x3fff))
+		return XDP_PASS;
+	tcp = (void *)ip + ip->ihl * 4;
+	if ((void *)(tcp + 1) > end || tcp->source != target_port_be)
+		return XDP_PASS;
+	dport = bpf_ntohs(tcp->dest);
+	if (dport < port_lo || dport > port_hi)
+		return XDP_PASS;
+	return bpf_redirect_map(&xsks, ctx->rx_queue_index, XDP_PASS);
+}
+
+char LICENSE[] SEC("license") = "GPL";

@@ -1,0 +1,1229 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * bench_gen.c - the load generator of `blitz bench` (see bench_gen.h):
+ * AF_XDP socket setup, a minimal TCP client, HTTP/1.1 response checking
+ * and the latency histogram.
+ *
+ * Owns: the client interface's XDP attachment for the duration of a run
+ * (restoring what was there), the UMEM and the per-connection table. Must
+ * never send to an address other than the one it was given, never verify
+ * incoming checksums (veth delivers locally made frames with partial ones),
+ * and never allocate or make per-segment syscalls in the loop.
+ */
+#include <errno.h>
+#include <net/if.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/mman.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <arpa/inet.h>
+#include <linux/if_ether.h>
+#include <linux/if_link.h>
+#include <linux/ip.h>
+#include <linux/tcp.h>
+
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include <xdp/xsk.h>
+
+#include "bench_gen.h"
+#include "bench_gen.skel.h"
+#include "log.h"
+
+#define TX_FRAMES 1024 /* and the tx and completion ring sizes */
+/* RX frames, and the fill and rx ring sizes: a burst of responses must
+ * not find the fill ring empty while the loop is descheduled. UMEM is
+ * pinned memory: if the large size is refused, the small one is tried. */
+#define RX_FRAMES_BIG 3072
+#define RX_RING_BIG 4096
+#define RX_FRAMES_SMALL 1024
+#define RX_RING_SMALL 1024
+#define BATCH 64
+#define HDR_MAX 2048 /* a response header longer than this is an error */
+#define RTO_INIT_NS (200 * 1000000ULL) /* the kernel's minimum RTO */
+#define RTO_MAX_NS (2000 * 1000000ULL)
+#define MAX_TRIES 7
+#define TIMER_SCAN_NS (2 * 1000000ULL)
+#define OUR_MSS 1460
+#define OUR_WINDOW 65535
+#define NO_CONN UINT32_MAX
+#define L2L3L4 (ETH_HLEN + sizeof(struct iphdr) + sizeof(struct tcphdr))
+
+enum conn_state {
+	C_IDLE, /* no connection: (re)connect at `deadline` */
+	C_SYN_SENT,
+	C_EST,
+};
+
+enum resp_state { R_HDR, R_BODY };
+
+struct conn {
+	uint8_t state;
+	uint8_t rstate;
+	uint8_t tries;
+	uint8_t closing; /* the server said Connection: close */
+	uint8_t bad;	 /* the response being read has a bad status */
+	uint16_t sport;
+	uint16_t hlen; /* bytes of a split header kept in hdr */
+	uint32_t iss, snd_una, snd_nxt, rcv_nxt;
+	uint32_t batch_seq; /* first byte of the outstanding batch */
+	uint32_t pending;   /* responses still due for the batch */
+	uint32_t body_left;
+	uint64_t t_sent;   /* first transmission of the batch */
+	uint64_t deadline; /* retransmit, connect or give up at */
+	uint64_t rto;
+	char *hdr; /* HDR_MAX bytes, for headers split across segments */
+};
+
+struct gen {
+	const struct bench_params *p;
+	struct bench_result *r;
+	/* AF_XDP */
+	void *umem_area;
+	struct xsk_umem *umem;
+	struct xsk_socket *xsk;
+	struct xsk_ring_prod fill, tx;
+	struct xsk_ring_cons comp, rx;
+	uint32_t rx_frames;
+	size_t umem_size;
+	uint64_t tx_free[TX_FRAMES];
+	uint32_t n_tx_free;
+	uint32_t tx_queued; /* reserved since the last submit */
+	/* XDP attachment */
+	struct bench_gen_bpf *skel;
+	int ifindex;
+	uint32_t xdp_flags;
+	int old_prog_fd; /* what was attached before, -1: nothing */
+	bool attached;
+	/* TCP */
+	struct conn *conns;
+	uint32_t *port_conn; /* source port - port_lo -> conn index */
+	uint32_t n_ports;
+	uint32_t next_port; /* offset of the next port to try */
+	uint32_t seed;
+	uint16_t ip_id;
+	/* requests */
+	char batch[BENCH_MAX_BATCH];
+	uint32_t req_len, batch_len;
+	bool running;
+	uint64_t inflight; /* responses due on all connections */
+	uint64_t now;
+};
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ULL + ts.tv_nsec;
+}
+
+/* ---- histogram ---- */
+
+static unsigned int hist_bucket(uint64_t v)
+{
+	unsigned int k;
+
+	if (v < 64)
+		return (unsigned int)v;
+	k = 63 - __builtin_clzll(v); /* >= 6 */
+	return 64 + (k - 6) * BENCH_HIST_SUB +
+	       (unsigned int)((v >> (k - 5)) & (BENCH_HIST_SUB - 1));
+}
+
+/* The middle of bucket b. */
+static uint64_t hist_value(unsigned int b)
+{
+	unsigned int k, sub;
+	uint64_t lo;
+
+	if (b < 64)
+		return b;
+	k = (b - 64) / BENCH_HIST_SUB + 6;
+	sub = (b - 64) % BENCH_HIST_SUB;
+	lo = (uint64_t)(BENCH_HIST_SUB + sub) << (k - 5);
+	return lo + ((1ULL << (k - 5)) >> 1);
+}
+
+void bench_hist_add(struct bench_hist *h, uint64_t ns)
+{
+	h->count[hist_bucket(ns)]++;
+	h->n++;
+	h->sum_ns += ns;
+	if (ns > h->max_ns)
+		h->max_ns = ns;
+}
+
+uint64_t bench_hist_percentile(const struct bench_hist *h, double q)
+{
+	uint64_t want, seen = 0;
+	unsigned int b;
+
+	if (!h->n)
+		return 0;
+	want = (uint64_t)(q * (double)h->n);
+	if (want >= h->n)
+		want = h->n - 1;
+	for (b = 0; b < BENCH_HIST_BUCKETS; b++) {
+		seen += h->count[b];
+		if (seen > want) {
+			uint64_t v = hist_value(b);
+
+			return v > h->max_ns ? h->max_ns : v;
+		}
+	}
+	return h->max_ns;
+}
+
+/* ---- checksums ---- */
+
+static uint32_t csum_add(uint32_t sum, const void *buf, size_t len)
+{
+	const uint8_t *b = buf;
+
+	while (len > 1) {
+		sum += (uint32_t)b[0] << 8 | b[1];
+		b += 2;
+		len -= 2;
+	}
+	if (len)
+		sum += (uint32_t)b[0] << 8;
+	return sum;
+}
+
+static uint16_t csum_fold(uint32_t sum)
+{
+	while (sum >> 16)
+		sum = (sum & 0xffff) + (sum >> 16);
+	return htons((uint16_t)~sum);
+}
+
+/* ---- TX ---- */
+
+static void reclaim_tx(struct gen *g)
+{
+	uint32_t idx, n, i;
+
+	n = xsk_ring_cons__peek(&g->comp, TX_FRAMES, &idx);
+	for (i = 0; i < n; i++)
+		g->tx_free[g->n_tx_free++] =
+			*xsk_ring_cons__comp_addr(&g->comp, idx + i);
+	if (n)
+		xsk_ring_cons__release(&g->comp, n);
+}
+
+/* Publish what was queued and kick the kernel: in copy mode every TX needs
+ * a sendto, which moves at most a small batch per call. */
+static void flush_tx(struct gen *g)
+{
+	int i;
+
+	if (g->tx_queued) {
+		xsk_ring_prod__submit(&g->tx, g->tx_queued);
+		g->tx_queued = 0;
+	}
+	reclaim_tx(g);
+	if (g->n_tx_free < TX_FRAMES && xsk_ring_prod__needs_wakeup(&g->tx)) {
+		for (i = 0; i < 64; i++) {
+			if (sendto(xsk_socket__fd(g->xsk), NULL, 0,
+				   MSG_DONTWAIT, NULL, 0) >= 0 ||
+			    errno != EAGAIN)
+				break;
+		}
+	}
+	reclaim_tx(g);
+}
+
+/* Queue one segment from sport to the server. 0, or -1 when no TX frame
+ * or ring slot is free right now (the caller's timer retries). */
+static int send_seg(struct gen *g, uint16_t sport, uint32_t seq, uint32_t ack,
+		    uint8_t flags, const void *data, uint32_t len,
+		    bool syn_opts)
+{
+	const struct bench_params *p = g->p;
+	uint32_t idx, optlen = syn_opts ? 4 : 0, sum;
+	struct tcphdr *tcp;
+	struct iphdr *ip;
+	uint8_t *frame;
+	uint64_t addr;
+	uint16_t tcplen;
+
+	if (!g->n_tx_free)
+		flush_tx(g);
+	if (!g->n_tx_free)
+		return -1;
+	if (xsk_ring_prod__reserve(&g->tx, 1, &idx) != 1) {
+		flush_tx(g);
+		if (xsk_ring_prod__reserve(&g->tx, 1, &idx) != 1)
+			return -1;
+	}
+	addr = g->tx_free[--g->n_tx_free];
+	frame = xsk_umem__get_data(g->umem_area, addr);
+
+	memcpy(frame, p->dst_mac, 6);
+	memcpy(frame + 6, p->src_mac, 6);
+	frame[12] = ETH_P_IP >> 8;
+	frame[13] = ETH_P_IP & 0xff;
+
+	ip = (struct iphdr *)(frame + ETH_HLEN);
+	tcplen = (uint16_t)(sizeof(*tcp) + optlen + len);
+	ip->version = 4;
+	ip->ihl = 5;
+	ip->tos = 0;
+	ip->tot_len = htons((uint16_t)(sizeof(*ip) + tcplen));
+	ip->id = htons(g->ip_id++);
+	ip->frag_off = htons(0x4000); /* DF */
+	ip->ttl = 64;
+	ip->protocol = IPPROTO_TCP;
+	ip->check = 0;
+	ip->saddr = p->src_ip.s_addr;
+	ip->daddr = p->dst_ip.s_addr;
+	ip->check = csum_fold(csum_add(0, ip, sizeof(*ip)));
+
+	tcp = (struct tcphdr *)(ip + 1);
+	memset(tcp, 0, sizeof(*tcp));
+	tcp->source = htons(sport);
+	tcp->dest = htons(p->dst_port);
+	tcp->seq = htonl(seq);
+	tcp->ack_seq = htonl(ack);
+	tcp->doff = (sizeof(*tcp) + optlen) / 4;
+	((uint8_t *)tcp)[13] = flags;
+	tcp->window = htons(OUR_WINDOW);
+	if (syn_opts) {
+		uint8_t *o = (uint8_t *)(tcp + 1);
+
+		o[0] = 2; /* MSS */
+		o[1] = 4;
+		o[2] = OUR_MSS >> 8;
+		o[3] = OUR_MSS & 0xff;
+	}
+	if (len)
+		memcpy((uint8_t *)(tcp + 1) + optlen, data, len);
+	/* Full checksum: the receiving kernel verifies frames that arrive
+	 * without offload metadata. */
+	sum = csum_add(0, &ip->saddr, 8);
+	sum += IPPROTO_TCP + tcplen;
+	sum = csum_add(sum, tcp, tcplen);
+	tcp->check = csum_fold(sum);
+
+	xsk_ring_prod__tx_desc(&g->tx, idx)->addr = addr;
+	xsk_ring_prod__tx_desc(&g->tx, idx)->len =
+		ETH_HLEN + sizeof(*ip) + tcplen;
+	xsk_ring_prod__tx_desc(&g->tx, idx)->options = 0;
+	g->tx_queued++;
+	return 0;
+}
+
+#define F_FIN 0x01
+#define F_SYN 0x02
+#define F_RST 0x04
+#define F_PSH 0x08
+#define F_ACK 0x10
+
+static inline bool seq_before(uint32_t a, uint32_t b)
+{
+	return (int32_t)(a - b) < 0;
+}
+
+static inline bool seq_after(uint32_t a, uint32_t b)
+{
+	return seq_before(b, a);
+}
+
+/* ---- connections ---- */
+
+static uint32_t next_rand(struct gen *g)
+{
+	g->seed ^= g->seed << 13;
+	g->seed ^= g->seed >> 17;
+	g->seed ^= g->seed << 5;
+	return g->seed;
+}
+
+static void conn_release(struct gen *g, struct conn *c, uint64_t reconnect_at)
+{
+	if (c->state != C_IDLE)
+		g->port_conn[c->sport - g->p->port_lo] = NO_CONN;
+	g->inflight -= c->pending;
+	c->state = C_IDLE;
+	c->pending = 0;
+	c->deadline = reconnect_at;
+}
+
+/* Whether to send another batch: running, and -n not yet covered by what
+ * is answered or on its way (the last batch may overshoot it). */
+static bool want_more(const struct gen *g)
+{
+	const struct bench_params *p = g->p;
+
+	return g->running && (!p->max_requests ||
+			      g->r->responses + g->inflight < p->max_requests);
+}
+
+/* Open connection c on the next free source port. Ports are taken round
+ * robin over the whole range so that a 4-tuple comes back as late as
+ * possible (the server may hold it in TIME_WAIT). */
+static void conn_open(struct gen *g, struct conn *c)
+{
+	uint32_t i, off = 0;
+
+	for (i = 0; i < g->n_ports; i++) {
+		off = g->next_port;
+		g->next_port = (g->next_port + 1) % g->n_ports;
+		if (g->port_conn[off] == NO_CONN)
+			break;
+	}
+	if (i == g->n_ports) { /* cannot happen: n_ports >= 2 * conns */
+		c->deadline = g->now + RTO_INIT_NS;
+		return;
+	}
+	c->sport = (uint16_t)(g->p->port_lo + off);
+	g->port_conn[off] = (uint32_t)(c - g->conns);
+	/* Clock-driven ISN, like the kernel's: a reused 4-tuple starts above
+	 * the old one, which lets the server recycle its TIME_WAIT. */
+	c->iss = (uint32_t)(g->now >> 4) + (next_rand(g) & 0xffff);
+	c->snd_una = c->iss;
+	c->snd_nxt = c->iss + 1;
+	c->state = C_SYN_SENT;
+	c->rstate = R_HDR;
+	c->hlen = 0;
+	c->closing = 0;
+	c->pending = 0;
+	c->tries = 0;
+	c->rto = RTO_INIT_NS;
+	c->deadline = g->now + c->rto;
+	send_seg(g, c->sport, c->iss, 0, F_SYN, NULL, 0, true);
+}
+
+/* Send the next batch of pipelined requests; it also ACKs what came in. */
+static void conn_send_batch(struct gen *g, struct conn *c)
+{
+	/* Every response of the last batch came back, so the server had
+	 * all of it even if no ACK said so yet. */
+	c->snd_una = c->snd_nxt;
+	c->batch_seq = c->snd_nxt;
+	c->snd_nxt += g->batch_len;
+	c->pending = g->p->pipeline;
+	g->inflight += c->pending;
+	c->t_sent = g->now;
+	c->tries = 0;
+	c->rto = RTO_INIT_NS;
+	c->deadline = g->now + c->rto;
+	c->rstate = R_HDR;
+	c->hlen = 0;
+	if (send_seg(g, c->sport, c->batch_seq, c->rcv_nxt, F_ACK | F_PSH,
+		     g->batch, g->batch_len, false))
+		c->deadline = g->now + 1000000; /* no TX frame: retry soon */
+}
+
+static void conn_ack(struct gen *g, struct conn *c)
+{
+	send_seg(g, c->sport, c->snd_nxt, c->rcv_nxt, F_ACK, NULL, 0, false);
+}
+
+static void conn_reset(struct gen *g, struct conn *c)
+{
+	send_seg(g, c->sport, c->snd_nxt, c->rcv_nxt, F_RST | F_ACK, NULL, 0,
+		 false);
+	conn_release(g, c, g->now);
+}
+
+/* ---- HTTP response checking ---- */
+
+static bool header_is(const char *line, size_t len, const char *name,
+		      const char **val, size_t *vlen)
+{
+	size_t n = strlen(name);
+
+	if (len <= n || strncasecmp(line, name, n) || line[n] != ':')
+		return false;
+	line += n + 1;
+	len -= n + 1;
+	while (len && (*line == ' ' || *line == '\t')) {
+		line++;
+		len--;
+	}
+	while (len && (line[len - 1] == ' ' || line[len - 1] == '\t'))
+		len--;
+	*val = line;
+	*vlen = len;
+	return true;
+}
+
+/* Parse one complete header section (ending in CRLF CRLF). -1: malformed. */
+static int parse_header(struct gen *g, struct conn *c, const char *h,
+			size_t len)
+{
+	const char *end = h + len, *line, *nl, *v;
+	bool have_len = false, http10;
+	unsigned long cl = 0;
+	size_t vlen;
+	int status;
+
+	if (len < 12 || memcmp(h, "HTTP/1.", 7) ||
+	    (h[7] != '0' && h[7] != '1') || h[8] != ' ')
+		return -1;
+	http10 = h[7] == '0';
+	if (h[9] < '1' || h[9] > '5' || h[10] < '0' || h[10] > '9' ||
+	    h[11] < '0' || h[11] > '9')
+		return -1;
+	status = (h[9] - '0') * 100 + (h[10] - '0') * 10 + (h[11] - '0');
+	c->closing = http10;
+	line = memchr(h, '\n', len);
+	while (line && ++line < end) {
+		size_t ll;
+
+		nl = memchr(line, '\n', (size_t)(end - line));
+		if (!nl)
+			break;
+		ll = (size_t)(nl - line);
+		if (ll && line[ll - 1] == '\r')
+			ll--;
+		if (header_is(line, ll, "content-length", &v, &vlen)) {
+			char *e;
+			char num[24];
+
+			if (!vlen || vlen >= sizeof(num))
+				return -1;
+			memcpy(num, v, vlen);
+			num[vlen] = 0;
+			cl = strtoul(num, &e, 10);
+			if (*e)
+				return -1;
+			have_len = true;
+		} else if (header_is(line, ll, "connection", &v, &vlen)) {
+			if (vlen == 5 && !strncasecmp(v, "close", 5))
+				c->closing = 1;
+			else if (vlen == 10 &&
+				 !strncasecmp(v, "keep-alive", 10))
+				c->closing = 0;
+		} else if (header_is(line, ll, "transfer-encoding", &v,
+				     &vlen)) {
+			return -1; /* a hello server has no reason to chunk */
+		}
+		line = nl;
+	}
+	if (!have_len)
+		return -1;
+	if (status != 200)
+		g->r->err_status++;
+	c->body_left = (uint32_t)cl;
+	return status == 200 ? 0 : 1;
+}
+
+static void response_done(struct gen *g, struct conn *c, bool good)
+{
+	g->r->responses++;
+	if (good)
+		g->r->ok++;
+	bench_hist_add(&g->r->hist, g->now - c->t_sent);
+	c->pending--;
+	g->inflight--;
+	c->rstate = R_HDR;
+	c->hlen = 0;
+}
+
+/* Feed in-order payload to the response parser. -1: the stream can no
+ * longer be framed (the caller resets the connection). */
+static int consume(struct gen *g, struct conn *c, const char *d, uint32_t len)
+{
+	static const char eoh[] = "\r\n\r\n";
+
+	while (len) {
+		if (!c->pending) { /* bytes nobody asked for */
+			g->r->err_parse++;
+			return -1;
+		}
+		if (c->rstate == R_HDR) {
+			const char *e;
+			uint32_t take;
+			int rc;
+
+			if (!c->hlen) {
+				e = memmem(d, len, eoh, 4);
+				if (e) {
+					take = (uint32_t)(e + 4 - d);
+					rc = parse_header(g, c, d, take);
+					goto parsed;
+				}
+			}
+			/* Split header: collect it, then look again. */
+			{
+				uint32_t old = c->hlen, from;
+
+				take = len;
+				if (old + take > HDR_MAX)
+					take = HDR_MAX - old;
+				memcpy(c->hdr + old, d, take);
+				c->hlen = (uint16_t)(old + take);
+				from = old > 3 ? old - 3 : 0;
+				e = memmem(c->hdr + from, c->hlen - from, eoh,
+					   4);
+				if (!e) {
+					if (c->hlen >= HDR_MAX)
+						return -1;
+					return 0; /* all of len taken */
+				}
+				take = (uint32_t)(e + 4 - c->hdr) - old;
+				rc = parse_header(g, c, c->hdr,
+						  (size_t)(e + 4 - c->hdr));
+			}
+		parsed:
+			if (rc < 0) {
+				g->r->err_parse++;
+				return -1;
+			}
+			d += take;
+			len -= take;
+			c->rstate = R_BODY;
+			c->hlen = 0;
+			c->bad = rc == 1;
+			if (!c->body_left)
+				response_done(g, c, !c->bad);
+			continue;
+		}
+		/* R_BODY */
+		{
+			uint32_t take = len < c->body_left ? len : c->body_left;
+
+			d += take;
+			len -= take;
+			c->body_left -= take;
+			if (!c->body_left)
+				response_done(g, c, !c->bad);
+		}
+	}
+	return 0;
+}
+
+/* ---- RX ---- */
+
+static void reply_rst(struct gen *g, uint16_t sport, const struct tcphdr *t,
+		      uint32_t plen)
+{
+	uint8_t fl = ((const uint8_t *)t)[13];
+	uint32_t seglen = plen + !!(fl & F_SYN) + !!(fl & F_FIN);
+
+	if (fl & F_RST)
+		return;
+	if (fl & F_ACK)
+		send_seg(g, sport, ntohl(t->ack_seq), 0, F_RST, NULL, 0, false);
+	else
+		send_seg(g, sport, 0, ntohl(t->seq) + seglen, F_RST | F_ACK,
+			 NULL, 0, false);
+}
+
+static void handle_syn_sent(struct gen *g, struct conn *c,
+			    const struct tcphdr *t, uint8_t fl)
+{
+	uint32_t ack = ntohl(t->ack_seq);
+
+	if ((fl & F_ACK) && ack != c->iss + 1) {
+		/* e.g. a challenge ACK from a TIME_WAIT 4-tuple: reset it
+		 * and try again right away. */
+		if (!(fl & F_RST))
+			send_seg(g, c->sport, ack, 0, F_RST, NULL, 0, false);
+		c->deadline = g->now;
+		c->state = C_IDLE;
+		g->port_conn[c->sport - g->p->port_lo] = NO_CONN;
+		return;
+	}
+	if (fl & F_RST) {
+		if (fl & F_ACK) { /* refused */
+			g->r->err_connect++;
+			conn_release(g, c, g->now + RTO_INIT_NS / 4);
+		}
+		return;
+	}
+	if ((fl & (F_SYN | F_ACK)) != (F_SYN | F_ACK))
+		return;
+	c->rcv_nxt = ntohl(t->seq) + 1;
+	c->snd_una = ack;
+	c->state = C_EST;
+	g->r->connects++;
+	if (want_more(g))
+		conn_send_batch(g, c);
+	else
+		conn_ack(g, c);
+}
+
+static void handle_est(struct gen *g, struct conn *c, const struct tcphdr *t,
+		       uint8_t fl, const char *data, uint32_t plen)
+{
+	uint32_t seq = ntohl(t->seq), ack = ntohl(t->ack_seq);
+	bool sent = false, fin = fl & F_FIN, acked_data = false;
+
+	if (fl & F_RST) {
+		if (c->pending)
+			g->r->err_reset++;
+		conn_release(g, c, g->now);
+		return;
+	}
+	if (fl & F_SYN) { /* our ACK of the SYN-ACK was lost: ACK again */
+		conn_ack(g, c);
+		return;
+	}
+	if ((fl & F_ACK) && seq_after(ack, c->snd_una) &&
+	    !seq_after(ack, c->snd_nxt))
+		c->snd_una = ack;
+	if (plen || fin) {
+		if (seq_after(seq, c->rcv_nxt) ||
+		    !seq_after(seq + plen + fin, c->rcv_nxt)) {
+			/* Out of order, or all old: drop and re-ACK. */
+			conn_ack(g, c);
+			return;
+		}
+		if (plen) {
+			uint32_t skip = c->rcv_nxt - seq;
+
+			if (skip < plen) {
+				g->r->bytes_rx += plen - skip;
+				c->rcv_nxt += plen - skip;
+				if (consume(g, c, data + skip, plen - skip)) {
+					conn_reset(g, c);
+					return;
+				}
+				acked_data = true;
+			}
+		}
+		if (fin) {
+			c->rcv_nxt++;
+			/* Requests behind a "Connection: close" answer are
+			 * the server's right to drop, not errors. */
+			if (c->pending && !c->closing)
+				g->r->err_closed++;
+			/* ACK their FIN with ours; the slot reconnects on
+			 * another port, so a late segment of this one gets a
+			 * RST from reply_rst(). */
+			send_seg(g, c->sport, c->snd_nxt, c->rcv_nxt,
+				 F_FIN | F_ACK, NULL, 0, false);
+			conn_release(g, c, g->now);
+			return;
+		}
+	}
+	if (!c->pending && c->closing)
+		c->deadline = g->now + RTO_MAX_NS; /* wait for their FIN */
+	if (!c->pending && !c->closing && want_more(g)) {
+		conn_send_batch(g, c);
+		sent = true;
+	}
+	if (acked_data && !sent)
+		conn_ack(g, c);
+}
+
+static void handle_frame(struct gen *g, const uint8_t *f, uint32_t len)
+{
+	const struct iphdr *ip = (const void *)(f + ETH_HLEN);
+	const struct tcphdr *t;
+	uint32_t ihl, thl, tot, plen, port_off, ci;
+	uint16_t dport;
+	uint8_t fl;
+
+	if (len < L2L3L4)
+		return;
+	ihl = ip->ihl * 4u;
+	tot = ntohs(ip->tot_len);
+	if (ihl < sizeof(*ip) || ETH_HLEN + tot > len || tot < ihl + sizeof(*t))
+		return;
+	t = (const void *)((const uint8_t *)ip + ihl);
+	thl = t->doff * 4u;
+	if (thl < sizeof(*t) || ihl + thl > tot)
+		return;
+	plen = tot - ihl - thl;
+	fl = ((const uint8_t *)t)[13];
+	dport = ntohs(t->dest);
+	port_off = (uint32_t)(dport - g->p->port_lo);
+	if (port_off >= g->n_ports)
+		return;
+	ci = g->port_conn[port_off];
+	if (ci == NO_CONN) {
+		reply_rst(g, dport, t, plen);
+		return;
+	}
+	if (g->conns[ci].state == C_SYN_SENT)
+		handle_syn_sent(g, &g->conns[ci], t, fl);
+	else
+		handle_est(g, &g->conns[ci], t, fl, (const char *)t + thl,
+			   plen);
+}
+
+/* Receive a batch; the number of frames. */
+static uint32_t poll_rx(struct gen *g)
+{
+	uint32_t idx_rx, idx_fill, n, i;
+
+	n = xsk_ring_cons__peek(&g->rx, BATCH, &idx_rx);
+	if (!n) {
+		if (xsk_ring_prod__needs_wakeup(&g->fill))
+			recvfrom(xsk_socket__fd(g->xsk), NULL, 0, MSG_DONTWAIT,
+				 NULL, NULL);
+		return 0;
+	}
+	/* Latencies end when the batch is seen, not a loop later. */
+	g->now = now_ns();
+	for (i = 0; i < n; i++) {
+		const struct xdp_desc *d =
+			xsk_ring_cons__rx_desc(&g->rx, idx_rx + i);
+		uint64_t a = xsk_umem__add_offset_to_addr(d->addr);
+
+		handle_frame(g, xsk_umem__get_data(g->umem_area, a), d->len);
+	}
+	/* Every RX frame goes straight back to the fill ring: the fill ring
+	 * is as large as the RX pool, so the reserve cannot come up short. */
+	while (xsk_ring_prod__reserve(&g->fill, n, &idx_fill) != n)
+		;
+	for (i = 0; i < n; i++) {
+		const struct xdp_desc *d =
+			xsk_ring_cons__rx_desc(&g->rx, idx_rx + i);
+
+		*xsk_ring_prod__fill_addr(&g->fill, idx_fill + i) =
+			xsk_umem__extract_addr(d->addr);
+	}
+	xsk_ring_prod__submit(&g->fill, n);
+	xsk_ring_cons__release(&g->rx, n);
+	return n;
+}
+
+/* ---- timers ---- */
+
+static void run_timers(struct gen *g)
+{
+	uint32_t i;
+
+	for (i = 0; i < g->p->conns; i++) {
+		struct conn *c = &g->conns[i];
+
+		if (g->now < c->deadline)
+			continue;
+		switch (c->state) {
+		case C_IDLE:
+			if (want_more(g))
+				conn_open(g, c);
+			else if (g->running) /* -n covered: look again later */
+				c->deadline = g->now + RTO_INIT_NS / 20;
+			else
+				c->deadline = UINT64_MAX;
+			break;
+		case C_SYN_SENT:
+			if (++c->tries >= MAX_TRIES) {
+				g->r->err_connect++;
+				conn_release(g, c, g->now);
+				break;
+			}
+			g->r->retransmits++;
+			c->rto = c->rto * 2 > RTO_MAX_NS ? RTO_MAX_NS
+							 : c->rto * 2;
+			c->deadline = g->now + c->rto;
+			send_seg(g, c->sport, c->iss, 0, F_SYN, NULL, 0, true);
+			break;
+		case C_EST:
+			if (!c->pending) {
+				if (c->closing) /* their FIN never came */
+					conn_reset(g, c);
+				else if (want_more(g))
+					conn_send_batch(g, c);
+				else
+					c->deadline = UINT64_MAX;
+				break;
+			}
+			if (++c->tries >= MAX_TRIES) {
+				g->r->err_timeout += c->pending;
+				conn_reset(g, c);
+				break;
+			}
+			g->r->retransmits++;
+			c->rto = c->rto * 2 > RTO_MAX_NS ? RTO_MAX_NS
+							 : c->rto * 2;
+			c->deadline = g->now + c->rto;
+			if (c->snd_una != c->snd_nxt) {
+				uint32_t off = c->snd_una - c->batch_seq;
+
+				if (off < g->batch_len)
+					send_seg(g, c->sport, c->snd_una,
+						 c->rcv_nxt, F_ACK | F_PSH,
+						 g->batch + off,
+						 g->batch_len - off, false);
+			} else {
+				conn_ack(g, c);
+			}
+			break;
+		}
+	}
+}
+
+/* ---- setup and teardown ---- */
+
+static int attach_prog(struct gen *g)
+{
+	const struct bench_params *p = g->p;
+	uint32_t old_id = 0;
+	int err, fd;
+
+	g->old_prog_fd = -1;
+	g->skel = bench_gen_bpf__open();
+	if (!g->skel) {
+		pr_warn("cannot open the bench XDP program: %s\n",
+			strerror(errno));
+		return -errno;
+	}
+	g->skel->rodata->target_ip_be = p->dst_ip.s_addr;
+	g->skel->rodata->target_port_be = htons(p->dst_port);
+	g->skel->rodata->port_lo = p->port_lo;
+	g->skel->rodata->port_hi = p->port_hi;
+	err = bench_gen_bpf__load(g->skel);
+	if (err) {
+		pr_warn("cannot load the bench XDP program: %s\n",
+			strerror(-err));
+		return err;
+	}
+	fd = bpf_program__fd(g->skel->progs.bench_gen_rx);
+	/* veth drops redirected and XDP_TX'd frames unless the receiving
+	 * side runs a native program, so native first; whatever program was
+	 * there (the testbed's xdp_pass) is put back afterwards. */
+	g->xdp_flags = XDP_FLAGS_DRV_MODE;
+	if (!bpf_xdp_query_id(g->ifindex, XDP_FLAGS_DRV_MODE, &old_id) &&
+	    old_id) {
+		g->old_prog_fd = bpf_prog_get_fd_by_id(old_id);
+		if (g->old_prog_fd < 0) {
+			err = -errno;
+			pr_warn("cannot take a handle on XDP program %u of %s "
+				"to restore it later: %s\n",
+				old_id, p->ifname, strerror(errno));
+			return err;
+		}
+	}
+	err = bpf_xdp_attach(g->ifindex, fd, g->xdp_flags, NULL);
+	if (err && g->old_prog_fd < 0) {
+		g->xdp_flags = XDP_FLAGS_SKB_MODE;
+		err = bpf_xdp_attach(g->ifindex, fd, g->xdp_flags, NULL);
+	}
+	if (err) {
+		pr_warn("cannot attach the bench XDP program to %s: %s\n",
+			p->ifname, strerror(-err));
+		return err;
+	}
+	g->attached = true;
+	g->r->xdp_mode = g->xdp_flags == XDP_FLAGS_DRV_MODE ? "native" : "skb";
+	return 0;
+}
+
+static void detach_prog(struct gen *g)
+{
+	if (g->attached) {
+		int err;
+
+		if (g->old_prog_fd >= 0)
+			err = bpf_xdp_attach(g->ifindex, g->old_prog_fd,
+					     g->xdp_flags, NULL);
+		else
+			err = bpf_xdp_detach(g->ifindex, g->xdp_flags, NULL);
+		if (err)
+			pr_warn("could not restore the XDP program of %s: %s "
+				"(check with `ip link show %s`)\n",
+				g->p->ifname, strerror(-err), g->p->ifname);
+		g->attached = false;
+	}
+	if (g->old_prog_fd >= 0)
+		close(g->old_prog_fd);
+	bench_gen_bpf__destroy(g->skel);
+}
+
+static int setup_xsk(struct gen *g)
+{
+	struct xsk_umem_config ucfg = {
+		.fill_size = RX_RING_BIG,
+		.comp_size = TX_FRAMES,
+		.frame_size = BENCH_FRAME_SIZE,
+		.frame_headroom = 0,
+	};
+	struct xsk_socket_config scfg = {
+		.rx_size = RX_RING_BIG,
+		.tx_size = TX_FRAMES,
+		.libxdp_flags = XSK_LIBXDP_FLAGS__INHIBIT_PROG_LOAD,
+		.xdp_flags = g->xdp_flags,
+	};
+	size_t size = (size_t)(RX_FRAMES_BIG + TX_FRAMES) * BENCH_FRAME_SIZE;
+	uint32_t idx, i;
+	int err;
+
+	g->umem_area = mmap(NULL, size, PROT_READ | PROT_WRITE,
+			    MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (g->umem_area == MAP_FAILED) {
+		g->umem_area = NULL;
+		pr_warn("cannot map %zu bytes of UMEM: %s\n", size,
+			strerror(errno));
+		return -ENOMEM;
+	}
+	g->umem_size = size;
+	g->rx_frames = RX_FRAMES_BIG;
+	err = xsk_umem__create(&g->umem, g->umem_area, size, &g->fill, &g->comp,
+			       &ucfg);
+	if (err) {
+		pr_debug("UMEM of %zu bytes refused (%s): trying %u RX "
+			 "frames\n",
+			 size, strerror(-err), RX_FRAMES_SMALL);
+		g->rx_frames = RX_FRAMES_SMALL;
+		size = (size_t)(RX_FRAMES_SMALL + TX_FRAMES) * BENCH_FRAME_SIZE;
+		ucfg.fill_size = RX_RING_SMALL;
+		scfg.rx_size = RX_RING_SMALL;
+		err = xsk_umem__create(&g->umem, g->umem_area, size, &g->fill,
+				       &g->comp, &ucfg);
+	}
+	if (err) {
+		pr_warn("xsk_umem__create(%zu bytes): %s (the memlock limit "
+			"is `ulimit -l`)\n",
+			size, strerror(-err));
+		return err;
+	}
+	scfg.bind_flags = XDP_ZEROCOPY | XDP_USE_NEED_WAKEUP;
+	err = xsk_socket__create(&g->xsk, g->p->ifname, g->p->queue, g->umem,
+				 &g->rx, &g->tx, &scfg);
+	g->r->xsk_mode = "zero-copy";
+	if (err) {
+		scfg.bind_flags = XDP_COPY | XDP_USE_NEED_WAKEUP;
+		err = xsk_socket__create(&g->xsk, g->p->ifname, g->p->queue,
+					 g->umem, &g->rx, &g->tx, &scfg);
+		g->r->xsk_mode = "copy";
+	}
+	if (err) {
+		pr_warn("cannot bind an AF_XDP socket to %s queue %u: %s\n",
+			g->p->ifname, g->p->queue, strerror(-err));
+		return err;
+	}
+	err = xsk_socket__update_xskmap(g->xsk,
+					bpf_map__fd(g->skel->maps.xsks));
+	if (err) {
+		pr_warn("cannot put the AF_XDP socket in the XSKMAP: %s\n",
+			strerror(-err));
+		return err;
+	}
+	if (xsk_ring_prod__reserve(&g->fill, g->rx_frames, &idx) !=
+	    g->rx_frames) {
+		pr_warn("cannot fill the AF_XDP fill ring\n");
+		return -ENOSPC;
+	}
+	for (i = 0; i < g->rx_frames; i++)
+		*xsk_ring_prod__fill_addr(&g->fill, idx + i) =
+			(uint64_t)i * BENCH_FRAME_SIZE;
+	xsk_ring_prod__submit(&g->fill, g->rx_frames);
+	for (i = g->rx_frames; i < g->rx_frames + TX_FRAMES; i++)
+		g->tx_free[g->n_tx_free++] = (uint64_t)i * BENCH_FRAME_SIZE;
+	return 0;
+}
+
+static void teardown_xsk(struct gen *g)
+{
+	struct xdp_statistics st;
+	socklen_t sl = sizeof(st);
+
+	if (g->xsk && !getsockopt(xsk_socket__fd(g->xsk), SOL_XDP,
+				  XDP_STATISTICS, &st, &sl))
+		pr_debug("AF_XDP socket: rx_dropped %llu rx_invalid %llu "
+			 "tx_invalid %llu rx_ring_full %llu "
+			 "fill_ring_empty %llu tx_ring_empty %llu\n",
+			 (unsigned long long)st.rx_dropped,
+			 (unsigned long long)st.rx_invalid_descs,
+			 (unsigned long long)st.tx_invalid_descs,
+			 (unsigned long long)st.rx_ring_full,
+			 (unsigned long long)st.rx_fill_ring_empty_descs,
+			 (unsigned long long)st.tx_ring_empty_descs);
+	if (g->xsk)
+		xsk_socket__delete(g->xsk);
+	if (g->umem)
+		xsk_umem__delete(g->umem);
+	if (g->umem_area)
+		munmap(g->umem_area, g->umem_size);
+}
+
+static int build_requests(struct gen *g)
+{
+	const struct bench_params *p = g->p;
+	char req[512];
+	int n;
+	uint32_t i;
+
+	n = snprintf(req, sizeof(req), "GET %s HTTP/1.1\r\nHost: %s:%u\r\n\r\n",
+		     p->path, inet_ntoa(p->dst_ip), p->dst_port);
+	if (n < 0 || (size_t)n >= sizeof(req) ||
+	    (uint64_t)n * p->pipeline > BENCH_MAX_BATCH) {
+		pr_warn("%u requests of %d bytes do not fit one %u-byte "
+			"segment: use a smaller -P or a shorter --path\n",
+			p->pipeline, n, BENCH_MAX_BATCH);
+		return -EINVAL;
+	}
+	g->req_len = (uint32_t)n;
+	for (i = 0; i < p->pipeline; i++)
+		memcpy(g->batch + i * g->req_len, req, g->req_len);
+	g->batch_len = g->req_len * p->pipeline;
+	return 0;
+}
+
+static void progress_line(struct gen *g, uint64_t t0, uint64_t *last_t,
+			  uint64_t *last_resp, uint64_t *last_sum,
+			  uint64_t *last_n)
+{
+	const struct bench_result *r = g->r;
+	double dt = (double)(g->now - *last_t) / 1e9;
+	uint64_t dn = r->hist.n - *last_n;
+	uint32_t i, est = 0;
+
+	for (i = 0; i < g->p->conns; i++)
+		est += g->conns[i].state == C_EST;
+	fprintf(g->p->progress,
+		"[%3.0fs] %10.0f req/s  mean %8.1f us  conns %u/%u  "
+		"errors %llu  retransmits %llu\n",
+		(double)(g->now - t0) / 1e9,
+		(double)(r->responses - *last_resp) / dt,
+		dn ? (double)(r->hist.sum_ns - *last_sum) / (double)dn / 1e3
+		   : 0.0,
+		est, g->p->conns, (unsigned long long)bench_errors(r),
+		(unsigned long long)r->retransmits);
+	fflush(g->p->progress);
+	*last_t = g->now;
+	*last_resp = r->responses;
+	*last_sum = r->hist.sum_ns;
+	*last_n = r->hist.n;
+}
+
+static void run_loop(struct gen *g)
+{
+	const struct bench_params *p = g->p;
+	uint64_t t0, end, next_timer, next_progress, last_t,
+		last_resp = 0, last_sum = 0, last_n = 0;
+	uint32_t i;
+
+	g->now = t0 = now_ns();
+	end = t0 + (uint64_t)p->duration_s * 1000000000ULL;
+	next_timer = t0;
+	next_progress = t0 + 1000000000ULL;
+	last_t = t0;
+	g->running = true;
+	/* Spread the handshakes over the first loop iterations so the SYNs
+	 * do not all need TX frames at once. */
+	for (i = 0; i < p->conns; i++)
+		g->conns[i].deadline = t0;
+
+	while (g->running) {
+		uint64_t t_iter = g->now;
+		uint32_t n_rx = poll_rx(g);
+
+		g->now = now_ns();
+		/* Busy time: iterations that found work. Near 100% means the
+		 * generator, not the server, is the limit. */
+		if (n_rx)
+			g->r->busy_ns += g->now - t_iter;
+		if (g->now >= next_timer) {
+			run_timers(g);
+			next_timer = g->now + TIMER_SCAN_NS;
+		}
+		flush_tx(g);
+		if (p->progress && g->now >= next_progress) {
+			progress_line(g, t0, &last_t, &last_resp, &last_sum,
+				      &last_n);
+			next_progress += 1000000000ULL;
+		}
+		if (g->now >= end || (p->stop && *p->stop) ||
+		    (p->max_requests && g->r->responses >= p->max_requests))
+			g->running = false;
+	}
+	g->r->elapsed_s = (double)(g->now - t0) / 1e9;
+
+	/* Close every connection with a RST so the server frees it now. */
+	for (i = 0; i < p->conns; i++) {
+		struct conn *c = &g->conns[i];
+
+		if (c->state == C_IDLE)
+			continue;
+		if (send_seg(g, c->sport,
+			     c->state == C_EST ? c->snd_nxt : c->iss + 1,
+			     c->rcv_nxt, F_RST | F_ACK, NULL, 0, false)) {
+			flush_tx(g);
+			send_seg(g, c->sport,
+				 c->state == C_EST ? c->snd_nxt : c->iss + 1,
+				 c->rcv_nxt, F_RST | F_ACK, NULL, 0, false);
+		}
+		conn_release(g, c, UINT64_MAX);
+	}
+	/* Let the kernel send them before the socket goes. */
+	for (i = 0; i < 1000 && (g->tx_queued || g->n_tx_free < TX_FRAMES);
+	     i++) {
+		flush_tx(g);
+		if (g->n_tx_free < TX_FRAMES)
+			usleep(100);
+	}
+}
+
+int bench_run(const struct bench_params *p, struct bench_result *r)
+{
+	struct gen *g;
+	uint32_t i;
+	int err;
+
+	memset(r, 0, sizeof(*r));
+	if (!p->conns || p->conns > BENCH_MAX_CONNS || !p->pipeline ||
+	    p->port_hi < p->port_lo ||
+	    (uint32_t)(p->port_hi - p->port_lo + 1) < 2 * p->conns) {
+		pr_warn("bad bench parameters: 1..%u connections, and a source "
+			"port range at least twice as large\n",
+			BENCH_MAX_CONNS);
+		return -EINVAL;
+	}
+	g = calloc(1, sizeof(*g));
+	if (!g)
+		return -ENOMEM;
+	g->p = p;
+	g->r = r;
+	g->old_prog_fd = -1;
+	g->seed = (uint32_t)now_ns() | 1;
+	g->n_ports = (uint32_t)(p->port_hi - p->port_lo + 1);
+	g->ifindex = (int)if_nametoindex(p->ifname);
+	if (!g->ifindex) {
+		pr_warn("no interface '%s' here\n", p->ifname);
+		free(g);
+		return -ENODEV;
+	}
+	err = build_requests(g);
+	if (err) {
+		free(g);
+		return err;
+	}
+	g->conns = calloc(p->conns, sizeof(*g->conns));
+	g->port_conn = malloc(g->n_ports * sizeof(*g->port_conn));
+	if (!g->conns || !g->port_conn) {
+		err = -ENOMEM;
+		goto out_free;
+	}
+	for (i = 0; i < g->n_ports; i++)
+		g->port_conn[i] = NO_CONN;
+	for (i = 0; i < p->conns; i++) {
+		g->conns[i].hdr = malloc(HDR_MAX);
+		if (!g->conns[i].hdr) {
+			err = -ENOMEM;
+			goto out_free;
+		}
+	}
+	err = attach_prog(g);
+	if (err)
+		goto out_prog;
+	err = setup_xsk(g);
+	if (err)
+		goto out_xsk;
+	run_loop(g);
+out_xsk:
+	teardown_xsk(g);
+out_prog:
+	detach_prog(g);
+out_free:
+	if (g->conns)
+		for (i = 0; i < p->conns; i++)
+			free(g->conns[i].hdr);
+	free(g->conns);
+	free(g->port_conn);
+	free(g);
+	return err;
+}
