@@ -1,0 +1,478 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * blitz_tc.bpf.c - the TC ingress half of the xdp engine: hands a
+ * connection the XDP program answered statelessly over to the kernel's
+ * listening socket, on the same connection (DESIGN.md, "Stateless TCP").
+ *
+ * What reaches it: every frame the XDP program passed. For a non-SYN TCP
+ * segment to the service address:port it looks the 4-tuple up:
+ *   - a kernel socket owns it (established, time-wait, request sock):
+ *     TC_ACT_OK, the kernel carries on as usual;
+ *   - only the listener: the segment is validated with the XDP program's
+ *     own cookie functions (blitz_cookie.h); a bad one is dropped and
+ *     counted, a good one gets a request sock from
+ *     bpf_sk_assign_tcp_reqsk(), and the kernel builds the connection
+ *     from this segment's numbers (ISNs = seq - 1 and ack - 1); the
+ *     segments that follow it in the same batch pass untouched (the
+ *     "recent" map), as TCP will find the connection by then;
+ *   - no socket at all (no kernel listener on the port): TC_ACT_OK, and the
+ *     kernel answers with RST as for any closed port.
+ * Must never touch a frame that is not for the service, never answer or
+ * rewrite anything, and never hand over a segment it could not validate.
+ * Known limit (stateless): the kernel takes the first segment it is given
+ * as the first unanswered byte; if a later segment of a request overtakes
+ * the first one (reordering, loss), the connection starts mid-request and
+ * the kernel path answers 400. Likewise a client that pipelines a request
+ * before XDP's previous reply was acknowledged hands over an ack that does
+ * not cover that reply.
+ * The "config" and "counters" maps are the XDP program's (the loader
+ * reuses their fds), so one set of counters tells the whole story.
+ */
+/* vmlinux.h has a typedef named config; the map must have that name. */
+#define config vmlinux_config
+#include "vmlinux.h"
+#undef config
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_endian.h>
+
+#include "blitz_shared.h"
+#include "blitz_cookie.h"
+
+/* linux/pkt_cls.h's verdicts; vmlinux.h has no #defines. */
+#define TC_ACT_OK 0
+#define TC_ACT_SHOT 2
+
+#define ETH_P_IP 0x0800
+#define ETH_P_IPV6 0x86DD
+#define IP_MF 0x2000
+#define IP_OFFSET 0x1FFF
+#define TCPOPT_EOL 0
+#define TCPOPT_NOP 1
+#define TCPOPT_TIMESTAMP 8
+#define TCPOLEN_TIMESTAMP 10
+/* The kernel refuses a request sock whose MSS is below these. */
+#define MIN_MSS4 536
+#define MIN_MSS6 1220
+/* Ethernet + the largest IPv4 header + the largest TCP header. */
+#define HDR_MAX (14 + 60 + 60)
+
+/* Same definitions as the XDP program's maps: the loader reuses those. */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct blitz_config);
+} config SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, BLITZ_CNT_MAX);
+	__type(key, __u32);
+	__type(value, __u64);
+} counters SEC(".maps");
+
+/*
+ * The connections this program handed over in the last moment, and the
+ * seq their next segment will carry. A request in several segments often
+ * reaches TC in one batch: every segment passes TC before the first one
+ * reaches TCP and makes the connection, so the later ones still see only
+ * the listener. Given a request sock of their own they would each try to
+ * make the connection again and be dropped (a 200 ms retransmission);
+ * passed untouched, TCP finds the connection the first one just made.
+ */
+struct recent_key {
+	__u32 saddr[4], daddr[4];
+	__u16 sport, dport;
+};
+
+struct recent_val {
+	__u64 at_ns;
+	__u32 next_seq;
+	__u32 pad;
+};
+
+#define RECENT_NS 1000000000ULL /* a batch takes microseconds */
+
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 4096);
+	__type(key, struct recent_key);
+	__type(value, struct recent_val);
+} recent SEC(".maps");
+
+extern int bpf_sk_assign_tcp_reqsk(struct __sk_buff *skb, struct sock *sk,
+				   struct bpf_tcp_req_attrs *attrs,
+				   int attrs__sz) __ksym;
+
+/*
+ * What one segment looks like once parsed. The addresses are copied out
+ * of the packet: one pointer per family would leave the verifier unable to
+ * tell which of them is NULL on a path the compiler merged.
+ */
+struct seg {
+	void *data_end;
+	struct tcphdr *tcp;
+	bool v6;
+	__u32 saddr[4], daddr[4]; /* network order; IPv4 in [0] */
+	__u32 opt_off;	 /* offset of the TCP options from the frame start */
+	__u32 seq, plen; /* host order; TCP payload bytes */
+	bool has_ts;
+	__u32 tsval, tsecr; /* host order */
+};
+
+static __always_inline void count(__u32 id)
+{
+	__u64 *v = bpf_map_lookup_elem(&counters, &id);
+
+	if (v)
+		*v += 1; /* per-CPU: no atomics needed */
+}
+
+static __always_inline bool addr4_served(const struct blitz_config *cfg,
+					 __u32 daddr)
+{
+	if (!cfg->n_addr4 && !cfg->n_addr6)
+		return true;
+	for (int i = 0; i < BLITZ_MAX_ADDRS; i++) {
+		if (i >= cfg->n_addr4)
+			break;
+		if (cfg->addr4_be[i] == daddr)
+			return true;
+	}
+	return false;
+}
+
+static __always_inline bool addr6_served(const struct blitz_config *cfg,
+					 const struct in6_addr *daddr)
+{
+	if (!cfg->n_addr4 && !cfg->n_addr6)
+		return true;
+	for (int i = 0; i < BLITZ_MAX_ADDRS; i++) {
+		if (i >= cfg->n_addr6)
+			break;
+		if (cfg->addr6_be[i][0] == daddr->in6_u.u6_addr32[0] &&
+		    cfg->addr6_be[i][1] == daddr->in6_u.u6_addr32[1] &&
+		    cfg->addr6_be[i][2] == daddr->in6_u.u6_addr32[2] &&
+		    cfg->addr6_be[i][3] == daddr->in6_u.u6_addr32[3])
+			return true;
+	}
+	return false;
+}
+
+/* State of the option walk: the option bytes copied to the stack. */
+struct opt_walk {
+	__u8 buf[40];
+	__u32 len; /* option bytes present */
+	__u32 off; /* next option */
+	struct seg *s;
+};
+
+/* One option per call; 1 stops the walk. */
+static int walk_one_option(__u32 i, struct opt_walk *w)
+{
+	__u32 off = w->off;
+	__u8 kind, len;
+
+	if (off >= w->len || off >= sizeof(w->buf))
+		return 1;
+	kind = w->buf[off];
+	if (kind == TCPOPT_EOL)
+		return 1;
+	if (kind == TCPOPT_NOP) {
+		w->off = off + 1;
+		return 0;
+	}
+	if (off + 1 >= w->len || off + 1 >= sizeof(w->buf))
+		return 1;
+	len = w->buf[off + 1];
+	if (len < 2 || off + len > w->len)
+		return 1;
+	if (kind == TCPOPT_TIMESTAMP) {
+		if (len == TCPOLEN_TIMESTAMP && off <= sizeof(w->buf) - 10) {
+			__u32 v, e;
+
+			__builtin_memcpy(&v, &w->buf[off + 2], 4);
+			__builtin_memcpy(&e, &w->buf[off + 6], 4);
+			w->s->tsval = bpf_ntohl(v);
+			w->s->tsecr = bpf_ntohl(e);
+			w->s->has_ts = true;
+		}
+		return 1;
+	}
+	w->off = off + len;
+	return 0;
+}
+
+/*
+ * Find the timestamp option. The option bytes are copied out and walked
+ * with bpf_loop: a walk over packet pointers with variable steps is more
+ * than the verifier will follow.
+ */
+static __always_inline void parse_ts(struct __sk_buff *skb, struct seg *s)
+{
+	struct opt_walk w = {.s = s};
+
+	w.len = s->tcp->doff * 4;
+	if (w.len <= sizeof(struct tcphdr))
+		return;
+	w.len -= sizeof(struct tcphdr);
+	if (w.len > sizeof(w.buf))
+		return;
+	if (bpf_skb_load_bytes(skb, s->opt_off, w.buf, w.len))
+		return;
+	bpf_loop(40, walk_one_option, &w, 0);
+}
+
+#define NEED_PULL (-1)
+
+/*
+ * Parse Ethernet/IP/TCP and decide whether the segment is one this
+ * program must look at. 1: yes (s filled); 0: not ours, leave it alone;
+ * NEED_PULL: the headers run past the linear part of the skb.
+ */
+static __always_inline int parse(struct __sk_buff *skb,
+				 const struct blitz_config *cfg, struct seg *s)
+{
+	void *data = (void *)(long)skb->data;
+	void *data_end = (void *)(long)skb->data_end;
+	/* Short of bytes in the linear part, but not in the packet. */
+	int short_ret = skb->len > data_end - data ? NEED_PULL : 0;
+	struct ethhdr *eth = data;
+	__u16 proto;
+
+	if ((void *)(eth + 1) > data_end)
+		return short_ret;
+	s->data_end = data_end;
+	proto = bpf_ntohs(eth->h_proto);
+	if (proto == ETH_P_IP) {
+		struct iphdr *ip = (void *)(eth + 1);
+
+		if ((void *)(ip + 1) > data_end)
+			return short_ret;
+		if (ip->version != 4 || ip->ihl < 5 ||
+		    ip->protocol != IPPROTO_TCP)
+			return 0;
+		/* Fragments: the kernel reassembles them after TC, and a
+		 * request sock cannot ride on a fragment. */
+		if (ip->frag_off & bpf_htons(IP_MF | IP_OFFSET))
+			return 0;
+		if (!addr4_served(cfg, ip->daddr))
+			return 0;
+		s->saddr[0] = ip->saddr;
+		s->daddr[0] = ip->daddr;
+		s->plen = bpf_ntohs(ip->tot_len) - ip->ihl * 4;
+		s->tcp = (void *)ip + ip->ihl * 4;
+	} else if (proto == ETH_P_IPV6) {
+		struct ipv6hdr *ip6 = (void *)(eth + 1);
+
+		if ((void *)(ip6 + 1) > data_end)
+			return short_ret;
+		/* Extension headers are left to the kernel. */
+		if (ip6->version != 6 || ip6->nexthdr != IPPROTO_TCP)
+			return 0;
+		if (!addr6_served(cfg, &ip6->daddr))
+			return 0;
+		s->v6 = true;
+		__builtin_memcpy(s->saddr, &ip6->saddr, 16);
+		__builtin_memcpy(s->daddr, &ip6->daddr, 16);
+		s->plen = bpf_ntohs(ip6->payload_len);
+		s->tcp = (void *)(ip6 + 1);
+	} else {
+		return 0;
+	}
+	if ((void *)(s->tcp + 1) > data_end)
+		return short_ret;
+	if (s->tcp->dest != cfg->port_be)
+		return 0;
+	/* Options are read with bpf_skb_load_bytes(): they may stay
+	 * outside the linear part. */
+	s->opt_off = (void *)(s->tcp + 1) - data;
+	/* plen held the IP payload so far; what is left is TCP's. */
+	if (s->plen < s->tcp->doff * 4)
+		return 0;
+	s->plen -= s->tcp->doff * 4;
+	s->seq = bpf_ntohl(s->tcp->seq);
+	return 1;
+}
+
+/* Parse, pulling the headers into the linear part when the stack left
+ * them outside it: only for frames that may be ours, so host traffic is
+ * never made writable. */
+static __always_inline int parse_pulled(struct __sk_buff *skb,
+					const struct blitz_config *cfg,
+					struct seg *s)
+{
+	int r = parse(skb, cfg, s);
+
+	if (r != NEED_PULL)
+		return r;
+	if (bpf_skb_pull_data(skb, skb->len < HDR_MAX ? skb->len : HDR_MAX))
+		return 0;
+	__builtin_memset(s, 0, sizeof(*s));
+	r = parse(skb, cfg, s);
+	return r == NEED_PULL ? 0 : r;
+}
+
+/* The 4-tuple as bpf_skc_lookup_tcp() wants it (remote = source). */
+static __always_inline __u32 fill_tuple(const struct seg *s,
+					struct bpf_sock_tuple *t)
+{
+	if (!s->v6) {
+		t->ipv4.saddr = s->saddr[0];
+		t->ipv4.daddr = s->daddr[0];
+		t->ipv4.sport = s->tcp->source;
+		t->ipv4.dport = s->tcp->dest;
+		return sizeof(t->ipv4);
+	}
+	__builtin_memcpy(t->ipv6.saddr, s->saddr, 16);
+	__builtin_memcpy(t->ipv6.daddr, s->daddr, 16);
+	t->ipv6.sport = s->tcp->source;
+	t->ipv6.dport = s->tcp->dest;
+	return sizeof(t->ipv6);
+}
+
+/*
+ * The XDP program's rule, through its own functions: with timestamps the
+ * TSecr must be the MAC we sent, without them ack - 1 - ISN must fall in
+ * the window of bytes XDP may have sent.
+ */
+static __always_inline bool cookie_ok(const struct blitz_config *cfg,
+				      const struct seg *s)
+{
+	__u32 ack = bpf_ntohl(s->tcp->ack_seq);
+	__u64 cookie;
+
+	if (!s->v6)
+		cookie = blitz_cookie_v4(cfg->secret[0], cfg->secret[1],
+					 s->saddr[0], s->daddr[0],
+					 s->tcp->source, s->tcp->dest);
+	else
+		cookie = blitz_cookie_v6(cfg->secret[0], cfg->secret[1],
+					 s->saddr, s->daddr, s->tcp->source,
+					 s->tcp->dest);
+	return blitz_cookie_segment_ok(cookie, ack, s->has_ts, s->tsecr);
+}
+
+static __always_inline void recent_key_of(const struct seg *s,
+					  struct recent_key *k)
+{
+	__builtin_memcpy(k->saddr, s->saddr, sizeof(k->saddr));
+	__builtin_memcpy(k->daddr, s->daddr, sizeof(k->daddr));
+	k->sport = s->tcp->source;
+	k->dport = s->tcp->dest;
+}
+
+/* Is this the segment right after one just handed over (same batch)?
+ * Then TCP will find the connection that one made: let it through. */
+static __always_inline bool follows_handoff(const struct seg *s)
+{
+	struct recent_key k = {};
+	struct recent_val *v;
+
+	recent_key_of(s, &k);
+	v = bpf_map_lookup_elem(&recent, &k);
+	if (!v || bpf_ktime_get_ns() - v->at_ns > RECENT_NS ||
+	    v->next_seq != s->seq)
+		return false;
+	v->next_seq = s->seq + s->plen;
+	return true;
+}
+
+static __always_inline void remember_handoff(const struct seg *s)
+{
+	struct recent_key k = {};
+	struct recent_val v = {};
+
+	recent_key_of(s, &k);
+	v.at_ns = bpf_ktime_get_ns();
+	v.next_seq = s->seq + s->plen;
+	bpf_map_update_elem(&recent, &k, &v, BPF_ANY);
+}
+
+/* Give the segment a request sock on the listener; the kernel finishes
+ * the handshake from it. Returns the TC verdict. */
+static __always_inline int hand_off(struct __sk_buff *skb,
+				    const struct blitz_config *cfg,
+				    struct seg *s, struct sock *listener)
+{
+	struct bpf_tcp_req_attrs attrs = {};
+	__u32 mss = cfg->mss ? cfg->mss : 1460;
+
+	/* We never learnt the peer's MSS (the SYN was answered statelessly):
+	 * use the one the XDP program advertised (config.mss is IPv4's,
+	 * IPv6 has 20 bytes more of header); the kernel still clamps it to
+	 * the path MTU, and refuses one below the protocol minimum. */
+	if (s->v6)
+		mss = mss > MIN_MSS6 + 20 ? mss - 20 : MIN_MSS6;
+	else if (mss < MIN_MSS4)
+		mss = MIN_MSS4;
+	attrs.mss = mss;
+	/* The SYN-ACK offered no window scaling and no SACK. */
+	if (s->has_ts) {
+		/* The kernel continues TSval from our TSecr (its ts_off). */
+		attrs.tstamp_ok = 1;
+		attrs.rcv_tsval = s->tsval;
+		attrs.rcv_tsecr = s->tsecr;
+	}
+	if (bpf_sk_assign_tcp_reqsk(skb, listener, &attrs, sizeof(attrs))) {
+		count(BLITZ_CNT_HANDOFF_FAIL);
+		/* The listener would answer the bare ACK with RST; dropping
+		 * lets the peer's retransmission try again. */
+		return TC_ACT_SHOT;
+	}
+	count(BLITZ_CNT_HANDOFF);
+	remember_handoff(s);
+	return TC_ACT_OK;
+}
+
+SEC("tc")
+int blitz_handoff(struct __sk_buff *skb)
+{
+	struct bpf_sock_tuple tuple = {};
+	struct blitz_config *cfg;
+	struct bpf_sock *skc;
+	struct tcp_sock *tp;
+	struct seg s = {};
+	__u32 key = 0, tlen;
+	int verdict;
+
+	cfg = bpf_map_lookup_elem(&config, &key);
+	/* Only the xdp engine answers with cookies; the afxdp engine's
+	 * connections live in userspace, not in the kernel. */
+	if (!cfg || cfg->mode != BLITZ_MODE_XDP || !cfg->port_be ||
+	    parse_pulled(skb, cfg, &s) != 1)
+		return TC_ACT_OK;
+	/* SYNs, RSTs and segments without ACK are the kernel's as usual:
+	 * XDP answers SYNs itself, so a SYN here has a reason to be here. */
+	if (s.tcp->syn || s.tcp->rst || !s.tcp->ack)
+		return TC_ACT_OK;
+
+	tlen = fill_tuple(&s, &tuple);
+	skc = bpf_skc_lookup_tcp(skb, &tuple, tlen, BPF_F_CURRENT_NETNS, 0);
+	if (!skc)
+		return TC_ACT_OK; /* nobody listens: the kernel resets */
+	if (skc->state != BPF_TCP_LISTEN) {
+		/* Already the kernel's: established, closing, request sock. */
+		bpf_sk_release(skc);
+		return TC_ACT_OK;
+	}
+	tp = bpf_skc_to_tcp_sock(skc);
+	if (!tp) {
+		bpf_sk_release(skc);
+		return TC_ACT_OK;
+	}
+
+	parse_ts(skb, &s);
+	if (!cookie_ok(cfg, &s)) {
+		count(BLITZ_CNT_DROP_BAD_COOKIE);
+		verdict = TC_ACT_SHOT;
+	} else if (follows_handoff(&s)) {
+		verdict = TC_ACT_OK;
+	} else {
+		verdict = hand_off(skb, cfg, &s, (struct sock *)tp);
+	}
+	bpf_sk_release(skc);
+	return verdict;
+}
+
+char LICENSE[] SEC("license") = "GPL";

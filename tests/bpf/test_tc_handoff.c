@@ -1,0 +1,857 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * test_tc_handoff.c - BPF_PROG_TEST_RUN tests of the TC hand-off program
+ * (bpf/blitz_tc.bpf.c) with crafted frames, in a private network
+ * namespace with real listening and established sockets on loopback.
+ *
+ * Asserts the verdict and the counters for: frames that are not for the
+ * service, SYN/RST/no-ACK segments, truncated and fragmented frames, IP
+ * options, a segment of a connection the kernel already owns, no listener,
+ * bad cookies (IPv4/IPv6, with and without timestamps) and good ones.
+ * A good cookie reaches bpf_sk_assign_tcp_reqsk(); the kfunc itself only
+ * succeeds at a real TC ingress hook (test runs are not one), so here a
+ * good cookie must end in HANDOFF or HANDOFF_FAIL, never DROP_BAD_COOKIE;
+ * tests/e2e/test_handoff.sh checks the real hand-off.
+ * Must never touch the host's network namespace: everything happens in
+ * one made by unshare().
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <net/if.h>
+#include <netinet/in.h>
+#include <sched.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <sys/ioctl.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+
+#include "../bpf/blitz_shared.h"
+#include "blitz_cookie.h"
+#include "blitz_tc.skel.h"
+#include "tc_handoff.h"
+#include "testlib.h"
+
+#define PORT 8080
+#define TC_ACT_OK 0
+#define TC_ACT_SHOT 2
+
+#define F_FIN 0x01
+#define F_SYN 0x02
+#define F_RST 0x04
+#define F_PSH 0x08
+#define F_ACK 0x10
+
+static struct blitz_tc_bpf *skel;
+static int n_cpus;
+static struct blitz_config cfg;
+static const char *setup_skip;
+
+/* What a crafted segment carries. */
+struct seg_spec {
+	bool v6;
+	const char *saddr, *daddr;
+	uint16_t sport, dport;
+	uint32_t seq, ack;
+	uint8_t flags;
+	bool ts;
+	uint32_t tsval, tsecr;
+	bool ts_late;	  /* put the TS option after other options */
+	int ip_opt_words; /* IPv4 options (NOPs), 32-bit words */
+	bool fragment;
+	const char *payload;
+};
+
+static void put16(uint8_t *p, uint16_t v)
+{
+	p[0] = v >> 8;
+	p[1] = v & 0xff;
+}
+
+static void put32(uint8_t *p, uint32_t v)
+{
+	put16(p, v >> 16);
+	put16(p + 2, v & 0xffff);
+}
+
+/* Build Ethernet + IP + TCP (+ options, payload). Checksums are left 0:
+ * the program never looks at them (DESIGN.md: partial checksums on veth). */
+static size_t build(uint8_t *f, const struct seg_spec *s)
+{
+	size_t plen = s->payload ? strlen(s->payload) : 0, l3, l4, optlen = 0;
+	uint8_t opts[40];
+	uint8_t *ip = f + 14, *tcp;
+
+	memset(f, 0, 14);
+	f[6] = 0x02; /* a local source MAC */
+	put16(f + 12, s->v6 ? 0x86dd : 0x0800);
+
+	if (s->ts_late) {
+		/* a 2-byte unknown option, a SACK-permitted, then TS */
+		opts[optlen++] = 30;
+		opts[optlen++] = 2;
+		opts[optlen++] = 4;
+		opts[optlen++] = 2;
+	}
+	if (s->ts) {
+		if (!s->ts_late) {
+			opts[optlen++] = 1;
+			opts[optlen++] = 1;
+		}
+		opts[optlen++] = 8;
+		opts[optlen++] = 10;
+		put32(opts + optlen, s->tsval);
+		put32(opts + optlen + 4, s->tsecr);
+		optlen += 8;
+	}
+	while (optlen % 4)
+		opts[optlen++] = 0; /* EOL padding */
+
+	if (s->v6) {
+		l3 = 40;
+		memset(ip, 0, l3);
+		ip[0] = 0x60;
+		put16(ip + 4, 20 + optlen + plen);
+		ip[6] = IPPROTO_TCP;
+		ip[7] = 64;
+		inet_pton(AF_INET6, s->saddr, ip + 8);
+		inet_pton(AF_INET6, s->daddr, ip + 24);
+	} else {
+		l3 = 20 + 4 * s->ip_opt_words;
+		memset(ip, 0, l3);
+		ip[0] = 0x40 | (l3 / 4);
+		put16(ip + 2, l3 + 20 + optlen + plen);
+		if (s->fragment)
+			put16(ip + 6, 0x2000); /* MF */
+		ip[8] = 64;
+		ip[9] = IPPROTO_TCP;
+		inet_pton(AF_INET, s->saddr, ip + 12);
+		inet_pton(AF_INET, s->daddr, ip + 16);
+		memset(ip + 20, 1, l3 - 20); /* NOP options */
+	}
+	tcp = ip + l3;
+	l4 = 20 + optlen;
+	memset(tcp, 0, 20);
+	put16(tcp, s->sport);
+	put16(tcp + 2, s->dport);
+	put32(tcp + 4, s->seq);
+	put32(tcp + 8, s->ack);
+	tcp[12] = (l4 / 4) << 4;
+	tcp[13] = s->flags;
+	put16(tcp + 14, 64240);
+	memcpy(tcp + 20, opts, optlen);
+	if (plen)
+		memcpy(tcp + l4, s->payload, plen);
+	return 14 + l3 + l4 + plen;
+}
+
+static uint64_t counter(int id)
+{
+	uint64_t vals[512], sum = 0;
+	uint32_t key = id;
+	int i;
+
+	if (n_cpus > 512 ||
+	    bpf_map_lookup_elem(bpf_map__fd(skel->maps.counters), &key, vals))
+		return UINT64_MAX;
+	for (i = 0; i < n_cpus; i++)
+		sum += vals[i];
+	return sum;
+}
+
+static void set_config(const struct blitz_config *c)
+{
+	uint32_t key = 0;
+
+	T_CHECK(!bpf_map_update_elem(bpf_map__fd(skel->maps.config), &key, c,
+				     BPF_ANY));
+}
+
+/* Run the program on the frame; returns its verdict (-1 on error). */
+static int run_frame(const uint8_t *f, size_t len)
+{
+	struct bpf_test_run_opts o = {
+		.sz = sizeof(o),
+		.data_in = f,
+		.data_size_in = len,
+		.repeat = 1,
+	};
+	int err;
+
+	err = bpf_prog_test_run_opts(bpf_program__fd(skel->progs.blitz_handoff),
+				     &o);
+	if (err) {
+		printf("  test run failed: %s\n", strerror(errno));
+		return -1;
+	}
+	return (int)o.retval;
+}
+
+static int run_spec(const struct seg_spec *s)
+{
+	uint8_t f[256];
+
+	return run_frame(f, build(f, s));
+}
+
+/* Snapshot of the counters the program may move. */
+struct snap {
+	uint64_t handoff, fail, bad;
+};
+
+static struct snap snap(void)
+{
+	struct snap s = {counter(BLITZ_CNT_HANDOFF),
+			 counter(BLITZ_CNT_HANDOFF_FAIL),
+			 counter(BLITZ_CNT_DROP_BAD_COOKIE)};
+	return s;
+}
+
+static bool snap_eq(struct snap a, struct snap b)
+{
+	return a.handoff == b.handoff && a.fail == b.fail && a.bad == b.bad;
+}
+
+/* The cookie the XDP program gave this segment's 4-tuple. */
+static uint64_t cookie_of(const struct seg_spec *s)
+{
+	uint32_t sa[4], da[4];
+
+	if (!s->v6) {
+		inet_pton(AF_INET, s->saddr, sa);
+		inet_pton(AF_INET, s->daddr, da);
+		return blitz_cookie_v4(cfg.secret[0], cfg.secret[1], sa[0],
+				       da[0], htons(s->sport), htons(s->dport));
+	}
+	inet_pton(AF_INET6, s->saddr, sa);
+	inet_pton(AF_INET6, s->daddr, da);
+	return blitz_cookie_v6(cfg.secret[0], cfg.secret[1], sa, da,
+			       htons(s->sport), htons(s->dport));
+}
+
+/* A data segment from a client to the service, with a wrong cookie: its
+ * ack is far outside the window, its TSecr (when it has one) not the MAC. */
+static struct seg_spec data_seg(bool v6)
+{
+	struct seg_spec s = {
+		.v6 = v6,
+		.saddr = v6 ? "::1" : "127.0.0.1",
+		.daddr = v6 ? "::1" : "127.0.0.1",
+		.sport = 40000,
+		.dport = PORT,
+		.seq = 1000,
+		.ack = 0x12345678,
+		.flags = F_ACK | F_PSH,
+		.payload = "POST / HTTP/1.1\r\nContent-Length: 1\r\n\r\nx",
+	};
+	uint64_t c = cookie_of(&s);
+
+	s.ack = blitz_cookie_isn(c) + 1 + 0x80000000u;
+	s.tsecr = blitz_cookie_tsval(c) ^ 1;
+	return s;
+}
+
+static int listen_on(bool v6, uint16_t port)
+{
+	struct sockaddr_in6 a6 = {.sin6_family = AF_INET6,
+				  .sin6_port = htons(port),
+				  .sin6_addr = IN6ADDR_LOOPBACK_INIT};
+	struct sockaddr_in a4 = {.sin_family = AF_INET,
+				 .sin_port = htons(port),
+				 .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+	int fd = socket(v6 ? AF_INET6 : AF_INET, SOCK_STREAM, 0), one = 1;
+
+	if (fd < 0)
+		return -1;
+	setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+	if (v6)
+		setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &one, sizeof(one));
+	if ((v6 ? bind(fd, (struct sockaddr *)&a6, sizeof(a6))
+		: bind(fd, (struct sockaddr *)&a4, sizeof(a4))) ||
+	    listen(fd, 16)) {
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+/* ---- tests ---- */
+
+static void t_kfunc_supported(void)
+{
+	if (!tc_handoff_supported())
+		T_SKIP("kernel has no bpf_sk_assign_tcp_reqsk (Linux >= 6.9)");
+}
+
+static void t_not_for_service(void)
+{
+	struct seg_spec s = data_seg(false);
+	struct blitz_config c = cfg;
+	struct snap before;
+	uint8_t arp[60] = {0};
+
+	if (setup_skip)
+		return (void)T_SKIP(setup_skip);
+	before = snap();
+	put16(arp + 12, 0x0806);
+	T_EQ_INT(run_frame(arp, sizeof(arp)), TC_ACT_OK);
+	s.dport = PORT + 1; /* another port */
+	T_EQ_INT(run_spec(&s), TC_ACT_OK);
+	s = data_seg(true);
+	s.dport = 22;
+	T_EQ_INT(run_spec(&s), TC_ACT_OK);
+	/* the service port, but an address the service is not on */
+	c.n_addr4 = 1;
+	inet_pton(AF_INET, "127.0.0.2", &c.addr4_be[0]);
+	set_config(&c);
+	s = data_seg(false);
+	T_EQ_INT(run_spec(&s), TC_ACT_OK);
+	s = data_seg(true); /* only IPv4 addresses configured */
+	T_EQ_INT(run_spec(&s), TC_ACT_OK);
+	/* the afxdp engine: its connections are not the kernel's business */
+	c = cfg;
+	c.mode = BLITZ_MODE_AFXDP;
+	set_config(&c);
+	s = data_seg(false);
+	T_EQ_INT(run_spec(&s), TC_ACT_OK);
+	set_config(&cfg);
+	T_CHECK(snap_eq(before, snap()));
+}
+
+static void t_syn_rst_noack_passed(void)
+{
+	struct seg_spec s = data_seg(false);
+	struct snap before;
+
+	if (setup_skip)
+		return (void)T_SKIP(setup_skip);
+	before = snap();
+	s.flags = F_SYN;
+	s.payload = NULL;
+	T_EQ_INT(run_spec(&s), TC_ACT_OK);
+	s.flags = F_RST | F_ACK;
+	T_EQ_INT(run_spec(&s), TC_ACT_OK);
+	s.flags = F_PSH;
+	s.payload = "GET / HTTP/1.1\r\n\r\n";
+	T_EQ_INT(run_spec(&s), TC_ACT_OK);
+	s = data_seg(true);
+	s.flags = F_SYN;
+	T_EQ_INT(run_spec(&s), TC_ACT_OK);
+	T_CHECK(snap_eq(before, snap()));
+}
+
+static void t_truncated_passed(void)
+{
+	struct seg_spec s = data_seg(false);
+	struct snap before;
+	uint8_t f[256];
+
+	if (setup_skip)
+		return (void)T_SKIP(setup_skip);
+	/* (Frames shorter than their IP header are refused by the test run
+	 * itself, so truncation starts at the TCP header.) */
+	before = snap();
+	build(f, &s);
+	T_EQ_INT(run_frame(f, 14 + 20 + 19), TC_ACT_OK);
+	s = data_seg(true);
+	build(f, &s);
+	T_EQ_INT(run_frame(f, 14 + 40 + 10), TC_ACT_OK);
+	T_CHECK(snap_eq(before, snap()));
+	/* A TCP header longer (doff) than the IP packet: malformed, the
+	 * kernel drops it. */
+	s = data_seg(false);
+	s.payload = "GET";
+	build(f, &s);
+	f[14 + 20 + 12] = 0xf0;
+	T_EQ_INT(run_frame(f, 14 + 20 + 20 + 3), TC_ACT_OK);
+	T_CHECK(snap_eq(before, snap()));
+	/* Options (doff = 15) the IP length covers but the frame does not
+	 * hold: no timestamp can be read, so the ack decides, and this one
+	 * is not ours. */
+	s = data_seg(false);
+	s.payload =
+		"GET /a/target/long/enough/to/cover/forty/bytes HTTP/1.1\r\n";
+	build(f, &s);
+	f[14 + 20 + 12] = 0xf0;
+	T_EQ_INT(run_frame(f, 14 + 20 + 24), TC_ACT_SHOT);
+	T_EQ_INT(counter(BLITZ_CNT_DROP_BAD_COOKIE), before.bad + 1);
+	T_EQ_INT(counter(BLITZ_CNT_HANDOFF), before.handoff);
+}
+
+static void t_fragment_passed(void)
+{
+	struct seg_spec s = data_seg(false);
+	struct snap before;
+
+	if (setup_skip)
+		return (void)T_SKIP(setup_skip);
+	before = snap();
+	s.fragment = true;
+	T_EQ_INT(run_spec(&s), TC_ACT_OK);
+	T_CHECK(snap_eq(before, snap()));
+}
+
+static void t_no_listener_passed(void)
+{
+	struct blitz_config c = cfg;
+	struct seg_spec s = data_seg(false);
+	struct snap before;
+
+	if (setup_skip)
+		return (void)T_SKIP(setup_skip);
+	/* Serve a port nobody listens on: the kernel must see the segment
+	 * (and reset it), not us drop it. */
+	c.port_be = htons(PORT + 7);
+	set_config(&c);
+	before = snap();
+	s.dport = PORT + 7;
+	T_EQ_INT(run_spec(&s), TC_ACT_OK);
+	s = data_seg(true);
+	s.dport = PORT + 7;
+	T_EQ_INT(run_spec(&s), TC_ACT_OK);
+	T_CHECK(snap_eq(before, snap()));
+	set_config(&cfg);
+}
+
+static void bad_cookie_case(bool v6, bool ts, bool ts_late, int ip_opts)
+{
+	struct seg_spec s = data_seg(v6);
+	struct snap before = snap();
+
+	s.ts = ts;
+	s.ts_late = ts_late;
+	s.tsval = 777;
+	s.ip_opt_words = ip_opts;
+	if (ts) /* a good ack does not help when the TSecr is wrong */
+		s.ack = blitz_cookie_isn(cookie_of(&s)) + 1;
+	T_EQ_INT(run_spec(&s), TC_ACT_SHOT);
+	T_EQ_INT(counter(BLITZ_CNT_DROP_BAD_COOKIE), before.bad + 1);
+	T_EQ_INT(counter(BLITZ_CNT_HANDOFF), before.handoff);
+	T_EQ_INT(counter(BLITZ_CNT_HANDOFF_FAIL), before.fail);
+}
+
+static void t_bad_cookie_dropped_v4(void)
+{
+	if (setup_skip)
+		return (void)T_SKIP(setup_skip);
+	bad_cookie_case(false, false, false, 0);
+	bad_cookie_case(false, true, false, 0);
+	bad_cookie_case(false, true, true, 0);
+	/* IP options: the TCP header is found after them */
+	bad_cookie_case(false, false, false, 2);
+}
+
+static void t_bad_cookie_dropped_v6(void)
+{
+	if (setup_skip)
+		return (void)T_SKIP(setup_skip);
+	bad_cookie_case(true, false, false, 0);
+	bad_cookie_case(true, true, false, 0);
+}
+
+/* A segment of a connection the kernel accepted passes, whatever its
+ * numbers: the kernel owns that 4-tuple. */
+static void established_case(bool v6)
+{
+	struct sockaddr_storage ss;
+	socklen_t sl = sizeof(ss);
+	struct seg_spec s = data_seg(v6);
+	struct snap before;
+	int lfd, cfd, afd;
+
+	lfd = listen_on(v6, PORT + 1);
+	T_CHECK(lfd >= 0);
+	if (lfd < 0)
+		return;
+	cfd = socket(v6 ? AF_INET6 : AF_INET, SOCK_STREAM, 0);
+	getsockname(lfd, (struct sockaddr *)&ss, &sl);
+	T_CHECK(!connect(cfd, (struct sockaddr *)&ss, sl));
+	afd = accept(lfd, NULL, NULL);
+	T_CHECK(afd >= 0);
+	sl = sizeof(ss);
+	getsockname(cfd, (struct sockaddr *)&ss, &sl);
+
+	struct blitz_config c = cfg;
+
+	c.port_be = htons(PORT + 1);
+	set_config(&c);
+	before = snap();
+	s.dport = PORT + 1;
+	s.sport = ntohs(v6 ? ((struct sockaddr_in6 *)&ss)->sin6_port
+			   : ((struct sockaddr_in *)&ss)->sin_port);
+	T_EQ_INT(run_spec(&s), TC_ACT_OK);
+	T_CHECK(snap_eq(before, snap()));
+	/* and another source port of the same peer is not that connection */
+	s.sport++;
+	s.ack = blitz_cookie_isn(cookie_of(&s)) + 1 + 0x80000000u;
+	T_EQ_INT(run_spec(&s), TC_ACT_SHOT);
+	set_config(&cfg);
+	close(afd);
+	close(cfd);
+	close(lfd);
+}
+
+static void t_kernel_owned_passed(void)
+{
+	if (setup_skip)
+		return (void)T_SKIP(setup_skip);
+	established_case(false);
+	established_case(true);
+}
+
+/*
+ * A segment with a good cookie reaches the kfunc: HANDOFF and TC_ACT_OK
+ * when the kernel made the request sock, HANDOFF_FAIL and TC_ACT_SHOT when
+ * it refused (a test run is not a TC ingress hook, which the kfunc
+ * demands); never DROP_BAD_COOKIE.
+ */
+static int n_assigned, n_refused;
+
+static void good_cookie_case(struct seg_spec *s)
+{
+	struct snap before = snap(), after;
+	int v = run_spec(s);
+
+	after = snap();
+	if (v == TC_ACT_OK)
+		n_assigned++;
+	else
+		n_refused++;
+	T_EQ_INT(after.bad, before.bad);
+	if (v == TC_ACT_OK) {
+		T_EQ_INT(after.handoff, before.handoff + 1);
+		T_EQ_INT(after.fail, before.fail);
+	} else {
+		T_EQ_INT(v, TC_ACT_SHOT);
+		T_EQ_INT(after.fail, before.fail + 1);
+		T_EQ_INT(after.handoff, before.handoff);
+	}
+}
+
+static void good_cookies(bool v6)
+{
+	struct seg_spec s = data_seg(v6);
+	uint64_t c = cookie_of(&s);
+
+	/* no timestamps: the ack right after our SYN-ACK ... */
+	s.ack = blitz_cookie_isn(c) + 1;
+	good_cookie_case(&s);
+	/* ... and after XDP already sent 500 bytes on the connection */
+	s.ack = blitz_cookie_isn(c) + 1 + 500;
+	good_cookie_case(&s);
+	/* timestamps: TSecr is the MAC, whatever the ack */
+	s.ts = true;
+	s.tsval = 12345;
+	s.tsecr = blitz_cookie_tsval(c);
+	s.ack = 42;
+	good_cookie_case(&s);
+	s.ts_late = true;
+	good_cookie_case(&s);
+}
+
+static void t_good_cookie_handed_off_v4(void)
+{
+	if (setup_skip)
+		return (void)T_SKIP(setup_skip);
+	good_cookies(false);
+}
+
+static void t_good_cookie_handed_off_v6(void)
+{
+	if (setup_skip)
+		return (void)T_SKIP(setup_skip);
+	good_cookies(true);
+}
+
+/* The ack window's edges, without timestamps. */
+static void t_ack_window_edges(void)
+{
+	struct seg_spec s = data_seg(false);
+	uint64_t c = cookie_of(&s);
+	struct snap before;
+
+	if (setup_skip)
+		return (void)T_SKIP(setup_skip);
+	before = snap();
+	s.ack = blitz_cookie_isn(c); /* acks our SYN-ACK minus one */
+	T_EQ_INT(run_spec(&s), TC_ACT_SHOT);
+	s.ack = blitz_cookie_isn(c) + 1 + BLITZ_ACK_WINDOW;
+	T_EQ_INT(run_spec(&s), TC_ACT_SHOT);
+	T_EQ_INT(counter(BLITZ_CNT_DROP_BAD_COOKIE), before.bad + 2);
+	s.ack = blitz_cookie_isn(c) + BLITZ_ACK_WINDOW; /* last good one */
+	good_cookie_case(&s);
+}
+
+/*
+ * The segment right after one just handed over (same batch, the
+ * connection not made yet) passes untouched: TCP will find the connection
+ * the first one makes. Only with the expected seq, only shortly after,
+ * and never without a good cookie.
+ */
+static void t_follow_up_segment_passed(void)
+{
+	struct seg_spec s = data_seg(false);
+	struct {
+		uint32_t saddr[4], daddr[4];
+		uint16_t sport, dport;
+	} k = {0};
+	struct {
+		uint64_t at_ns;
+		uint32_t next_seq, pad;
+	} v = {0};
+	struct timespec now;
+	struct snap before;
+	int fd;
+
+	if (setup_skip)
+		return (void)T_SKIP(setup_skip);
+	fd = bpf_map__fd(skel->maps.recent);
+	inet_pton(AF_INET, s.saddr, k.saddr);
+	inet_pton(AF_INET, s.daddr, k.daddr);
+	k.sport = htons(s.sport);
+	k.dport = htons(s.dport);
+	clock_gettime(CLOCK_MONOTONIC, &now); /* bpf_ktime_get_ns() */
+	v.at_ns = now.tv_sec * 1000000000ULL + now.tv_nsec;
+	v.next_seq = s.seq;
+	T_CHECK(!bpf_map_update_elem(fd, &k, &v, BPF_ANY));
+
+	before = snap();
+	/* a wrong cookie is dropped even so */
+	T_EQ_INT(run_spec(&s), TC_ACT_SHOT);
+	T_EQ_INT(counter(BLITZ_CNT_DROP_BAD_COOKIE), before.bad + 1);
+	/* the expected segment passes without a request sock of its own */
+	s.ack = blitz_cookie_isn(cookie_of(&s)) + 1;
+	before = snap();
+	T_EQ_INT(run_spec(&s), TC_ACT_OK);
+	T_CHECK(snap_eq(before, snap()));
+	/* and the next expected seq moved past its payload */
+	T_CHECK(!bpf_map_lookup_elem(fd, &k, &v));
+	T_EQ_INT(v.next_seq, s.seq + strlen(s.payload));
+	/* the same segment again (a retransmission): a hand-off of its own */
+	good_cookie_case(&s);
+	/* the expected seq, but long after: a hand-off of its own */
+	v.next_seq = s.seq;
+	v.at_ns -= 5000000000ULL;
+	T_CHECK(!bpf_map_update_elem(fd, &k, &v, BPF_ANY));
+	good_cookie_case(&s);
+	T_CHECK(!bpf_map_delete_elem(fd, &k));
+}
+
+/* ---- setup ---- */
+
+static int lo_up(void)
+{
+	struct ifreq ifr = {0};
+	int fd = socket(AF_INET, SOCK_DGRAM, 0), err;
+
+	if (fd < 0)
+		return -errno;
+	strcpy(ifr.ifr_name, "lo");
+	err = ioctl(fd, SIOCGIFFLAGS, &ifr);
+	if (!err) {
+		ifr.ifr_flags |= IFF_UP;
+		err = ioctl(fd, SIOCSIFFLAGS, &ifr);
+	}
+	close(fd);
+	return err ? -errno : 0;
+}
+
+static int l4 = -1, l6 = -1;
+
+static void setup(void)
+{
+	if (geteuid()) {
+		setup_skip = "needs root (BPF, network namespace)";
+		return;
+	}
+	if (unshare(CLONE_NEWNET) || lo_up()) {
+		setup_skip = "cannot make a private network namespace";
+		return;
+	}
+	if (!tc_handoff_supported()) {
+		setup_skip = "kernel has no bpf_sk_assign_tcp_reqsk (Linux >= "
+			     "6.9)";
+		return;
+	}
+	n_cpus = libbpf_num_possible_cpus();
+	skel = blitz_tc_bpf__open_and_load();
+	if (!skel) {
+		setup_skip = "the TC program does not load here";
+		return;
+	}
+	memset(&cfg, 0, sizeof(cfg));
+	cfg.port_be = htons(PORT);
+	cfg.mss = 1460;
+	cfg.secret[0] = 0x0123456789abcdefULL;
+	cfg.secret[1] = 0xfedcba9876543210ULL;
+	set_config(&cfg);
+	l4 = listen_on(false, PORT);
+	l6 = listen_on(true, PORT);
+	if (l4 < 0 || l6 < 0)
+		setup_skip = "cannot listen on loopback in the namespace";
+}
+
+/*
+ * Helper mode for tests/e2e/test_handoff.sh (not run by the runner):
+ *   attach IFNAME    attach the hand-off (pinned) with the maps pinned
+ *                    under BLITZ_PIN_ROOT/IFNAME (`blitz load`'s, or
+ *                    those `maps` made)
+ *   remove IFNAME    take it off; present IFNAME: exit 0 when attached
+ *   maps IFNAME PORT K0 K1   make and pin a config map (PORT, secret K0 K1,
+ *                    every address) and a counters map, for testing the
+ *                    hand-off without the XDP program
+ *   counters IFNAME  print "handoff handoff_fail drop_bad_cookie"
+ *   cookie K0 K1 SADDR DADDR SPORT DPORT  print "isn tsval" of a 4-tuple
+ *   supported -      exit 0 when the kernel has the hand-off kfunc
+ */
+static int pinned_fd(const char *ifname, const char *name)
+{
+	char path[256];
+
+	snprintf(path, sizeof(path), "%s/%s/%s", BLITZ_PIN_ROOT, ifname, name);
+	return bpf_obj_get(path);
+}
+
+static int tool_maps(const char *ifname, int argc, char **argv)
+{
+	struct blitz_config c = {0};
+	char path[256];
+	uint32_t key = 0;
+	int cfd, kfd;
+
+	if (argc != 6)
+		return 2;
+	c.port_be = htons(atoi(argv[3]));
+	c.mss = 1460;
+	c.secret[0] = strtoull(argv[4], NULL, 0);
+	c.secret[1] = strtoull(argv[5], NULL, 0);
+	cfd = bpf_map_create(BPF_MAP_TYPE_ARRAY, "config", 4, sizeof(c), 1,
+			     NULL);
+	kfd = bpf_map_create(BPF_MAP_TYPE_PERCPU_ARRAY, "counters", 4, 8,
+			     BLITZ_CNT_MAX, NULL);
+	if (cfd < 0 || kfd < 0 || bpf_map_update_elem(cfd, &key, &c, 0))
+		return 1;
+	mkdir(BLITZ_PIN_ROOT, 0700);
+	snprintf(path, sizeof(path), "%s/%s", BLITZ_PIN_ROOT, ifname);
+	mkdir(path, 0700);
+	snprintf(path, sizeof(path), "%s/%s/config", BLITZ_PIN_ROOT, ifname);
+	if (bpf_obj_pin(cfd, path))
+		return 1;
+	snprintf(path, sizeof(path), "%s/%s/counters", BLITZ_PIN_ROOT, ifname);
+	return bpf_obj_pin(kfd, path) ? 1 : 0;
+}
+
+static int tool_cookie(int argc, char **argv)
+{
+	uint64_t k0, k1, c;
+	uint32_t sa[4], da[4];
+	uint16_t sp, dp;
+
+	if (argc != 8)
+		return 2;
+	k0 = strtoull(argv[2], NULL, 0);
+	k1 = strtoull(argv[3], NULL, 0);
+	sp = htons(atoi(argv[6]));
+	dp = htons(atoi(argv[7]));
+	if (inet_pton(AF_INET, argv[4], sa) == 1 &&
+	    inet_pton(AF_INET, argv[5], da) == 1)
+		c = blitz_cookie_v4(k0, k1, sa[0], da[0], sp, dp);
+	else if (inet_pton(AF_INET6, argv[4], sa) == 1 &&
+		 inet_pton(AF_INET6, argv[5], da) == 1)
+		c = blitz_cookie_v6(k0, k1, sa, da, sp, dp);
+	else
+		return 2;
+	printf("%u %u\n", blitz_cookie_isn(c), blitz_cookie_tsval(c));
+	return 0;
+}
+
+static int tool(int argc, char **argv)
+{
+	const char *verb = argv[1], *ifname = argv[2];
+	struct tc_handoff *h;
+	int ifindex, cfd, kfd, err;
+
+	if (!strcmp(verb, "cookie"))
+		return tool_cookie(argc, argv);
+	if (!strcmp(verb, "supported")) /* "supported -" */
+		return tc_handoff_supported() ? 0 : 1;
+	if (!strcmp(verb, "maps"))
+		return tool_maps(ifname, argc, argv);
+	ifindex = if_nametoindex(ifname);
+	if (!ifindex) {
+		fprintf(stderr, "no interface %s\n", ifname);
+		return 2;
+	}
+	if (!strcmp(verb, "present"))
+		return tc_handoff_present(ifindex) ? 0 : 1;
+	if (!strcmp(verb, "remove"))
+		return tc_handoff_remove(ifindex) ? 1 : 0;
+	if (!strcmp(verb, "counters")) {
+		skel = NULL;
+		kfd = pinned_fd(ifname, "counters");
+		n_cpus = libbpf_num_possible_cpus();
+		if (kfd < 0 || n_cpus > 512)
+			return 1;
+		int ids[] = {BLITZ_CNT_HANDOFF, BLITZ_CNT_HANDOFF_FAIL,
+			     BLITZ_CNT_DROP_BAD_COOKIE};
+		for (int i = 0; i < 3; i++) {
+			uint64_t vals[512], sum = 0;
+			uint32_t key = ids[i];
+
+			if (bpf_map_lookup_elem(kfd, &key, vals))
+				return 1;
+			for (int j = 0; j < n_cpus; j++)
+				sum += vals[j];
+			printf("%s%llu", i ? " " : "", (unsigned long long)sum);
+		}
+		printf("\n");
+		return 0;
+	}
+	if (strcmp(verb, "attach"))
+		return 2;
+	cfd = pinned_fd(ifname, "config");
+	kfd = pinned_fd(ifname, "counters");
+	if (cfd < 0 || kfd < 0) {
+		fprintf(stderr, "no pinned maps for %s: `blitz load` first\n",
+			ifname);
+		return 1;
+	}
+	err = tc_handoff_attach(ifname, ifindex, cfd, kfd, true, &h);
+	if (err)
+		return 1;
+	tc_handoff_release(h);
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	if (argc >= 3)
+		return tool(argc, argv);
+	setvbuf(stdout, NULL, _IONBF, 0);
+	setup();
+	T_RUN(t_kfunc_supported);
+	T_RUN(t_not_for_service);
+	T_RUN(t_syn_rst_noack_passed);
+	T_RUN(t_truncated_passed);
+	T_RUN(t_fragment_passed);
+	T_RUN(t_no_listener_passed);
+	T_RUN(t_bad_cookie_dropped_v4);
+	T_RUN(t_bad_cookie_dropped_v6);
+	T_RUN(t_kernel_owned_passed);
+	T_RUN(t_good_cookie_handed_off_v4);
+	T_RUN(t_good_cookie_handed_off_v6);
+	T_RUN(t_ack_window_edges);
+	T_RUN(t_follow_up_segment_passed);
+	printf("  good cookies: %d request socks made, %d refused by the "
+	       "kfunc (not a real ingress hook)\n",
+	       n_assigned, n_refused);
+	if (skel)
+		blitz_tc_bpf__destroy(skel);
+	T_EXIT();
+}

@@ -1,0 +1,307 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * tc_handoff.c - see tc_handoff.h: load bpf/blitz_tc.bpf.c with the XDP
+ * program's maps and attach it to TCX ingress through a bpf_link.
+ *
+ * Owns: the TC skeleton, its link and the link's pin. Must never detach
+ * anything that is not a blitz hand-off program (the programs on the
+ * interface's TCX ingress, queried in this network namespace, matched by
+ * name) and never create the shared maps.
+ */
+#include <errno.h>
+#include <limits.h>
+#include <net/if.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <bpf/bpf.h>
+#include <bpf/btf.h>
+#include <bpf/libbpf.h>
+
+#include "../bpf/blitz_shared.h"
+#include "blitz_tc.skel.h"
+#include "log.h"
+#include "tc_handoff.h"
+
+/*
+ * Debian 12's linux/bpf.h predates TCX (Linux 6.6); these are the UAPI
+ * values, which never change once released.
+ */
+#define TCX_ATTACH_INGRESS 46 /* enum bpf_attach_type BPF_TCX_INGRESS */
+#define TCX_LINK_TYPE 11      /* enum bpf_link_type BPF_LINK_TYPE_TCX */
+#define TC_HANDOFF_KFUNC "bpf_sk_assign_tcp_reqsk"
+
+struct tc_handoff {
+	struct blitz_tc_bpf *skel;
+	int link_fd;
+	bool persist;
+	char pin[PATH_MAX]; /* set when persist */
+};
+
+bool tc_handoff_supported(void)
+{
+	static int cached = -1;
+	struct btf *btf;
+
+	if (cached >= 0)
+		return cached;
+	btf = btf__load_vmlinux_btf();
+	if (!btf) {
+		pr_debug("tc hand-off: no kernel BTF: %s\n", strerror(errno));
+		cached = 0;
+		return false;
+	}
+	cached = btf__find_by_name_kind(btf, TC_HANDOFF_KFUNC, BTF_KIND_FUNC) >
+		 0;
+	btf__free(btf);
+	return cached;
+}
+
+static void pin_path(char *buf, size_t len, const char *ifname)
+{
+	snprintf(buf, len, "%s/%s/%s", BLITZ_PIN_ROOT, ifname,
+		 TC_HANDOFF_PIN_NAME);
+}
+
+/* Is prog_id a blitz hand-off program? */
+static bool prog_is_handoff(__u32 prog_id)
+{
+	struct bpf_prog_info info;
+	__u32 len = sizeof(info);
+	bool ours;
+	int fd;
+
+	fd = bpf_prog_get_fd_by_id(prog_id);
+	if (fd < 0)
+		return false;
+	memset(&info, 0, sizeof(info));
+	ours = !bpf_obj_get_info_by_fd(fd, &info, &len) &&
+	       !strcmp(info.name, TC_HANDOFF_PROG_NAME);
+	close(fd);
+	return ours;
+}
+
+/* The TCX link that attaches prog_id (program ids are global, and each
+ * attach loads its own program, so there is at most one). */
+static int tcx_link_of_prog(__u32 prog_id)
+{
+	__u32 id = 0;
+
+	while (!bpf_link_get_next_id(id, &id)) {
+		struct bpf_link_info info;
+		__u32 len = sizeof(info);
+		int fd = bpf_link_get_fd_by_id(id);
+
+		if (fd < 0)
+			continue; /* gone meanwhile */
+		memset(&info, 0, sizeof(info));
+		if (!bpf_obj_get_info_by_fd(fd, &info, &len) &&
+		    info.type == TCX_LINK_TYPE && info.prog_id == prog_id)
+			return fd;
+		close(fd);
+	}
+	return -ENOENT;
+}
+
+/*
+ * The blitz hand-off programs on ifindex's TCX ingress. The query is made
+ * in this process's network namespace, where ifindex means this interface
+ * (link info carries a bare ifindex, which other namespaces reuse). For
+ * each: *prog_id is set; when detach is true its link is detached.
+ * Returns how many were found, or -errno.
+ */
+static int for_each_handoff_link(int ifindex, bool detach, __u32 *prog_id)
+{
+	__u32 ids[64], cnt = 64, flags = 0, i;
+	int found = 0, fd;
+
+	if (bpf_prog_query(ifindex, TCX_ATTACH_INGRESS, 0, &flags, ids, &cnt))
+		return errno == EINVAL || errno == ENOENT ? 0 : -errno;
+	for (i = 0; i < cnt && i < 64; i++) {
+		if (!prog_is_handoff(ids[i]))
+			continue;
+		found++;
+		if (prog_id)
+			*prog_id = ids[i];
+		if (!detach)
+			continue;
+		fd = tcx_link_of_prog(ids[i]);
+		if (fd < 0)
+			continue; /* attached without a link: not ours */
+		if (bpf_link_detach(fd)) {
+			int err = -errno;
+
+			pr_warn("could not detach the tc hand-off (prog id "
+				"%u): "
+				"%s\n",
+				ids[i], strerror(errno));
+			close(fd);
+			return err;
+		}
+		close(fd);
+	}
+	return found;
+}
+
+bool tc_handoff_present(int ifindex)
+{
+	return for_each_handoff_link(ifindex, false, NULL) > 0;
+}
+
+unsigned int tc_handoff_prog_id(int ifindex)
+{
+	__u32 prog_id = 0;
+
+	if (for_each_handoff_link(ifindex, false, &prog_id) <= 0)
+		return 0;
+	return prog_id;
+}
+
+int tc_handoff_remove(int ifindex)
+{
+	char ifname[IF_NAMESIZE], pin[PATH_MAX];
+	int n;
+
+	n = for_each_handoff_link(ifindex, true, NULL);
+	if (n < 0)
+		return n;
+	if (n > 0)
+		pr_debug("tc hand-off: detached %d link(s)\n", n);
+	/* A detached link can still be pinned; the pin goes too. */
+	if (if_indextoname(ifindex, ifname)) {
+		pin_path(pin, sizeof(pin), ifname);
+		if (unlink(pin) && errno != ENOENT) {
+			pr_warn("could not remove %s: %s\n", pin,
+				strerror(errno));
+			return -errno;
+		}
+	}
+	return 0;
+}
+
+int tc_handoff_attach(const char *ifname, int ifindex, int config_map_fd,
+		      int counters_map_fd, bool persist,
+		      struct tc_handoff **out)
+{
+	struct tc_handoff *h;
+	char dir[PATH_MAX];
+	int err;
+
+	*out = NULL;
+	if (!tc_handoff_supported()) {
+		pr_warn("this kernel has no %s() (Linux >= 6.9 with "
+			"CONFIG_SYN_COOKIES): requests the XDP program does "
+			"not answer cannot be handed to the kernel on the same "
+			"connection\n",
+			TC_HANDOFF_KFUNC);
+		return -EOPNOTSUPP;
+	}
+	if (tc_handoff_present(ifindex)) {
+		pr_warn("a blitz tc hand-off is already attached to %s: run "
+			"`blitz unload %s` first\n",
+			ifname, ifname);
+		return -EEXIST;
+	}
+	h = calloc(1, sizeof(*h));
+	if (!h)
+		return -ENOMEM;
+	h->link_fd = -1;
+	h->persist = persist;
+
+	h->skel = blitz_tc_bpf__open();
+	if (!h->skel) {
+		err = -errno;
+		pr_warn("could not open the tc hand-off program: %s\n",
+			strerror(-err));
+		goto fail;
+	}
+	/* Share the XDP program's config and counters, never copies. */
+	err = bpf_map__reuse_fd(h->skel->maps.config, config_map_fd);
+	if (!err)
+		err = bpf_map__reuse_fd(h->skel->maps.counters,
+					counters_map_fd);
+	if (err) {
+		pr_warn("could not share the XDP program's maps with the tc "
+			"hand-off: %s\n",
+			strerror(-err));
+		goto fail;
+	}
+	err = blitz_tc_bpf__load(h->skel);
+	if (err) {
+		pr_warn("the kernel refused the tc hand-off program: %s "
+			"(run with -v for the verifier's log)\n",
+			strerror(-err));
+		goto fail;
+	}
+	h->link_fd =
+		bpf_link_create(bpf_program__fd(h->skel->progs.blitz_handoff),
+				ifindex, TCX_ATTACH_INGRESS, NULL);
+	if (h->link_fd < 0) {
+		err = -errno;
+		pr_warn("could not attach the tc hand-off to %s's ingress: %s "
+			"(TCX needs Linux >= 6.6)\n",
+			ifname, strerror(-err));
+		goto fail;
+	}
+	if (persist) {
+		snprintf(dir, sizeof(dir), "%s/%s", BLITZ_PIN_ROOT, ifname);
+		/* The loader normally made it; a missing one is not fatal. */
+		mkdir(BLITZ_PIN_ROOT, 0700);
+		mkdir(dir, 0700);
+		pin_path(h->pin, sizeof(h->pin), ifname);
+		/* No hand-off is attached (checked above): a pin left here
+		 * is a dead link's. */
+		unlink(h->pin);
+		if (bpf_obj_pin(h->link_fd, h->pin)) {
+			err = -errno;
+			pr_warn("could not pin the tc hand-off link at %s: "
+				"%s\n",
+				h->pin, strerror(-err));
+			h->pin[0] = '\0';
+			goto fail;
+		}
+	}
+	pr_debug("tc hand-off attached to %s ingress (%s)\n", ifname,
+		 persist ? "pinned" : "owned by this process");
+	*out = h;
+	return 0;
+fail:
+	tc_handoff_detach(h);
+	return err;
+}
+
+int tc_handoff_detach(struct tc_handoff *h)
+{
+	int err = 0;
+
+	if (!h)
+		return 0;
+	if (h->link_fd >= 0) {
+		/* Detach explicitly: a pin or a forked child may still hold
+		 * a reference to the link. */
+		if (bpf_link_detach(h->link_fd) && errno != ENOLINK) {
+			err = -errno;
+			pr_warn("could not detach the tc hand-off: %s\n",
+				strerror(errno));
+		}
+		close(h->link_fd);
+	}
+	if (h->pin[0] && unlink(h->pin) && errno != ENOENT && !err)
+		err = -errno;
+	blitz_tc_bpf__destroy(h->skel);
+	free(h);
+	return err;
+}
+
+void tc_handoff_release(struct tc_handoff *h)
+{
+	if (!h)
+		return;
+	if (h->link_fd >= 0)
+		close(h->link_fd);
+	blitz_tc_bpf__destroy(h->skel);
+	free(h);
+}

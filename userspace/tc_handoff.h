@@ -1,0 +1,69 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * tc_handoff.h - attach and detach the TC ingress program that hands a
+ * connection the XDP program answered statelessly over to the kernel's
+ * listening socket (bpf/blitz_tc.bpf.c, DESIGN.md "Stateless TCP").
+ *
+ * Owns: the TC program's skeleton and its attachment. The program is put
+ * on the interface's TCX ingress hook through a bpf_link (kernel >= 6.6,
+ * and the kfunc it needs is >= 6.9 anyway):
+ *   persist = true  (blitz load): the link is pinned at
+ *     BLITZ_PIN_ROOT/<ifname>/tc_link, so the hand-off keeps working after
+ *     the process exits; removing the pin (or tc_handoff_remove) detaches.
+ *   persist = false (blitz serve): the link belongs to the process, so the
+ *     hand-off goes away with it even when the process is SIGKILLed.
+ * The program shares the XDP program's "config" and "counters" maps (the
+ * caller passes their fds; they are reused, never created here).
+ * Must never touch the XDP attachment or any tc filter it did not create.
+ * Every function returns 0 or -errno and prints one line for the user on
+ * failure.
+ */
+#ifndef BLITZ_TC_HANDOFF_H
+#define BLITZ_TC_HANDOFF_H
+
+#include <stdbool.h>
+
+/* The pin name of the link under BLITZ_PIN_ROOT/<ifname>/. */
+#define TC_HANDOFF_PIN_NAME "tc_link"
+/* The BPF program's name, how status and remove recognise it. */
+#define TC_HANDOFF_PROG_NAME "blitz_handoff"
+
+struct tc_handoff; /* opaque */
+
+/*
+ * True when this kernel has what the hand-off needs: the kfunc
+ * bpf_sk_assign_tcp_reqsk() (Linux >= 6.9, CONFIG_SYN_COOKIES) in its BTF.
+ * Cheap (reads /sys/kernel/btf/vmlinux once and caches the answer).
+ */
+bool tc_handoff_supported(void);
+
+/*
+ * Load the TC program with the XDP program's config and counters maps and
+ * attach it to ifindex's ingress. -EOPNOTSUPP (with a line saying why)
+ * when tc_handoff_supported() is false; -EEXIST when a blitz hand-off is
+ * already attached there.
+ */
+int tc_handoff_attach(const char *ifname, int ifindex, int config_map_fd,
+		      int counters_map_fd, bool persist,
+		      struct tc_handoff **out);
+
+/* Detach what attach attached (unpin when persistent), free h. NULL ok. */
+int tc_handoff_detach(struct tc_handoff *h);
+
+/* Free h without detaching: what `blitz load` does before it exits (the
+ * pinned link keeps the program attached). NULL ok. */
+void tc_handoff_release(struct tc_handoff *h);
+
+/*
+ * For `blitz unload` (and after a killed `serve`): detach every blitz
+ * hand-off link on ifindex, whoever made it, and remove the pin
+ * BLITZ_PIN_ROOT/<ifname>/tc_link. 0 also when there was nothing to remove.
+ */
+int tc_handoff_remove(int ifindex);
+
+/* For `blitz status`: is a blitz hand-off program attached on ifindex? */
+bool tc_handoff_present(int ifindex);
+/* The id of that program, 0 when none. */
+unsigned int tc_handoff_prog_id(int ifindex);
+
+#endif /* BLITZ_TC_HANDOFF_H */
