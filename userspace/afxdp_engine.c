@@ -1,0 +1,638 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * afxdp_engine.c - AF_XDP sockets, one per RX queue, each with its own UMEM,
+ * poll thread and TCP core (see afxdp_engine.h for the contract).
+ *
+ * Owns: UMEM memory, the four rings of each socket, the xsks map entries
+ * this process inserted, the poll threads. Must never load or attach an
+ * XDP program, never allocate on the packet path, and never make a
+ * syscall per packet: the only syscalls in the loop are a sendto() kick
+ * when the TX ring asks for one, a recvfrom() kick when the fill ring asks,
+ * and poll() when idle (not with busy_poll).
+ */
+#include <errno.h>
+#include <net/if.h>
+#include <poll.h>
+#include <pthread.h>
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <linux/ethtool.h>
+#include <linux/if_xdp.h>
+#include <linux/sockios.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/socket.h>
+
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include <xdp/xsk.h>
+
+#include "afxdp_engine.h"
+#include "log.h"
+#include "tcp_core.h"
+
+#define FRAME_SIZE 2048
+#define RX_BATCH 64
+#define DEFAULT_FRAMES 4096
+#define MIN_FRAMES 256
+#define IDLE_POLL_MS 100 /* upper bound on a sleep: *stop is checked */
+
+struct xq {
+	const struct afxdp_engine_opts *o;
+	volatile sig_atomic_t *stop;
+	int qid;
+	int cpu;
+
+	void *area;
+	size_t area_size;
+	uint32_t nframes; /* half RX (fill ring), half TX (free stack) */
+	struct xsk_umem *umem;
+	struct xsk_ring_prod fq;
+	struct xsk_ring_cons cq;
+	struct xsk_ring_cons rx;
+	struct xsk_ring_prod tx;
+	struct xsk_socket *xsk;
+	int fd;
+	bool zerocopy;
+	bool in_map;
+
+	uint64_t *tx_free;
+	uint32_t n_tx_free;
+	uint32_t tx_unkicked;
+
+	struct tcp_core *core;
+	pthread_t th;
+	bool started;
+
+	/* stats */
+	uint64_t busy_ns, polls_busy, rx_frames, tx_ring_full, kicks, kick_ns;
+};
+
+static struct afxdp_engine_totals last_totals;
+
+void afxdp_engine_last_totals(struct afxdp_engine_totals *t)
+{
+	*t = last_totals;
+}
+
+static uint64_t mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/* ------------------------------------------------------------------ */
+/* The TCP core's TX side: UMEM frames from the TX half                */
+/* ------------------------------------------------------------------ */
+
+static uint32_t xq_tx_alloc(void *ctx, struct tcp_frame *f, uint32_t n)
+{
+	struct xq *q = ctx;
+	uint32_t i;
+
+	for (i = 0; i < n && q->n_tx_free; i++) {
+		uint64_t addr = q->tx_free[--q->n_tx_free];
+
+		f[i].handle = addr;
+		f[i].data = xsk_umem__get_data(q->area, addr);
+		f[i].cap = FRAME_SIZE;
+		f[i].len = 0;
+	}
+	return i;
+}
+
+static void xq_tx_send(void *ctx, struct tcp_frame *f, uint32_t n)
+{
+	struct xq *q = ctx;
+	uint32_t idx, got, i;
+
+	got = xsk_ring_prod__reserve(&q->tx, n, &idx);
+	for (i = 0; i < got; i++) {
+		struct xdp_desc *d = xsk_ring_prod__tx_desc(&q->tx, idx + i);
+
+		d->addr = f[i].handle;
+		d->len = f[i].len;
+		d->options = 0;
+	}
+	if (got)
+		xsk_ring_prod__submit(&q->tx, got);
+	q->tx_unkicked += got;
+	/* The ring cannot be fuller than the TX frames we own, so this is
+	 * only a guard: frames not queued go back, retransmission repairs. */
+	for (i = got; i < n; i++) {
+		q->tx_free[q->n_tx_free++] = f[i].handle;
+		q->tx_ring_full++;
+	}
+}
+
+static void xq_tx_release(void *ctx, struct tcp_frame *f, uint32_t n)
+{
+	struct xq *q = ctx;
+	uint32_t i;
+
+	for (i = 0; i < n; i++)
+		q->tx_free[q->n_tx_free++] = f[i].handle;
+}
+
+static const struct tcp_io_ops xq_ops = {
+	.tx_alloc = xq_tx_alloc,
+	.tx_send = xq_tx_send,
+	.tx_release = xq_tx_release,
+};
+
+/* ------------------------------------------------------------------ */
+/* Setup and teardown of one queue                                     */
+/* ------------------------------------------------------------------ */
+
+static void xq_fini(struct xq *q)
+{
+	if (q->in_map) {
+		uint32_t key = (uint32_t)q->qid;
+
+		bpf_map_delete_elem(q->o->xsks_fd, &key);
+		q->in_map = false;
+	}
+	if (q->xsk)
+		xsk_socket__delete(q->xsk);
+	q->xsk = NULL;
+	if (q->umem)
+		xsk_umem__delete(q->umem);
+	q->umem = NULL;
+	if (q->area)
+		munmap(q->area, q->area_size);
+	q->area = NULL;
+	free(q->tx_free);
+	q->tx_free = NULL;
+	tcp_core_free(q->core);
+	q->core = NULL;
+}
+
+static uint32_t pow2_floor(uint32_t v)
+{
+	uint32_t p = 1;
+
+	while (p * 2 <= v)
+		p *= 2;
+	return p;
+}
+
+/* UMEM area + registration; halves the frame count until it registers
+ * (locked memory is limited without CAP_IPC_LOCK). */
+static int xq_umem(struct xq *q, uint32_t want)
+{
+	uint32_t n = pow2_floor(want < MIN_FRAMES ? MIN_FRAMES : want);
+	int ret = -ENOMEM;
+
+	for (; n >= MIN_FRAMES; n /= 2) {
+		struct xsk_umem_config uc = {
+			.fill_size = n / 2,
+			.comp_size = n / 2,
+			.frame_size = FRAME_SIZE,
+			.frame_headroom = 0,
+			.flags = 0,
+		};
+
+		q->area_size = (size_t)n * FRAME_SIZE;
+		q->area =
+			mmap(NULL, q->area_size, PROT_READ | PROT_WRITE,
+			     MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
+		if (q->area == MAP_FAILED) {
+			q->area = NULL;
+			ret = -errno;
+			continue;
+		}
+		ret = xsk_umem__create(&q->umem, q->area, q->area_size, &q->fq,
+				       &q->cq, &uc);
+		if (!ret) {
+			q->nframes = n;
+			return 0;
+		}
+		pr_debug("xsk_umem__create(%u frames of %u): %s\n", n,
+			 FRAME_SIZE, strerror(-ret));
+		munmap(q->area, q->area_size);
+		q->area = NULL;
+		q->umem = NULL;
+	}
+	pr_warn("xsk_umem__create(queue %d, %u..%u frames of %u bytes): %s: "
+		"raise `ulimit -l` or run with CAP_IPC_LOCK\n",
+		q->qid, MIN_FRAMES, want, FRAME_SIZE, strerror(-ret));
+	return ret;
+}
+
+static int xq_socket(struct xq *q)
+{
+	struct xsk_socket_config sc = {
+		.rx_size = q->nframes / 2,
+		.tx_size = q->nframes / 2,
+		.libxdp_flags = XSK_LIBXDP_FLAGS__INHIBIT_PROG_LOAD,
+		.xdp_flags = 0,
+	};
+	int ret = -EOPNOTSUPP;
+
+	if (!q->o->force_copy) {
+		sc.bind_flags = XDP_USE_NEED_WAKEUP | XDP_ZEROCOPY;
+		ret = xsk_socket__create(&q->xsk, q->o->ifname,
+					 (uint32_t)q->qid, q->umem, &q->rx,
+					 &q->tx, &sc);
+		if (!ret) {
+			q->zerocopy = true;
+			return 0;
+		}
+		pr_debug("xsk_socket__create(%s, queue %d, XDP_ZEROCOPY): "
+			 "%s; trying XDP_COPY\n",
+			 q->o->ifname, q->qid, strerror(-ret));
+		q->xsk = NULL;
+	}
+	sc.bind_flags = XDP_USE_NEED_WAKEUP | XDP_COPY;
+	ret = xsk_socket__create(&q->xsk, q->o->ifname, (uint32_t)q->qid,
+				 q->umem, &q->rx, &q->tx, &sc);
+	if (ret) {
+		q->xsk = NULL;
+		pr_warn("xsk_socket__create(%s, queue %d, XDP_COPY): %s\n",
+			q->o->ifname, q->qid, strerror(-ret));
+		return ret;
+	}
+	q->zerocopy = false;
+	return 0;
+}
+
+static int xq_init(struct xq *q, const struct afxdp_engine_opts *o)
+{
+	const struct blitz_service_opts *svc = o->svc;
+	struct tcp_core_params p = {
+		.port = svc->port,
+		.n_addr4 = svc->n_addr4,
+		.n_addr6 = svc->n_addr6,
+		.addr4 = svc->addr4,
+		.addr6 = svc->addr6,
+		.body = svc->body,
+		.body_len = svc->body_len,
+		.content_type = svc->content_type,
+		.table_size = o->table_size,
+		.frame_cap = FRAME_SIZE,
+		.ops = &xq_ops,
+		.ops_ctx = q,
+	};
+	uint32_t i, idx, nrx;
+	uint32_t key = (uint32_t)q->qid;
+	int ret;
+
+	q->core = tcp_core_new(&p);
+	if (!q->core)
+		return -errno;
+	ret = xq_umem(q, o->umem_frames ? o->umem_frames : DEFAULT_FRAMES);
+	if (ret)
+		return ret;
+	ret = xq_socket(q);
+	if (ret)
+		return ret;
+	q->fd = xsk_socket__fd(q->xsk);
+
+	/* First half of the frames: RX, all in the fill ring. */
+	nrx = q->nframes / 2;
+	if (xsk_ring_prod__reserve(&q->fq, nrx, &idx) != nrx) {
+		pr_warn("fill ring of queue %d: cannot reserve %u entries\n",
+			q->qid, nrx);
+		return -ENOSPC;
+	}
+	for (i = 0; i < nrx; i++)
+		*xsk_ring_prod__fill_addr(&q->fq, idx + i) =
+			(uint64_t)i * FRAME_SIZE;
+	xsk_ring_prod__submit(&q->fq, nrx);
+
+	/* Second half: TX, on a free stack. */
+	q->tx_free = calloc(q->nframes - nrx, sizeof(*q->tx_free));
+	if (!q->tx_free)
+		return -ENOMEM;
+	for (i = nrx; i < q->nframes; i++)
+		q->tx_free[q->n_tx_free++] = (uint64_t)i * FRAME_SIZE;
+
+	/* Last: traffic starts arriving once the socket is in the map. */
+	if (bpf_map_update_elem(o->xsks_fd, &key, &q->fd, 0)) {
+		ret = -errno;
+		pr_warn("bpf_map_update_elem(xsks, queue %d, fd %d): %s\n",
+			q->qid, q->fd, strerror(-ret));
+		return ret;
+	}
+	q->in_map = true;
+	return 0;
+}
+
+/* ------------------------------------------------------------------ */
+/* The poll loop                                                       */
+/* ------------------------------------------------------------------ */
+
+static void xq_kick_tx(struct xq *q)
+{
+	if (!q->tx_unkicked)
+		return;
+	if (xsk_ring_prod__needs_wakeup(&q->tx)) {
+		uint64_t t0 = mono_ns();
+
+		/* Copy mode transmits inside this call (and on veth the
+		 * peer's receive path may run in it too): timed apart. */
+		sendto(q->fd, NULL, 0, MSG_DONTWAIT, NULL, 0);
+		q->kick_ns += mono_ns() - t0;
+		q->kicks++;
+	}
+	q->tx_unkicked = 0;
+}
+
+static void xq_complete(struct xq *q)
+{
+	uint32_t idx, n, i;
+
+	n = xsk_ring_cons__peek(&q->cq, q->nframes / 2, &idx);
+	for (i = 0; i < n; i++)
+		q->tx_free[q->n_tx_free++] =
+			*xsk_ring_cons__comp_addr(&q->cq, idx + i);
+	if (n)
+		xsk_ring_cons__release(&q->cq, n);
+}
+
+/* One RX batch: to the core, then the frames back to the fill ring.
+ * Returns frames received. */
+static uint32_t xq_rx(struct xq *q, uint64_t now)
+{
+	struct tcp_frame fr[RX_BATCH];
+	uint32_t idx, n, i, fidx;
+
+	n = xsk_ring_cons__peek(&q->rx, RX_BATCH, &idx);
+	if (!n)
+		return 0;
+	for (i = 0; i < n; i++) {
+		const struct xdp_desc *d =
+			xsk_ring_cons__rx_desc(&q->rx, idx + i);
+
+		fr[i].data = xsk_umem__get_data(q->area, d->addr);
+		fr[i].len = d->len;
+		fr[i].cap = d->len;
+		fr[i].handle = d->addr - d->addr % FRAME_SIZE;
+	}
+	xsk_ring_cons__release(&q->rx, n);
+	/* Frames not for the service (the XDP program only redirects the
+	 * service's, so this is rare) are simply recycled with the rest. */
+	tcp_core_rx_burst(q->core, fr, n, now);
+	q->rx_frames += n;
+
+	/* The fill ring has room for every RX frame, so this cannot fail
+	 * for long; spin briefly rather than lose a frame. */
+	while (xsk_ring_prod__reserve(&q->fq, n, &fidx) != n)
+		;
+	for (i = 0; i < n; i++)
+		*xsk_ring_prod__fill_addr(&q->fq, fidx + i) = fr[i].handle;
+	xsk_ring_prod__submit(&q->fq, n);
+	return n;
+}
+
+static void *xq_thread(void *arg)
+{
+	struct xq *q = arg;
+
+	if (q->cpu >= 0) {
+		cpu_set_t set;
+
+		CPU_ZERO(&set);
+		CPU_SET(q->cpu, &set);
+		if (pthread_setaffinity_np(pthread_self(), sizeof(set), &set))
+			pr_warn("queue %d: cannot pin to CPU %d\n", q->qid,
+				q->cpu);
+	}
+	while (!*q->stop) {
+		uint64_t t0 = mono_ns(), t1;
+		uint32_t n;
+		bool work;
+
+		xq_complete(q);
+		n = xq_rx(q, t0);
+		tcp_core_poll_timers(q->core, t0);
+		/* A poll did work when it received or sent something. */
+		work = n || q->tx_unkicked;
+		xq_kick_tx(q);
+		if (work) {
+			if (n && xsk_ring_prod__needs_wakeup(&q->fq))
+				recvfrom(q->fd, NULL, 0, MSG_DONTWAIT, NULL,
+					 NULL);
+			t1 = mono_ns();
+			q->busy_ns += t1 - t0;
+			q->polls_busy++;
+			continue;
+		}
+		if (!q->o->busy_poll) {
+			struct pollfd pfd = {.fd = q->fd, .events = POLLIN};
+			int ms = tcp_core_next_timer_ms(q->core, t0);
+
+			if (ms > IDLE_POLL_MS)
+				ms = IDLE_POLL_MS;
+			poll(&pfd, 1, ms);
+		}
+	}
+	return NULL;
+}
+
+/* ------------------------------------------------------------------ */
+/* Engine                                                              */
+/* ------------------------------------------------------------------ */
+
+static int rx_queue_count(const char *ifname)
+{
+	struct ethtool_channels ch = {.cmd = ETHTOOL_GCHANNELS};
+	struct ifreq ifr;
+	int fd, n = 1;
+
+	fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return 1;
+	memset(&ifr, 0, sizeof(ifr));
+	snprintf(ifr.ifr_name, sizeof(ifr.ifr_name), "%s", ifname);
+	ifr.ifr_data = (void *)&ch;
+	if (!ioctl(fd, SIOCETHTOOL, &ifr)) {
+		uint32_t m = ch.rx_count > ch.combined_count
+				     ? ch.rx_count
+				     : ch.combined_count;
+
+		if (m)
+			n = (int)m;
+	}
+	close(fd);
+	return n > AFXDP_MAX_QUEUES ? AFXDP_MAX_QUEUES : n;
+}
+
+/*
+ * Write the cores' totals into the BPF per-CPU counters map so `blitz
+ * stats` shows them: only keys the XDP program never touches in afxdp mode
+ * (it counts frames, service, redirect and pass_*), so overwriting the
+ * whole per-CPU entry (total on CPU 0, zero elsewhere) loses nothing.
+ */
+static void publish_counters(const struct afxdp_engine_opts *o, struct xq *qs,
+			     int nq)
+{
+	static const uint32_t keys[] = {
+		BLITZ_CNT_SYNACK,   BLITZ_CNT_REQUESTS,
+		BLITZ_CNT_REPLIES,  BLITZ_CNT_TX_BYTES,
+		BLITZ_CNT_FINACK,   BLITZ_CNT_DROP_BAD_COOKIE,
+		BLITZ_CNT_DROP_RST,
+	};
+	uint64_t tot[BLITZ_CNT_MAX], *vals;
+	int ncpu = libbpf_num_possible_cpus(), i;
+	size_t k;
+
+	if (o->counters_fd < 0 || ncpu < 1)
+		return;
+	vals = calloc((size_t)ncpu, sizeof(*vals));
+	if (!vals)
+		return;
+	memset(tot, 0, sizeof(tot));
+	for (i = 0; i < nq; i++)
+		if (qs[i].core)
+			tcp_core_counters_add_blitz(
+				tcp_core_counters(qs[i].core), tot);
+	for (k = 0; k < sizeof(keys) / sizeof(keys[0]); k++) {
+		vals[0] = tot[keys[k]];
+		bpf_map_update_elem(o->counters_fd, &keys[k], vals, 0);
+	}
+	free(vals);
+}
+
+/* The i-th CPU (wrapping) of the set, -1 when it is empty. */
+static int nth_cpu(const cpu_set_t *set, int i)
+{
+	int n = CPU_COUNT(set), cpu, k = 0;
+
+	if (!n)
+		return -1;
+	i %= n;
+	for (cpu = 0; cpu < CPU_SETSIZE; cpu++)
+		if (CPU_ISSET(cpu, set) && k++ == i)
+			return cpu;
+	return -1;
+}
+
+int afxdp_engine_run(const struct afxdp_engine_opts *o,
+		     volatile sig_atomic_t *stop)
+{
+	struct xq *qs;
+	struct tcp_core_counters tot;
+	cpu_set_t allowed;
+	int nq, i, ret = 0, ncpu;
+	uint64_t busy = 0, polls = 0, rxf = 0, kick = 0, kicks = 0;
+
+	if (!o || !o->ifname || !o->svc || o->xsks_fd < 0) {
+		pr_warn("afxdp engine: missing interface, service or xsks "
+			"map\n");
+		return -EINVAL;
+	}
+	if (!if_nametoindex(o->ifname)) {
+		pr_warn("afxdp engine: no interface %s\n", o->ifname);
+		return -ENODEV;
+	}
+	nq = o->queues > 0 ? o->queues : rx_queue_count(o->ifname);
+	if (nq > AFXDP_MAX_QUEUES) {
+		pr_warn("afxdp engine: %d queues: at most %d\n", nq,
+			AFXDP_MAX_QUEUES);
+		return -EINVAL;
+	}
+	ncpu = (int)sysconf(_SC_NPROCESSORS_ONLN);
+	if (ncpu < 1)
+		ncpu = 1;
+	if (sched_getaffinity(0, sizeof(allowed), &allowed))
+		CPU_ZERO(&allowed);
+	qs = calloc((size_t)nq, sizeof(*qs));
+	if (!qs)
+		return -ENOMEM;
+	for (i = 0; i < nq; i++) {
+		qs[i].o = o;
+		qs[i].stop = stop;
+		qs[i].qid = i;
+		qs[i].cpu = o->cpu_first >= 0 ? (o->cpu_first + i) % ncpu
+					      : nth_cpu(&allowed, i);
+		ret = xq_init(&qs[i], o);
+		if (ret)
+			goto out;
+		pr_info("afxdp: %s queue %d: %s mode, %u UMEM frames of %u "
+			"bytes, need_wakeup%s, CPU %d\n",
+			o->ifname, i, qs[i].zerocopy ? "zero-copy" : "copy",
+			qs[i].nframes, FRAME_SIZE,
+			o->busy_poll ? ", busy poll" : "", qs[i].cpu);
+	}
+	for (i = 0; i < nq; i++) {
+		ret = -pthread_create(&qs[i].th, NULL, xq_thread, &qs[i]);
+		if (ret) {
+			pr_warn("afxdp engine: pthread_create: %s\n",
+				strerror(-ret));
+			*stop = 1;
+			break;
+		}
+		qs[i].started = true;
+	}
+	/* The main thread publishes the counters while the queues work. */
+	while (!*stop) {
+		struct timespec ts = {.tv_nsec = 250 * 1000000L};
+
+		publish_counters(o, qs, nq);
+		nanosleep(&ts, NULL);
+	}
+	for (i = 0; i < nq; i++)
+		if (qs[i].started)
+			pthread_join(qs[i].th, NULL);
+	publish_counters(o, qs, nq);
+out:
+	memset(&tot, 0, sizeof(tot));
+	for (i = 0; i < nq; i++) {
+		if (qs[i].core) {
+			const struct tcp_core_counters *c =
+				tcp_core_counters(qs[i].core);
+			const uint64_t *src = (const uint64_t *)c;
+			uint64_t *dst = (uint64_t *)&tot;
+			size_t k;
+
+			for (k = 0; k < sizeof(tot) / sizeof(uint64_t); k++)
+				dst[k] += src[k];
+		}
+		if (qs[i].core && nq > 1)
+			pr_info("afxdp: queue %d: %llu frames in, %llu "
+				"requests\n",
+				i, (unsigned long long)qs[i].rx_frames,
+				(unsigned long long)tcp_core_counters(
+					qs[i].core)
+					->requests);
+		busy += qs[i].busy_ns;
+		polls += qs[i].polls_busy;
+		rxf += qs[i].rx_frames;
+		kick += qs[i].kick_ns;
+		kicks += qs[i].kicks;
+		xq_fini(&qs[i]);
+	}
+	free(qs);
+	last_totals.requests = tot.requests;
+	last_totals.busy_ns = busy;
+	last_totals.polls_busy = polls;
+	last_totals.kick_ns = kick;
+	if (!ret) {
+		pr_info("afxdp: %llu requests, %llu connections (%llu reset, "
+			"%llu refused: table full), %llu retransmits, %llu "
+			"frames in\n",
+			(unsigned long long)tot.requests,
+			(unsigned long long)tot.conn_open,
+			(unsigned long long)tot.conn_reset,
+			(unsigned long long)tot.table_full,
+			(unsigned long long)tot.retransmits,
+			(unsigned long long)rxf);
+		if (tot.requests)
+			pr_info("afxdp: cost %.0f ns per request (%.3f s in "
+				"%llu polls that did work), of which %.0f ns "
+				"in "
+				"%llu TX kicks (sendto)\n",
+				(double)busy / (double)tot.requests,
+				(double)busy / 1e9, (unsigned long long)polls,
+				(double)kick / (double)tot.requests,
+				(unsigned long long)kicks);
+	}
+	return ret;
+}

@@ -1,0 +1,1765 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * tcp_core.c - the userspace TCP core (see tcp_core.h for the contract).
+ *
+ * Owns: the connection table (open addressing, linear probing,
+ * backward-shift delete), SYN cookies, the per-connection response queue,
+ * retransmission and the timer wheel, and writing whole frames with
+ * correct checksums. Must never allocate or make a syscall after
+ * tcp_core_new(), never keep a pointer into an RX frame past
+ * tcp_core_rx_burst(), and never copy response bytes anywhere but into a
+ * TX frame.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <arpa/inet.h>
+#include <sys/random.h>
+
+#include "http.h"
+#include "log.h"
+#include "tcp_core.h"
+
+#define ETH_HLEN_ 14
+#define IP4_HLEN 20
+#define IP6_HLEN 40
+#define TCP_HLEN 20
+#define ETHERTYPE_IP4 0x0800
+#define ETHERTYPE_IP6 0x86dd
+#define IPPROTO_TCP_ 6
+
+#define TH_FIN 0x01
+#define TH_SYN 0x02
+#define TH_RST 0x04
+#define TH_PSH 0x08
+#define TH_ACK 0x10
+
+#define RXBUF_SIZE                                                 \
+	HTTP_MAX_HEADER	 /* a full buffer makes the parser say 431 \
+			  */
+#define WHEEL_SLOTS 4096 /* 1 ms each: a revolution of ~4 s */
+#define COOKIE_PERIOD_MS 64000
+#define BODY_MAX (16u << 20)
+#define HEAD_CAP (BLITZ_RESP_MAX + 32)
+#define OUR_WINDOW 65535
+#define FIN_WAIT_MS 5000 /* our FIN acked, theirs not yet: bounded wait */
+#define NIL 0xffffffffu
+
+/* Peer MSS values a cookie can encode (3 bits): the largest <= theirs. */
+static const uint16_t cookie_mss[8] = {536,  1220, 1300, 1360,
+				       1400, 1440, 1460, 8960};
+
+/* Addresses and ports of one connection, as we send (l = local). */
+struct tcp_tuple {
+	uint8_t laddr[16]; /* IPv4: ::ffff:a.b.c.d */
+	uint8_t raddr[16];
+	uint16_t lport_be, rport_be;
+	uint8_t v6;
+	uint8_t lmac[6], rmac[6];
+};
+
+struct resp_ent {
+	uint8_t kind;
+	uint16_t date16; /* low 16 bits of the Date second when queued */
+};
+
+struct tcp_conn {
+	struct tcp_tuple t;
+	uint32_t hash;
+	/* send side: seq numbers; the stream is the queued responses */
+	uint32_t snd_una, snd_nxt, snd_max;
+	uint32_t snd_wnd; /* bytes, scaled */
+	uint32_t cwnd;
+	uint32_t q_bytes; /* stream bytes from snd_una to the end */
+	uint32_t una_off; /* bytes of q[q_head] acknowledged */
+	uint32_t fin_seq;
+	uint32_t rcv_nxt;
+	uint16_t mss;
+	uint8_t snd_wscale;
+	uint8_t q_head, q_count;
+	uint8_t fin_pending : 1, fin_sent : 1, fin_acked : 1, fin_rcvd : 1,
+		chunked_active : 1, in_use : 1;
+	uint8_t retries;
+	uint8_t dupacks; /* duplicate ACKs in a row (fast retransmit) */
+	struct resp_ent q[TCP_CORE_RESP_QUEUE];
+	/* receive side */
+	uint32_t rxb; /* reassembly buffer index, NIL when none */
+	uint32_t rxlen;
+	uint64_t skip; /* request body bytes still to skip */
+	struct http_chunked chunk;
+	/* timers (ms of the core's clock; 0 = unarmed) */
+	uint32_t rto_ms;
+	uint64_t rto_at, idle_at;
+	uint64_t linked_at;    /* the time of the wheel slot it sits in */
+	uint32_t tprev, tnext; /* wheel list, NIL-terminated */
+};
+
+struct tbl_slot {
+	uint32_t hash;
+	uint32_t idx; /* conn index + 1; 0 = empty */
+};
+
+struct resp_piece {
+	uint32_t head_len, body_len, date_off;
+};
+
+struct tcp_core {
+	struct tcp_core_params p;
+	struct tcp_core_counters cnt;
+	uint64_t key[2];
+
+	struct tcp_conn *conns;
+	uint32_t nconns, active;
+	uint32_t *free_stack;
+	uint32_t nfree;
+	struct tbl_slot *slots;
+	uint32_t mask;
+
+	uint8_t *rxbufs;
+	uint32_t *rxfree;
+	uint32_t nrxfree, nrxbufs;
+
+	uint32_t wheel[WHEEL_SLOTS];
+	uint64_t wheel_ms; /* last ms processed */
+	bool wheel_started;
+
+	uint8_t head[BLITZ_RESP_KINDS][HEAD_CAP];
+	struct resp_piece piece[BLITZ_RESP_KINDS];
+	uint8_t *body;
+	uint32_t body_len;
+	int64_t mono_to_unix_ns;
+	uint64_t date_sec;
+	uint16_t mss4, mss6;
+	uint8_t mac[6];
+	bool have_mac;
+
+	struct in6_addr laddr[2 * BLITZ_MAX_ADDRS];
+	int nladdr;
+
+	uint64_t now_ms;
+	struct tcp_frame txq[TCP_CORE_TX_BATCH];
+	uint32_t ntx;
+};
+
+/* ------------------------------------------------------------------ */
+/* Small helpers                                                       */
+/* ------------------------------------------------------------------ */
+
+static inline bool seq_lt(uint32_t a, uint32_t b)
+{
+	return (int32_t)(a - b) < 0;
+}
+
+static inline bool seq_le(uint32_t a, uint32_t b)
+{
+	return (int32_t)(a - b) <= 0;
+}
+
+static inline bool seq_gt(uint32_t a, uint32_t b)
+{
+	return (int32_t)(a - b) > 0;
+}
+
+static inline uint16_t rd16(const uint8_t *p)
+{
+	return (uint16_t)(p[0] << 8 | p[1]);
+}
+
+static inline uint32_t rd32(const uint8_t *p)
+{
+	return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 |
+	       (uint32_t)p[2] << 8 | p[3];
+}
+
+static inline void wr16(uint8_t *p, uint16_t v)
+{
+	p[0] = (uint8_t)(v >> 8);
+	p[1] = (uint8_t)v;
+}
+
+static inline void wr32(uint8_t *p, uint32_t v)
+{
+	p[0] = (uint8_t)(v >> 24);
+	p[1] = (uint8_t)(v >> 16);
+	p[2] = (uint8_t)(v >> 8);
+	p[3] = (uint8_t)v;
+}
+
+static inline uint32_t min_u32(uint32_t a, uint32_t b)
+{
+	return a < b ? a : b;
+}
+
+/* Ones' complement sum of big-endian 16-bit words, unfolded. `odd` says
+ * the buffer starts at an odd offset of the summed stream. */
+static uint64_t csum_add(uint64_t sum, const uint8_t *p, uint32_t len, bool odd)
+{
+	uint32_t i = 0;
+
+	if (odd && len) {
+		sum += p[0];
+		i = 1;
+	}
+	for (; i + 1 < len; i += 2)
+		sum += (uint32_t)(p[i] << 8 | p[i + 1]);
+	if (i < len)
+		sum += (uint32_t)p[i] << 8;
+	return sum;
+}
+
+static uint16_t csum_fold(uint64_t sum)
+{
+	while (sum >> 16)
+		sum = (sum & 0xffff) + (sum >> 16);
+	return (uint16_t)~sum;
+}
+
+/* SipHash with c compression / d finalisation rounds over whole words:
+ * the keyed PRF behind the table hash (1-3) and the cookies (2-4). */
+#define ROTL(x, b) (uint64_t)(((x) << (b)) | ((x) >> (64 - (b))))
+#define SIPROUND                   \
+	do {                       \
+		v0 += v1;          \
+		v1 = ROTL(v1, 13); \
+		v1 ^= v0;          \
+		v0 = ROTL(v0, 32); \
+		v2 += v3;          \
+		v3 = ROTL(v3, 16); \
+		v3 ^= v2;          \
+		v0 += v3;          \
+		v3 = ROTL(v3, 21); \
+		v3 ^= v0;          \
+		v2 += v1;          \
+		v1 = ROTL(v1, 17); \
+		v1 ^= v2;          \
+		v2 = ROTL(v2, 32); \
+	} while (0)
+
+static uint64_t siphash_words(const uint64_t key[2], const uint64_t *m, int n,
+			      int c, int d)
+{
+	uint64_t v0 = key[0] ^ 0x736f6d6570736575ULL;
+	uint64_t v1 = key[1] ^ 0x646f72616e646f6dULL;
+	uint64_t v2 = key[0] ^ 0x6c7967656e657261ULL;
+	uint64_t v3 = key[1] ^ 0x7465646279746573ULL;
+	uint64_t b = (uint64_t)(n * 8) << 56;
+	int i, r;
+
+	for (i = 0; i < n; i++) {
+		v3 ^= m[i];
+		for (r = 0; r < c; r++)
+			SIPROUND;
+		v0 ^= m[i];
+	}
+	v3 ^= b;
+	for (r = 0; r < c; r++)
+		SIPROUND;
+	v0 ^= b;
+	v2 ^= 0xff;
+	for (r = 0; r < d; r++)
+		SIPROUND;
+	return v0 ^ v1 ^ v2 ^ v3;
+}
+
+static void tuple_words(const struct tcp_tuple *t, uint64_t w[5])
+{
+	memcpy(&w[0], t->laddr, 16);
+	memcpy(&w[2], t->raddr, 16);
+	w[4] = (uint64_t)t->lport_be << 16 | t->rport_be |
+	       (uint64_t)t->v6 << 32;
+}
+
+static uint32_t tuple_hash(const struct tcp_core *c, const struct tcp_tuple *t)
+{
+	uint64_t w[5];
+
+	tuple_words(t, w);
+	return (uint32_t)siphash_words(c->key, w, 5, 1, 3);
+}
+
+static bool tuple_eq(const struct tcp_tuple *a, const struct tcp_tuple *b)
+{
+	return a->lport_be == b->lport_be && a->rport_be == b->rport_be &&
+	       a->v6 == b->v6 && !memcmp(a->raddr, b->raddr, 16) &&
+	       !memcmp(a->laddr, b->laddr, 16);
+}
+
+/* ------------------------------------------------------------------ */
+/* SYN cookies                                                         */
+/* ------------------------------------------------------------------ */
+
+static uint32_t cookie_mac(const struct tcp_core *c, const struct tcp_tuple *t,
+			   uint32_t peer_isn, uint64_t period, uint8_t info)
+{
+	uint64_t w[7];
+
+	tuple_words(t, w);
+	w[5] = (uint64_t)peer_isn << 32 | info;
+	w[6] = period;
+	return (uint32_t)(siphash_words(c->key, w, 7, 2, 4) >> 40);
+}
+
+static uint32_t cookie_make(const struct tcp_core *c, const struct tcp_tuple *t,
+			    uint32_t peer_isn, uint8_t info)
+{
+	uint64_t period = c->now_ms / COOKIE_PERIOD_MS;
+
+	return ((cookie_mac(c, t, peer_isn, period, info) << 8) | info) +
+	       c->p.isn_offset;
+}
+
+/* true and *info when ack-1 is a cookie we made for this tuple and the
+ * peer ISN seq-1, in this period or the previous one. */
+static bool cookie_check(const struct tcp_core *c, const struct tcp_tuple *t,
+			 uint32_t seq, uint32_t ack, uint8_t *info)
+{
+	uint32_t isn = ack - 1 - c->p.isn_offset;
+	uint64_t period = c->now_ms / COOKIE_PERIOD_MS;
+	uint8_t inf = (uint8_t)isn;
+	uint32_t mac = isn >> 8;
+
+	if (cookie_mac(c, t, seq - 1, period, inf) == mac ||
+	    (period && cookie_mac(c, t, seq - 1, period - 1, inf) == mac)) {
+		*info = inf;
+		return true;
+	}
+	return false;
+}
+
+/* ------------------------------------------------------------------ */
+/* Table                                                               */
+/* ------------------------------------------------------------------ */
+
+static struct tcp_conn *tbl_lookup(struct tcp_core *c,
+				   const struct tcp_tuple *t, uint32_t h)
+{
+	uint32_t i = h & c->mask;
+
+	for (;;) {
+		struct tbl_slot *s = &c->slots[i];
+
+		if (!s->idx)
+			return NULL;
+		if (s->hash == h && tuple_eq(&c->conns[s->idx - 1].t, t))
+			return &c->conns[s->idx - 1];
+		i = (i + 1) & c->mask;
+	}
+}
+
+static void tbl_insert(struct tcp_core *c, uint32_t h, uint32_t idx)
+{
+	uint32_t i = h & c->mask;
+
+	while (c->slots[i].idx)
+		i = (i + 1) & c->mask;
+	c->slots[i].hash = h;
+	c->slots[i].idx = idx + 1;
+}
+
+/* Backward-shift delete: no tombstones, so probes stay short. */
+static void tbl_delete(struct tcp_core *c, uint32_t h, uint32_t idx)
+{
+	uint32_t i = h & c->mask, j;
+
+	while (c->slots[i].idx != idx + 1)
+		i = (i + 1) & c->mask;
+	j = i;
+	for (;;) {
+		uint32_t home;
+
+		j = (j + 1) & c->mask;
+		if (!c->slots[j].idx)
+			break;
+		home = c->slots[j].hash & c->mask;
+		/* Move j back to i unless its home lies cyclically in (i, j].
+		 */
+		if (i <= j ? (home <= i || home > j)
+			   : (home <= i && home > j)) {
+			c->slots[i] = c->slots[j];
+			i = j;
+		}
+	}
+	c->slots[i].idx = 0;
+	c->slots[i].hash = 0;
+}
+
+/* ------------------------------------------------------------------ */
+/* Timer wheel                                                         */
+/* ------------------------------------------------------------------ */
+
+static uint32_t conn_idx(const struct tcp_core *c, const struct tcp_conn *k)
+{
+	return (uint32_t)(k - c->conns);
+}
+
+static void timer_unlink(struct tcp_core *c, struct tcp_conn *k)
+{
+	uint32_t slot;
+
+	if (!k->linked_at)
+		return;
+	slot = (uint32_t)(k->linked_at % WHEEL_SLOTS);
+	if (k->tprev != NIL)
+		c->conns[k->tprev].tnext = k->tnext;
+	else
+		c->wheel[slot] = k->tnext;
+	if (k->tnext != NIL)
+		c->conns[k->tnext].tprev = k->tprev;
+	k->tprev = k->tnext = NIL;
+	k->linked_at = 0;
+}
+
+static void timer_link(struct tcp_core *c, struct tcp_conn *k, uint64_t at)
+{
+	uint32_t slot, idx = conn_idx(c, k);
+
+	if (at <= c->wheel_ms)
+		at = c->wheel_ms + 1;
+	slot = (uint32_t)(at % WHEEL_SLOTS);
+	k->linked_at = at;
+	k->tprev = NIL;
+	k->tnext = c->wheel[slot];
+	if (k->tnext != NIL)
+		c->conns[k->tnext].tprev = idx;
+	c->wheel[slot] = idx;
+}
+
+/* Make sure the connection fires no later than its earliest deadline;
+ * a later deadline just lets it fire early and re-arm (cheap). */
+static void timer_update(struct tcp_core *c, struct tcp_conn *k)
+{
+	uint64_t due = k->idle_at;
+
+	if (k->rto_at && k->rto_at < due)
+		due = k->rto_at;
+	if (k->linked_at && k->linked_at <= due)
+		return;
+	timer_unlink(c, k);
+	timer_link(c, k, due);
+}
+
+/* ------------------------------------------------------------------ */
+/* Connections                                                         */
+/* ------------------------------------------------------------------ */
+
+static struct tcp_conn *conn_alloc(struct tcp_core *c,
+				   const struct tcp_tuple *t, uint32_t h)
+{
+	struct tcp_conn *k;
+	uint32_t idx;
+
+	if (!c->nfree)
+		return NULL;
+	idx = c->free_stack[--c->nfree];
+	k = &c->conns[idx];
+	memset(k, 0, sizeof(*k));
+	k->t = *t;
+	k->hash = h;
+	k->rxb = NIL;
+	k->tprev = k->tnext = NIL;
+	k->in_use = 1;
+	tbl_insert(c, h, idx);
+	c->active++;
+	return k;
+}
+
+static void rxbuf_put(struct tcp_core *c, struct tcp_conn *k)
+{
+	if (k->rxb == NIL)
+		return;
+	c->rxfree[c->nrxfree++] = k->rxb;
+	k->rxb = NIL;
+	k->rxlen = 0;
+}
+
+static void conn_free(struct tcp_core *c, struct tcp_conn *k)
+{
+	uint32_t idx = conn_idx(c, k);
+
+	timer_unlink(c, k);
+	rxbuf_put(c, k);
+	tbl_delete(c, k->hash, idx);
+	k->in_use = 0;
+	c->free_stack[c->nfree++] = idx;
+	c->active--;
+}
+
+static uint32_t resp_len(const struct tcp_core *c, uint8_t kind)
+{
+	return c->piece[kind].head_len + c->piece[kind].body_len;
+}
+
+/* ------------------------------------------------------------------ */
+/* Frames out                                                          */
+/* ------------------------------------------------------------------ */
+
+static void tx_flush(struct tcp_core *c)
+{
+	if (!c->ntx)
+		return;
+	c->p.ops->tx_send(c->p.ops_ctx, c->txq, c->ntx);
+	c->ntx = 0;
+}
+
+static struct tcp_frame *tx_get(struct tcp_core *c)
+{
+	struct tcp_frame *f;
+
+	if (c->ntx == TCP_CORE_TX_BATCH)
+		tx_flush(c);
+	f = &c->txq[c->ntx];
+	if (c->p.ops->tx_alloc(c->p.ops_ctx, f, 1) != 1) {
+		c->cnt.tx_no_buf++;
+		return NULL;
+	}
+	return f;
+}
+
+static void tx_put(struct tcp_core *c, struct tcp_frame *f)
+{
+	c->cnt.tx_bytes += f->len;
+	c->ntx++;
+}
+
+/*
+ * Write Ethernet, IP and TCP headers for a segment with optlen bytes of
+ * options and paylen bytes of payload (already at the right place or
+ * written after). Returns the offset of the TCP header.
+ */
+static uint32_t write_hdrs(struct tcp_core *c, uint8_t *d,
+			   const struct tcp_tuple *t, uint32_t seq,
+			   uint32_t ack, uint8_t flags, uint16_t win,
+			   uint32_t optlen, uint32_t paylen)
+{
+	uint32_t tcplen = TCP_HLEN + optlen + paylen;
+	uint32_t off;
+
+	memcpy(d, t->rmac, 6);
+	memcpy(d + 6, c->have_mac ? c->mac : t->lmac, 6);
+	if (!t->v6) {
+		uint8_t *ip = d + ETH_HLEN_;
+
+		wr16(d + 12, ETHERTYPE_IP4);
+		ip[0] = 0x45;
+		ip[1] = 0;
+		wr16(ip + 2, (uint16_t)(IP4_HLEN + tcplen));
+		wr16(ip + 4, 0);
+		wr16(ip + 6, 0x4000); /* DF */
+		ip[8] = 64;
+		ip[9] = IPPROTO_TCP_;
+		wr16(ip + 10, 0);
+		memcpy(ip + 12, t->laddr + 12, 4);
+		memcpy(ip + 16, t->raddr + 12, 4);
+		wr16(ip + 10, csum_fold(csum_add(0, ip, IP4_HLEN, false)));
+		off = ETH_HLEN_ + IP4_HLEN;
+	} else {
+		uint8_t *ip = d + ETH_HLEN_;
+
+		wr16(d + 12, ETHERTYPE_IP6);
+		wr32(ip, 0x60000000);
+		wr16(ip + 4, (uint16_t)tcplen);
+		ip[6] = IPPROTO_TCP_;
+		ip[7] = 64;
+		memcpy(ip + 8, t->laddr, 16);
+		memcpy(ip + 24, t->raddr, 16);
+		off = ETH_HLEN_ + IP6_HLEN;
+	}
+	{
+		uint8_t *th = d + off;
+
+		memcpy(th, &t->lport_be, 2);
+		memcpy(th + 2, &t->rport_be, 2);
+		wr32(th + 4, seq);
+		wr32(th + 8, ack);
+		th[12] = (uint8_t)(((TCP_HLEN + optlen) / 4) << 4);
+		th[13] = flags;
+		wr16(th + 14, win);
+		wr16(th + 16, 0);
+		wr16(th + 18, 0);
+	}
+	return off;
+}
+
+/* Fill the TCP checksum once header, options and payload are written. */
+static void tcp_csum(uint8_t *d, const struct tcp_tuple *t, uint32_t off,
+		     uint32_t tcplen)
+{
+	uint64_t sum = 0;
+
+	if (!t->v6) {
+		sum = csum_add(sum, d + ETH_HLEN_ + 12, 8, false);
+	} else {
+		sum = csum_add(sum, d + ETH_HLEN_ + 8, 32, false);
+	}
+	sum += IPPROTO_TCP_ + tcplen;
+	sum = csum_add(sum, d + off, tcplen, false);
+	wr16(d + off + 16, csum_fold(sum));
+}
+
+/* A segment without payload (ACK, RST, FIN, SYN-ACK with options). */
+static void send_ctl(struct tcp_core *c, const struct tcp_tuple *t,
+		     uint32_t seq, uint32_t ack, uint8_t flags,
+		     const uint8_t *opts, uint32_t optlen)
+{
+	struct tcp_frame *f = tx_get(c);
+	uint32_t off;
+
+	if (!f)
+		return;
+	off = write_hdrs(c, f->data, t, seq, ack, flags,
+			 flags & TH_RST ? 0 : OUR_WINDOW, optlen, 0);
+	if (optlen)
+		memcpy(f->data + off + TCP_HLEN, opts, optlen);
+	tcp_csum(f->data, t, off, TCP_HLEN + optlen);
+	f->len = off + TCP_HLEN + optlen;
+	tx_put(c, f);
+}
+
+static void send_rst(struct tcp_core *c, const struct tcp_tuple *t,
+		     uint32_t seq, uint32_t ack, bool with_ack)
+{
+	send_ctl(c, t, seq, ack, TH_RST | (with_ack ? TH_ACK : 0), NULL, 0);
+	c->cnt.rst_sent++;
+}
+
+static void send_ack(struct tcp_core *c, struct tcp_conn *k)
+{
+	send_ctl(c, &k->t, k->snd_nxt, k->rcv_nxt, TH_ACK, NULL, 0);
+	c->cnt.acks++;
+}
+
+/* Copy stream bytes [off, off+n) of the queued responses (off counted
+ * from the first unacknowledged byte) into dst; the Date each response
+ * was queued with is restored so a retransmission repeats its bytes. */
+static void copy_stream(struct tcp_core *c, const struct tcp_conn *k,
+			uint32_t off, uint32_t n, uint8_t *dst)
+{
+	uint32_t qi = k->q_head;
+
+	off += k->una_off;
+	while (n) {
+		const struct resp_ent *e = &k->q[qi % TCP_CORE_RESP_QUEUE];
+		const struct resp_piece *pc = &c->piece[e->kind];
+		uint32_t len = pc->head_len + pc->body_len, take;
+
+		if (off >= len) {
+			off -= len;
+			qi++;
+			continue;
+		}
+		take = min_u32(n, len - off);
+		if (off < pc->head_len) {
+			uint32_t h = min_u32(take, pc->head_len - off);
+			uint32_t ds = pc->date_off, de = ds + BLITZ_DATE_LEN;
+
+			memcpy(dst, c->head[e->kind] + off, h);
+			if (e->date16 != (uint16_t)c->date_sec && off < de &&
+			    off + h > ds) {
+				char date[BLITZ_DATE_LEN];
+				uint64_t sec =
+					c->date_sec -
+					(uint16_t)((uint16_t)c->date_sec -
+						   e->date16);
+				uint32_t a = off > ds ? off : ds;
+				uint32_t b = off + h < de ? off + h : de;
+
+				http_format_date((time_t)sec, date);
+				memcpy(dst + (a - off), date + (a - ds), b - a);
+			}
+			if (take > h)
+				memcpy(dst + h, c->body, take - h);
+		} else {
+			memcpy(dst, c->body + (off - pc->head_len), take);
+		}
+		dst += take;
+		n -= take;
+		off = 0;
+		qi++;
+	}
+}
+
+static void send_data(struct tcp_core *c, struct tcp_conn *k, uint32_t seq,
+		      uint32_t n, bool fin)
+{
+	struct tcp_frame *f = tx_get(c);
+	uint32_t off;
+	uint8_t flags = TH_ACK | (n ? TH_PSH : 0) | (fin ? TH_FIN : 0);
+
+	if (!f)
+		return;
+	off = write_hdrs(c, f->data, &k->t, seq, k->rcv_nxt, flags, OUR_WINDOW,
+			 0, n);
+	if (n)
+		copy_stream(c, k, seq - k->snd_una, n,
+			    f->data + off + TCP_HLEN);
+	tcp_csum(f->data, &k->t, off, TCP_HLEN + n);
+	f->len = off + TCP_HLEN + n;
+	tx_put(c, f);
+	if (fin)
+		c->cnt.finack++;
+}
+
+static void arm_rto(struct tcp_core *c, struct tcp_conn *k)
+{
+	if (!k->rto_ms)
+		k->rto_ms = c->p.rto_initial_ms;
+	k->rto_at = c->now_ms + k->rto_ms;
+	timer_update(c, k);
+}
+
+/*
+ * Send what the window allows: data from snd_nxt, our FIN after the last
+ * response when closing. probe: send at least one byte (or the FIN) even
+ * into a closed window (zero-window probe and RTO retransmission).
+ * Returns the segments sent.
+ */
+static int conn_output(struct tcp_core *c, struct tcp_conn *k, bool probe)
+{
+	int sent = 0;
+
+	if (k->fin_acked)
+		return 0;
+	for (;;) {
+		uint32_t end = k->snd_una + k->q_bytes;
+		uint32_t wnd = min_u32(min_u32(k->snd_wnd, k->cwnd),
+				       TCP_CORE_MAX_INFLIGHT);
+		uint32_t limit = k->snd_una + wnd;
+		bool fin, forced = false;
+		uint32_t n, avail, room;
+
+		if (seq_lt(k->snd_nxt, end)) {
+			avail = end - k->snd_nxt;
+			room = seq_lt(k->snd_nxt, limit) ? limit - k->snd_nxt
+							 : 0;
+			forced = !room && probe && !sent;
+			if (forced)
+				room = 1;
+			n = min_u32(min_u32(k->mss, avail), room);
+			if (!n)
+				break;
+			fin = k->fin_pending && n == avail;
+		} else if (k->fin_pending && k->snd_nxt == end &&
+			   (!k->fin_sent || probe)) {
+			n = 0;
+			fin = true;
+		} else {
+			break;
+		}
+		send_data(c, k, k->snd_nxt, n, fin);
+		if (fin) {
+			k->fin_sent = 1;
+			k->fin_seq = end;
+		}
+		if (seq_gt(k->snd_nxt + n + fin, k->snd_max)) {
+			if (n && !seq_lt(k->snd_nxt, k->snd_max))
+				c->cnt.replies++;
+			k->snd_max = k->snd_nxt + n + fin;
+		} else {
+			c->cnt.retransmits++;
+		}
+		/* A zero-window probe does not advance snd_nxt: the peer
+		 * may well drop it, and the byte goes again when the window
+		 * opens (an ACK of it is still accepted: snd_max covers it). */
+		if (!forced)
+			k->snd_nxt += n + fin;
+		sent++;
+		if (forced)
+			break;
+		if (fin)
+			break;
+	}
+	/* Something unacknowledged, or data held back by a closed window:
+	 * the RTO timer retransmits or probes. */
+	if (k->snd_una != k->snd_max ||
+	    seq_lt(k->snd_nxt, k->snd_una + k->q_bytes)) {
+		if (!k->rto_at)
+			arm_rto(c, k);
+	}
+	return sent;
+}
+
+/* ------------------------------------------------------------------ */
+/* Requests in                                                         */
+/* ------------------------------------------------------------------ */
+
+static void enqueue_resp(struct tcp_core *c, struct tcp_conn *k, int kind)
+{
+	struct resp_ent *e =
+		&k->q[(k->q_head + k->q_count) % TCP_CORE_RESP_QUEUE];
+
+	e->kind = (uint8_t)kind;
+	e->date16 = (uint16_t)c->date_sec;
+	k->q_count++;
+	k->q_bytes += resp_len(c, (uint8_t)kind);
+	c->cnt.requests++;
+	if (kind >= BLITZ_RESP_XDP_KINDS)
+		c->cnt.errors++;
+}
+
+/* Whether the connection takes no more requests (closing either way). */
+static bool conn_closing(const struct tcp_conn *k)
+{
+	return k->fin_pending || k->fin_rcvd;
+}
+
+/*
+ * Parse and answer requests at buf[0..len): skip request bodies, stop at
+ * an incomplete request or a full response queue. Returns the bytes
+ * consumed; everything when the connection is closing (the rest is
+ * discarded).
+ */
+static uint32_t parse_requests(struct tcp_core *c, struct tcp_conn *k,
+			       const uint8_t *buf, uint32_t len)
+{
+	uint32_t off = 0;
+
+	for (;;) {
+		struct http_request req;
+		enum http_parse_result r;
+
+		if (k->fin_pending)
+			return len;
+		if (k->skip) {
+			uint64_t s = k->skip < len - off ? k->skip : len - off;
+
+			off += (uint32_t)s;
+			k->skip -= s;
+			if (k->skip)
+				return off;
+		}
+		if (k->chunked_active) {
+			bool done = false;
+			long n = http_chunked_skip(&k->chunk, buf + off,
+						   len - off, &done);
+
+			if (n < 0) {
+				if (k->q_count == TCP_CORE_RESP_QUEUE)
+					return off;
+				enqueue_resp(c, k, BLITZ_RESP_400);
+				k->fin_pending = 1;
+				return len;
+			}
+			off += (uint32_t)n;
+			if (!done)
+				return off;
+			k->chunked_active = 0;
+		}
+		if (off == len || k->q_count == TCP_CORE_RESP_QUEUE)
+			return off;
+		memset(&req, 0, sizeof(req));
+		r = http_parse_request(buf + off, len - off, &req);
+		if (r == HTTP_INCOMPLETE)
+			return off;
+		if (req.resp < 0 || req.resp >= BLITZ_RESP_KINDS)
+			req.resp = BLITZ_RESP_400;
+		enqueue_resp(c, k, req.resp);
+		if (r != HTTP_OK || req.close ||
+		    req.resp >= BLITZ_RESP_XDP_KINDS) {
+			k->fin_pending = 1;
+			return len;
+		}
+		off += (uint32_t)(req.header_len < len - off ? req.header_len
+							     : len - off);
+		if (req.chunked) {
+			memset(&k->chunk, 0, sizeof(k->chunk));
+			k->chunked_active = 1;
+		} else if (req.content_length) {
+			k->skip = req.content_length;
+		}
+	}
+}
+
+static uint8_t *rxbuf_of(struct tcp_core *c, const struct tcp_conn *k)
+{
+	return c->rxbufs + (size_t)k->rxb * RXBUF_SIZE;
+}
+
+/* Parse what the reassembly buffer holds; give the buffer back when
+ * emptied. */
+static void parse_buffered(struct tcp_core *c, struct tcp_conn *k)
+{
+	uint8_t *b;
+	uint32_t n;
+
+	if (k->rxb == NIL)
+		return;
+	b = rxbuf_of(c, k);
+	n = parse_requests(c, k, b, k->rxlen);
+	if (n >= k->rxlen) {
+		rxbuf_put(c, k);
+		return;
+	}
+	if (n) {
+		memmove(b, b + n, k->rxlen - n);
+		k->rxlen -= n;
+	}
+}
+
+/*
+ * Take in-order payload. Returns the bytes accepted (the rest is left for
+ * the peer to retransmit: our buffer was full), or -1 when a partial
+ * request needs a buffer and the pool is empty.
+ */
+static long conn_consume(struct tcp_core *c, struct tcp_conn *k,
+			 const uint8_t *data, uint32_t len)
+{
+	uint32_t n = 0, take;
+
+	if (k->rxb == NIL) {
+		n = parse_requests(c, k, data, len);
+		if (n == len)
+			return len;
+		if (!c->nrxfree) {
+			c->cnt.rx_buf_empty++;
+			return -1;
+		}
+		k->rxb = c->rxfree[--c->nrxfree];
+		k->rxlen = 0;
+	}
+	take = min_u32(len - n, RXBUF_SIZE - k->rxlen);
+	memcpy(rxbuf_of(c, k) + k->rxlen, data + n, take);
+	k->rxlen += take;
+	parse_buffered(c, k);
+	/* Closing: whatever did not fit is discarded, not refused. */
+	if (conn_closing(k))
+		return len;
+	return n + take;
+}
+
+/* ------------------------------------------------------------------ */
+/* Segments in                                                         */
+/* ------------------------------------------------------------------ */
+
+struct seg {
+	struct tcp_tuple t;
+	uint32_t seq, ack;
+	uint16_t win;
+	uint8_t flags;
+	const uint8_t *data;
+	uint32_t len;
+	/* SYN options */
+	uint16_t mss;
+	uint8_t wscale; /* 0xff: none */
+};
+
+static void conn_reset(struct tcp_core *c, struct tcp_conn *k, bool send)
+{
+	if (send)
+		send_rst(c, &k->t, k->snd_nxt, k->rcv_nxt, true);
+	c->cnt.conn_reset++;
+	conn_free(c, k);
+}
+
+static void answer_syn(struct tcp_core *c, const struct seg *s)
+{
+	uint8_t opts[8], info, mi = 0;
+	uint32_t optlen = 4, isn, i;
+	uint16_t our_mss = s->t.v6 ? c->mss6 : c->mss4;
+
+	for (i = 0; i < 8; i++)
+		if (cookie_mss[i] <= s->mss)
+			mi = (uint8_t)i;
+	info = (uint8_t)(mi | (s->wscale == 0xff ? 15 : s->wscale) << 3);
+	isn = cookie_make(c, &s->t, s->seq, info);
+	opts[0] = 2;
+	opts[1] = 4;
+	wr16(opts + 2, our_mss);
+	if (s->wscale != 0xff) {
+		/* Shift 0: we need no big receive window, but offering the
+		 * option enables the peer's scaling. */
+		opts[4] = 1;
+		opts[5] = 3;
+		opts[6] = 3;
+		opts[7] = 0;
+		optlen = 8;
+	}
+	send_ctl(c, &s->t, isn, s->seq + 1, TH_SYN | TH_ACK, opts, optlen);
+	c->cnt.synack++;
+}
+
+static void conn_handle(struct tcp_core *c, struct tcp_conn *k,
+			const struct seg *s);
+
+/* A segment for a tuple we hold no connection for. */
+static void handle_unknown(struct tcp_core *c, const struct seg *s, uint32_t h)
+{
+	struct tcp_conn *k;
+	uint8_t info;
+	uint16_t mss;
+
+	if (s->flags & TH_RST)
+		return;
+	if ((s->flags & (TH_SYN | TH_ACK)) == TH_SYN) {
+		answer_syn(c, s);
+		return;
+	}
+	if (!(s->flags & TH_ACK) || (s->flags & TH_SYN))
+		return;
+	if (!cookie_check(c, &s->t, s->seq, s->ack, &info)) {
+		c->cnt.drop_bad_cookie++;
+		send_rst(c, &s->t, s->ack, 0, false);
+		return;
+	}
+	k = conn_alloc(c, &s->t, h);
+	if (!k) {
+		c->cnt.table_full++;
+		send_rst(c, &s->t, s->ack, 0, false);
+		return;
+	}
+	c->cnt.conn_open++;
+	k->snd_una = k->snd_nxt = k->snd_max = s->ack;
+	k->rcv_nxt = s->seq;
+	mss = cookie_mss[info & 7];
+	k->mss = min_u32(mss, s->t.v6 ? c->mss6 : c->mss4);
+	k->snd_wscale = (info >> 3) == 15 ? 0 : (uint8_t)(info >> 3);
+	if (k->snd_wscale > 14)
+		k->snd_wscale = 14;
+	k->cwnd = 10u * k->mss;
+	k->rto_ms = c->p.rto_initial_ms;
+	k->idle_at = c->now_ms + c->p.idle_ms;
+	timer_update(c, k);
+	conn_handle(c, k, s);
+}
+
+/* Free the connection once both FINs are through. */
+static bool conn_maybe_done(struct tcp_core *c, struct tcp_conn *k)
+{
+	if (k->fin_acked && k->fin_rcvd) {
+		c->cnt.conn_close++;
+		conn_free(c, k);
+		return true;
+	}
+	return false;
+}
+
+static void conn_ack(struct tcp_core *c, struct tcp_conn *k, uint32_t ack)
+{
+	uint32_t bytes = ack - k->snd_una;
+
+	if (k->fin_sent && ack == k->fin_seq + 1) {
+		k->fin_acked = 1;
+		bytes--;
+	}
+	k->q_bytes -= bytes;
+	while (bytes) {
+		const struct resp_ent *e = &k->q[k->q_head];
+		uint32_t rem = resp_len(c, e->kind) - k->una_off;
+
+		if (bytes >= rem) {
+			bytes -= rem;
+			k->una_off = 0;
+			k->q_head = (uint8_t)((k->q_head + 1) %
+					      TCP_CORE_RESP_QUEUE);
+			k->q_count--;
+		} else {
+			k->una_off += bytes;
+			bytes = 0;
+		}
+	}
+	/* Zero-length responses (none today) still leave the queue. */
+	while (k->q_count && k->una_off == 0 &&
+	       resp_len(c, k->q[k->q_head].kind) == 0) {
+		k->q_head = (uint8_t)((k->q_head + 1) % TCP_CORE_RESP_QUEUE);
+		k->q_count--;
+	}
+	if (k->cwnd < TCP_CORE_MAX_INFLIGHT)
+		k->cwnd += ack - k->snd_una;
+	k->snd_una = ack;
+	if (seq_lt(k->snd_nxt, k->snd_una))
+		k->snd_nxt = k->snd_una;
+	k->retries = 0;
+	k->rto_ms = c->p.rto_initial_ms;
+	k->rto_at = 0;
+}
+
+/* Resend one segment from snd_una (data, or the FIN alone); the send
+ * state (snd_nxt, cwnd) is left as it is: one loss, one segment. */
+static void fast_retransmit(struct tcp_core *c, struct tcp_conn *k)
+{
+	uint32_t n = min_u32(k->q_bytes, k->mss);
+	bool fin = k->fin_sent && n == k->q_bytes;
+
+	send_data(c, k, k->snd_una, n, fin);
+	c->cnt.retransmits++;
+	c->cnt.fast_retransmits++;
+	k->cwnd = k->cwnd / 2 > 2u * k->mss ? k->cwnd / 2 : 2u * k->mss;
+}
+
+static void conn_handle(struct tcp_core *c, struct tcp_conn *k,
+			const struct seg *s)
+{
+	const uint8_t *data = s->data;
+	uint32_t len = s->len, seq = s->seq;
+	bool fin = s->flags & TH_FIN, need_ack = false;
+
+	if (s->flags & TH_RST) {
+		/* In-window RSTs only: a blind one must guess rcv_nxt. */
+		if (seq_le(k->rcv_nxt, seq) &&
+		    seq_lt(seq, k->rcv_nxt + OUR_WINDOW)) {
+			c->cnt.drop_rst++;
+			conn_reset(c, k, false);
+		}
+		return;
+	}
+	if (!(s->flags & TH_ACK))
+		return;
+	if (seq_gt(s->ack, k->snd_max)) {
+		/* Acknowledges what we never sent: tell them where we are. */
+		send_ack(c, k);
+		return;
+	}
+	if (seq_gt(s->ack, k->snd_una)) {
+		conn_ack(c, k, s->ack);
+		k->dupacks = 0;
+	} else if (s->ack == k->snd_una && !len && !fin &&
+		   k->snd_una != k->snd_max &&
+		   ((uint32_t)s->win << k->snd_wscale) == k->snd_wnd) {
+		/* The third duplicate ACK: the segment at snd_una was lost;
+		 * resend it now instead of waiting for the RTO. */
+		if (++k->dupacks == 3)
+			fast_retransmit(c, k);
+	}
+	k->idle_at = c->now_ms + (k->fin_acked ? FIN_WAIT_MS : c->p.idle_ms);
+	k->snd_wnd = (uint32_t)s->win << k->snd_wscale;
+
+	if (len || fin) {
+		if (seq != k->rcv_nxt) {
+			uint32_t d = k->rcv_nxt - seq;
+
+			if (seq_lt(seq, k->rcv_nxt) &&
+			    seq_gt(seq + len + fin, k->rcv_nxt)) {
+				/* Overlaps what we have: keep the new part. */
+				if (d >= len) {
+					data += len;
+					len = 0;
+				} else {
+					data += d;
+					len -= d;
+				}
+			} else {
+				c->cnt.ooo++;
+				need_ack = true;
+				len = 0;
+				fin = false;
+			}
+		}
+		if (len) {
+			long acc = 0;
+
+			if (!k->fin_rcvd)
+				acc = conn_consume(c, k, data, len);
+			else
+				acc = len;
+			if (acc < 0) {
+				conn_reset(c, k, true);
+				return;
+			}
+			k->rcv_nxt += (uint32_t)acc;
+			if ((uint32_t)acc < len)
+				fin = false;
+			need_ack = true;
+		}
+		if (fin && !k->fin_rcvd) {
+			k->rcv_nxt++;
+			k->fin_rcvd = 1;
+			k->fin_pending = 1;
+			need_ack = true;
+		}
+	}
+	/* The queue may have room again: answer requests still buffered. */
+	if (k->rxb != NIL && k->q_count < TCP_CORE_RESP_QUEUE &&
+	    !k->fin_pending)
+		parse_buffered(c, k);
+	if (conn_output(c, k, false))
+		need_ack = false;
+	if (need_ack)
+		send_ack(c, k);
+	if (conn_maybe_done(c, k))
+		return;
+	if (k->snd_una == k->snd_max &&
+	    !seq_lt(k->snd_nxt, k->snd_una + k->q_bytes))
+		k->rto_at = 0;
+	timer_update(c, k);
+}
+
+/* Parse one frame into s. 0: TCP for the service; 1: not ours;
+ * -1: ours but malformed. */
+static int parse_frame(struct tcp_core *c, const struct tcp_frame *f,
+		       struct seg *s)
+{
+	const uint8_t *d = f->data, *th;
+	uint32_t len = f->len, l3, tcplen, doff, i;
+	uint16_t et;
+
+	if (len < ETH_HLEN_ + IP4_HLEN)
+		return 1;
+	et = rd16(d + 12);
+	memset(&s->t, 0, sizeof(s->t));
+	memcpy(s->t.lmac, d, 6);
+	memcpy(s->t.rmac, d + 6, 6);
+	if (et == ETHERTYPE_IP4) {
+		const uint8_t *ip = d + ETH_HLEN_;
+		uint32_t tot;
+
+		if ((ip[0] >> 4) != 4 || ip[9] != IPPROTO_TCP_)
+			return 1;
+		if (len < ETH_HLEN_ + IP4_HLEN + TCP_HLEN)
+			return 1;
+		th = ip + (ip[0] & 15) * 4;
+		if ((ip[0] & 15) < 5 || th + 4 > d + len)
+			return 1;
+		if (rd16(th + 2) != c->p.port)
+			return 1;
+		s->t.laddr[10] = s->t.laddr[11] = 0xff;
+		s->t.raddr[10] = s->t.raddr[11] = 0xff;
+		memcpy(s->t.laddr + 12, ip + 16, 4);
+		memcpy(s->t.raddr + 12, ip + 12, 4);
+		if ((ip[0] & 15) != 5 || (rd16(ip + 6) & 0x3fff))
+			return -1; /* options or a fragment */
+		tot = rd16(ip + 2);
+		if (tot < IP4_HLEN + TCP_HLEN || tot > len - ETH_HLEN_)
+			return -1;
+		l3 = ETH_HLEN_ + IP4_HLEN;
+		tcplen = tot - IP4_HLEN;
+	} else if (et == ETHERTYPE_IP6) {
+		const uint8_t *ip = d + ETH_HLEN_;
+		uint32_t plen;
+
+		if (len < ETH_HLEN_ + IP6_HLEN + TCP_HLEN)
+			return 1;
+		if ((ip[0] >> 4) != 6 || ip[6] != IPPROTO_TCP_)
+			return 1;
+		th = ip + IP6_HLEN;
+		if (rd16(th + 2) != c->p.port)
+			return 1;
+		s->t.v6 = 1;
+		memcpy(s->t.laddr, ip + 24, 16);
+		memcpy(s->t.raddr, ip + 8, 16);
+		plen = rd16(ip + 4);
+		if (plen < TCP_HLEN || plen > len - ETH_HLEN_ - IP6_HLEN)
+			return -1;
+		l3 = ETH_HLEN_ + IP6_HLEN;
+		tcplen = plen;
+	} else {
+		return 1;
+	}
+	if (c->nladdr) {
+		for (i = 0; i < (uint32_t)c->nladdr; i++)
+			if (!memcmp(&c->laddr[i], s->t.laddr, 16))
+				break;
+		if (i == (uint32_t)c->nladdr)
+			return 1;
+	}
+	th = d + l3;
+	doff = (uint32_t)(th[12] >> 4) * 4;
+	if (doff < TCP_HLEN || doff > tcplen)
+		return -1;
+	memcpy(&s->t.rport_be, th, 2);
+	memcpy(&s->t.lport_be, th + 2, 2);
+	s->seq = rd32(th + 4);
+	s->ack = rd32(th + 8);
+	s->flags = th[13];
+	s->win = rd16(th + 14);
+	s->data = th + doff;
+	s->len = tcplen - doff;
+	s->mss = 536;
+	s->wscale = 0xff;
+	if (s->flags & TH_SYN) {
+		const uint8_t *o = th + TCP_HLEN, *oe = th + doff;
+
+		while (o < oe) {
+			if (o[0] == 0)
+				break;
+			if (o[0] == 1) {
+				o++;
+				continue;
+			}
+			if (o + 2 > oe || o[1] < 2 || o + o[1] > oe)
+				break;
+			if (o[0] == 2 && o[1] == 4)
+				s->mss = rd16(o + 2);
+			else if (o[0] == 3 && o[1] == 3)
+				s->wscale = o[2] > 14 ? 14 : o[2];
+			o += o[1];
+		}
+	}
+	return 0;
+}
+
+static void update_date(struct tcp_core *c, uint64_t now_ns)
+{
+	uint64_t sec = (uint64_t)((int64_t)now_ns + c->mono_to_unix_ns) /
+		       1000000000ull;
+	char date[BLITZ_DATE_LEN];
+	int k;
+
+	c->now_ms = now_ns / 1000000ull;
+	if (!c->wheel_started) {
+		/* The wheel starts at the engine's clock, whatever it is. */
+		c->wheel_ms = c->now_ms;
+		c->wheel_started = true;
+	}
+	if (sec == c->date_sec)
+		return;
+	c->date_sec = sec;
+	http_format_date((time_t)sec, date);
+	for (k = 0; k < BLITZ_RESP_KINDS; k++)
+		memcpy(c->head[k] + c->piece[k].date_off, date, BLITZ_DATE_LEN);
+}
+
+static void handle_segment(struct tcp_core *c, const struct seg *s)
+{
+	uint32_t h = tuple_hash(c, &s->t);
+	struct tcp_conn *k = tbl_lookup(c, &s->t, h);
+
+	if (k && (s->flags & TH_SYN) && !(s->flags & TH_ACK)) {
+		/* A new SYN on a tuple we still hold: the peer moved on. */
+		conn_reset(c, k, false);
+		k = NULL;
+	}
+	if (!k) {
+		handle_unknown(c, s, h);
+		return;
+	}
+	conn_handle(c, k, s);
+}
+
+uint32_t tcp_core_rx_burst(struct tcp_core *c, struct tcp_frame *frames,
+			   uint32_t n, uint64_t now_ns)
+{
+	uint32_t i, nm = 0;
+
+	update_date(c, now_ns);
+	for (i = 0; i < n; i++) {
+		struct seg s;
+		int r;
+
+		c->cnt.rx_frames++;
+		r = parse_frame(c, &frames[i], &s);
+		if (r > 0) {
+			struct tcp_frame tmp = frames[nm];
+
+			frames[nm] = frames[i];
+			frames[i] = tmp;
+			nm++;
+			c->cnt.not_mine++;
+			continue;
+		}
+		c->cnt.service++;
+		if (r < 0) {
+			c->cnt.drop_malformed++;
+			continue;
+		}
+		handle_segment(c, &s);
+	}
+	tx_flush(c);
+	return nm;
+}
+
+/* ------------------------------------------------------------------ */
+/* Timers                                                              */
+/* ------------------------------------------------------------------ */
+
+static void conn_timer(struct tcp_core *c, struct tcp_conn *k)
+{
+	if (k->rto_at && k->rto_at <= c->now_ms) {
+		if (++k->retries > c->p.max_retries) {
+			c->cnt.rto_giveup++;
+			conn_reset(c, k, true);
+			return;
+		}
+		k->rto_ms = min_u32(k->rto_ms * 2, c->p.rto_max_ms);
+		k->rto_at = 0;
+		k->snd_nxt = k->snd_una;
+		k->cwnd = k->mss;
+		conn_output(c, k, true);
+		if (!k->rto_at)
+			arm_rto(c, k);
+	}
+	if (k->idle_at <= c->now_ms && !k->rto_at) {
+		if (!k->fin_pending) {
+			/* Idle keep-alive: close gracefully (FIN), as a kernel
+			 * server would; a peer that never answers is reset by
+			 * the RTO, one that never sends its FIN below. */
+			c->cnt.idle_timeout++;
+			k->fin_pending = 1;
+			conn_output(c, k, false);
+			k->idle_at = c->now_ms + FIN_WAIT_MS;
+			timer_update(c, k);
+			return;
+		}
+		conn_reset(c, k, true);
+		return;
+	}
+	if (k->idle_at <= c->now_ms)
+		k->idle_at = c->now_ms + c->p.idle_ms;
+	timer_update(c, k);
+}
+
+void tcp_core_poll_timers(struct tcp_core *c, uint64_t now_ns)
+{
+	uint64_t t, end;
+
+	update_date(c, now_ns);
+	end = c->now_ms;
+	if (end > c->wheel_ms + WHEEL_SLOTS)
+		c->wheel_ms = end - WHEEL_SLOTS;
+	for (t = c->wheel_ms + 1; t <= end; t++) {
+		uint32_t slot = (uint32_t)(t % WHEEL_SLOTS);
+		uint32_t idx = c->wheel[slot];
+
+		c->wheel_ms = t;
+		/* Detach the slot, then fire or re-link each entry: an entry
+		 * re-armed into this same slot is not seen twice. */
+		c->wheel[slot] = NIL;
+		while (idx != NIL) {
+			struct tcp_conn *k = &c->conns[idx];
+			uint32_t next = k->tnext;
+
+			k->tprev = k->tnext = NIL;
+			if (k->linked_at > end) {
+				/* A later revolution: put it back. */
+				uint64_t at = k->linked_at;
+
+				k->linked_at = 0;
+				timer_link(c, k, at);
+			} else {
+				k->linked_at = 0;
+				conn_timer(c, k);
+			}
+			idx = next;
+		}
+	}
+	tx_flush(c);
+}
+
+int tcp_core_next_timer_ms(const struct tcp_core *c, uint64_t now_ns)
+{
+	uint64_t now = now_ns / 1000000ull, t;
+
+	if (!c->active)
+		return 1000;
+	for (t = now + 1; t <= now + 1000; t++)
+		if (c->wheel[t % WHEEL_SLOTS] != NIL)
+			return (int)(t - now);
+	return 1000;
+}
+
+/* ------------------------------------------------------------------ */
+/* Setup                                                               */
+/* ------------------------------------------------------------------ */
+
+/*
+ * The response bytes. When the 200 response fits a template, http.c's
+ * bytes are used whole. A larger body (a 64 KiB --body-file) is sent as
+ * http.c's headers for an empty body with the Content-Length patched,
+ * followed by the body: the same bytes http.c would have built.
+ */
+static int build_responses(struct tcp_core *c, const void *body, size_t blen,
+			   const char *ctype, time_t now)
+{
+	struct http_responses *r = calloc(1, sizeof(*r));
+	char err[160];
+	int k, ret;
+
+	if (!r)
+		return -ENOMEM;
+	ret = http_responses_build(r, body, blen, ctype, now, err, sizeof(err));
+	if (!ret) {
+		for (k = 0; k < BLITZ_RESP_KINDS; k++) {
+			memcpy(c->head[k], r->bytes[k], r->len[k]);
+			c->piece[k].head_len = r->len[k];
+			c->piece[k].body_len = 0;
+			c->piece[k].date_off = r->date_off[k];
+		}
+		free(r);
+		return 0;
+	}
+	if (ret != -EMSGSIZE) {
+		pr_warn("tcp core: cannot build responses: %s\n", err);
+		free(r);
+		return ret;
+	}
+	ret = http_responses_build(r, "", 0, ctype, now, err, sizeof(err));
+	if (ret) {
+		pr_warn("tcp core: cannot build responses: %s\n", err);
+		free(r);
+		return ret;
+	}
+	c->body = malloc(blen);
+	if (!c->body) {
+		free(r);
+		return -ENOMEM;
+	}
+	memcpy(c->body, body, blen);
+	c->body_len = (uint32_t)blen;
+	for (k = 0; k < BLITZ_RESP_KINDS; k++) {
+		static const char cl0[] = "\r\nContent-Length: 0\r\n";
+		uint8_t *p = r->bytes[k];
+		uint32_t len = r->len[k], i, hl;
+		char num[24];
+		int nl;
+
+		c->piece[k].date_off = r->date_off[k];
+		if (k >= BLITZ_RESP_XDP_KINDS) {
+			memcpy(c->head[k], p, len);
+			c->piece[k].head_len = len;
+			continue;
+		}
+		for (i = 0; i + sizeof(cl0) - 1 <= len; i++)
+			if (!memcmp(p + i, cl0, sizeof(cl0) - 1))
+				break;
+		if (i + sizeof(cl0) - 1 > len) {
+			pr_warn("tcp core: no Content-Length in the response "
+				"template\n");
+			free(r);
+			return -EINVAL;
+		}
+		nl = snprintf(num, sizeof(num), "%zu", blen);
+		hl = i + (uint32_t)sizeof(cl0) - 4; /* up to the '0' */
+		memcpy(c->head[k], p, hl);
+		memcpy(c->head[k] + hl, num, (size_t)nl);
+		memcpy(c->head[k] + hl + nl, p + hl + 1, len - hl - 1);
+		c->piece[k].head_len = len - 1 + (uint32_t)nl;
+		/* GET kinds carry the body; HEAD kinds only the headers. */
+		c->piece[k].body_len =
+			(k == BLITZ_RESP_GET_KA || k == BLITZ_RESP_GET_KA10 ||
+			 k == BLITZ_RESP_GET_CLOSE)
+				? (uint32_t)blen
+				: 0;
+	}
+	free(r);
+	return 0;
+}
+
+struct tcp_core *tcp_core_new(const struct tcp_core_params *p)
+{
+	struct tcp_core *c;
+	struct timespec rt, mono;
+	uint32_t n, slots, i;
+	int err = ENOMEM, ret;
+
+	if (!p || !p->ops || !p->ops->tx_alloc || !p->ops->tx_send ||
+	    !p->port) {
+		pr_warn("tcp core: missing port or TX operations\n");
+		errno = EINVAL;
+		return NULL;
+	}
+	if (p->body_len > BODY_MAX || (p->body_len && !p->body)) {
+		pr_warn("tcp core: body of %zu bytes: at most %u bytes\n",
+			p->body_len, BODY_MAX);
+		errno = EMSGSIZE;
+		return NULL;
+	}
+	if (p->n_addr4 < 0 || p->n_addr6 < 0 || p->n_addr4 > BLITZ_MAX_ADDRS ||
+	    p->n_addr6 > BLITZ_MAX_ADDRS) {
+		pr_warn("tcp core: bad address count\n");
+		errno = EINVAL;
+		return NULL;
+	}
+	c = calloc(1, sizeof(*c));
+	if (!c)
+		goto fail;
+	c->p = *p;
+	if (!c->p.table_size)
+		c->p.table_size = TCP_CORE_DEFAULT_TABLE;
+	if (!c->p.rx_bufs)
+		c->p.rx_bufs =
+			c->p.table_size / 64 < 64 ? 64 : c->p.table_size / 64;
+	if (!c->p.frame_cap)
+		c->p.frame_cap = 2048;
+	if (!c->p.rto_initial_ms)
+		c->p.rto_initial_ms = 200;
+	if (!c->p.rto_max_ms)
+		c->p.rto_max_ms = 3000;
+	if (!c->p.max_retries)
+		c->p.max_retries = 6;
+	if (!c->p.idle_ms)
+		c->p.idle_ms = 60000;
+	if (c->p.frame_cap < 256) {
+		pr_warn("tcp core: frame_cap %u too small\n", c->p.frame_cap);
+		err = EINVAL;
+		goto fail;
+	}
+	c->mss4 = (uint16_t)min_u32(p->mss ? p->mss : 1460,
+				    c->p.frame_cap - ETH_HLEN_ - IP4_HLEN -
+					    TCP_HLEN);
+	c->mss6 = (uint16_t)min_u32(p->mss ? p->mss : 1440,
+				    c->p.frame_cap - ETH_HLEN_ - IP6_HLEN -
+					    TCP_HLEN);
+	c->have_mac = memcmp(p->mac, "\0\0\0\0\0\0", 6) != 0;
+	memcpy(c->mac, p->mac, 6);
+	for (i = 0; i < (uint32_t)p->n_addr4; i++) {
+		uint8_t *a = c->laddr[c->nladdr++].s6_addr;
+
+		memset(a, 0, 16);
+		a[10] = a[11] = 0xff;
+		memcpy(a + 12, &p->addr4[i], 4);
+	}
+	for (i = 0; i < (uint32_t)p->n_addr6; i++)
+		c->laddr[c->nladdr++] = p->addr6[i];
+
+	if (p->secret[0] || p->secret[1]) {
+		c->key[0] = p->secret[0];
+		c->key[1] = p->secret[1];
+	} else if (getrandom(c->key, sizeof(c->key), 0) !=
+		   (ssize_t)sizeof(c->key)) {
+		err = errno;
+		pr_warn("tcp core: getrandom: %s\n", strerror(err));
+		goto fail;
+	}
+
+	n = c->p.table_size;
+	for (slots = 16; slots < 2 * n; slots <<= 1)
+		;
+	c->mask = slots - 1;
+	c->nconns = n;
+	c->conns = calloc(n, sizeof(*c->conns));
+	c->free_stack = calloc(n, sizeof(*c->free_stack));
+	c->slots = calloc(slots, sizeof(*c->slots));
+	c->nrxbufs = c->p.rx_bufs;
+	c->rxbufs = malloc((size_t)c->nrxbufs * RXBUF_SIZE);
+	c->rxfree = calloc(c->nrxbufs, sizeof(*c->rxfree));
+	if (!c->conns || !c->free_stack || !c->slots || !c->rxbufs ||
+	    !c->rxfree) {
+		pr_warn("tcp core: cannot allocate a table of %u "
+			"connections\n",
+			n);
+		goto fail;
+	}
+	for (i = 0; i < n; i++)
+		c->free_stack[i] = n - 1 - i;
+	c->nfree = n;
+	for (i = 0; i < c->nrxbufs; i++)
+		c->rxfree[i] = c->nrxbufs - 1 - i;
+	c->nrxfree = c->nrxbufs;
+	for (i = 0; i < WHEEL_SLOTS; i++)
+		c->wheel[i] = NIL;
+
+	clock_gettime(CLOCK_REALTIME, &rt);
+	clock_gettime(CLOCK_MONOTONIC, &mono);
+	c->mono_to_unix_ns = ((int64_t)rt.tv_sec - mono.tv_sec) * 1000000000ll +
+			     (rt.tv_nsec - mono.tv_nsec);
+	ret = build_responses(c, p->body, p->body_len, p->content_type,
+			      rt.tv_sec);
+	if (ret) {
+		err = -ret;
+		goto fail;
+	}
+	c->date_sec = (uint64_t)rt.tv_sec;
+	return c;
+fail:
+	tcp_core_free(c);
+	errno = err;
+	return NULL;
+}
+
+void tcp_core_free(struct tcp_core *c)
+{
+	if (!c)
+		return;
+	free(c->conns);
+	free(c->free_stack);
+	free(c->slots);
+	free(c->rxbufs);
+	free(c->rxfree);
+	free(c->body);
+	free(c);
+}
+
+const struct tcp_core_counters *tcp_core_counters(const struct tcp_core *c)
+{
+	return &c->cnt;
+}
+
+void tcp_core_counters_add_blitz(const struct tcp_core_counters *cnt,
+				 uint64_t out[BLITZ_CNT_MAX])
+{
+	out[BLITZ_CNT_SERVICE] += cnt->service;
+	out[BLITZ_CNT_SYNACK] += cnt->synack;
+	out[BLITZ_CNT_REQUESTS] += cnt->requests;
+	out[BLITZ_CNT_REPLIES] += cnt->replies;
+	out[BLITZ_CNT_TX_BYTES] += cnt->tx_bytes;
+	out[BLITZ_CNT_FINACK] += cnt->finack;
+	out[BLITZ_CNT_DROP_BAD_COOKIE] += cnt->drop_bad_cookie;
+	out[BLITZ_CNT_DROP_RST] += cnt->drop_rst;
+	out[BLITZ_CNT_PASS_MALFORMED] += cnt->drop_malformed;
+}
+
+uint32_t tcp_core_active(const struct tcp_core *c)
+{
+	return c->active;
+}
+
+int tcp_core_check(const struct tcp_core *c)
+{
+	uint32_t i, used = 0, linked = 0;
+	uint8_t *seen;
+
+	seen = calloc(c->nconns, 1);
+	if (!seen)
+		return -__LINE__;
+	for (i = 0; i <= c->mask; i++) {
+		const struct tbl_slot *s = &c->slots[i];
+		uint32_t j;
+
+		if (!s->idx)
+			continue;
+		if (s->idx > c->nconns || seen[s->idx - 1] ||
+		    !c->conns[s->idx - 1].in_use ||
+		    c->conns[s->idx - 1].hash != s->hash) {
+			free(seen);
+			return -__LINE__;
+		}
+		seen[s->idx - 1] = 1;
+		used++;
+		for (j = s->hash & c->mask; j != i; j = (j + 1) & c->mask)
+			if (!c->slots[j].idx) {
+				free(seen);
+				return -__LINE__;
+			}
+	}
+	for (i = 0; i < c->nconns; i++) {
+		const struct tcp_conn *k = &c->conns[i];
+
+		if (k->in_use != seen[i]) {
+			free(seen);
+			return -__LINE__;
+		}
+		if (k->in_use && k->q_count > TCP_CORE_RESP_QUEUE) {
+			free(seen);
+			return -__LINE__;
+		}
+		if (k->in_use && !k->linked_at) {
+			free(seen);
+			return -__LINE__;
+		}
+		if (k->in_use)
+			linked++;
+	}
+	free(seen);
+	if (used != c->active || used + c->nfree != c->nconns)
+		return -__LINE__;
+	/* Every active connection sits on the wheel exactly once. */
+	for (i = 0; i < WHEEL_SLOTS; i++) {
+		uint32_t idx = c->wheel[i], prev = NIL;
+
+		while (idx != NIL) {
+			if (idx >= c->nconns || !c->conns[idx].in_use ||
+			    c->conns[idx].tprev != prev ||
+			    c->conns[idx].linked_at % WHEEL_SLOTS != i)
+				return -__LINE__;
+			prev = idx;
+			idx = c->conns[idx].tnext;
+			if (!linked--)
+				return -__LINE__;
+		}
+	}
+	if (linked)
+		return -__LINE__;
+	if (c->nrxfree > c->nrxbufs)
+		return -__LINE__;
+	return 0;
+}

@@ -1,0 +1,295 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * tcp_core.h - the userspace TCP core behind the afxdp and dpdk engines.
+ *
+ * Owns: Ethernet + IPv4/IPv6 + TCP for the service address:port, the
+ * connection table, SYN cookies, request reassembly, sending the prebuilt
+ * response bytes (http.h) in MSS-sized segments within the peer's window,
+ * retransmission, close and reset. It is given frames; it never touches a
+ * NIC, a socket or a ring, and never makes a syscall or allocates after
+ * tcp_core_new(). One core per queue (per poll thread): a core is not
+ * thread-safe and shares nothing with other cores.
+ *
+ * Background
+ * ----------
+ * The engine owns the frames and their memory (AF_XDP: UMEM frames; DPDK:
+ * mbufs; unit tests: plain arrays). It hands the core a burst of received
+ * frames and a small vtable through which the core asks for empty TX
+ * frames, writes a whole Ethernet frame into each, and gives them back to
+ * be sent:
+ *
+ *   engine RX ring ──▶ tcp_core_rx_burst(frames[n]) ──▶ engine recycles all n
+ *                           │   ▲
+ *            ops->tx_alloc  │   │ empty TX frames (data, cap)
+ *                           ▼   │
+ *                      core writes Ethernet+IP+TCP+payload
+ *                           │
+ *            ops->tx_send   ▼  (once per burst, or when its batch is full)
+ *                      engine TX ring
+ *
+ * Zero-copy: the core copies the response bytes straight from the prebuilt
+ * responses (and the body) into the TX frame; there is no per-connection
+ * send buffer. A connection keeps only a queue of which responses it owes
+ * and how far the peer acknowledged them; a retransmission rebuilds the
+ * segment from the same prebuilt bytes.
+ *
+ * What the core does NOT do: ARP, ICMP, IP fragments, IPv4 options or
+ * IPv6 extension headers (such frames for the service are counted and
+ * dropped), VLAN tags, anything not addressed to the service. Frames that
+ * are not TCP to the service are handed back to the engine (see
+ * tcp_core_rx_burst), which answers ARP/ICMP or passes them on.
+ *
+ * Checksums: every frame sent carries full, correct IPv4 and TCP
+ * checksums. Incoming checksums are not validated (veth and local stacks
+ * send partial checksums).
+ *
+ * TCP as the core speaks it
+ * -------------------------
+ * - SYN: answered with a SYN-ACK whose ISN is a SYN cookie (24-bit keyed MAC
+ *   of the 4-tuple, a 64-second time counter and the low 8 bits; the low 8
+ *   bits carry the peer's MSS index and window scale). No state is kept, so a
+ *   SYN flood allocates nothing. Options sent: MSS, and window scale (shift
+ *   0) when the SYN offered it, so the peer's scaled window is honoured. No
+ *   timestamps, no SACK.
+ * - The ACK completing the handshake is validated against the cookie (this
+ *   or the previous time counter); then a connection is allocated. A full
+ *   table: that ACK is answered with RST and counted (table_full). An ACK
+ *   that does not validate is dropped and counted (bad_cookie). A first
+ *   ACK that carries the request is handled in the same step.
+ * - Data: in order only. Complete requests are parsed straight out of the
+ *   frame; a partial request is copied into a per-connection 8 KiB buffer
+ *   taken lazily from a preallocated pool and returned when the request
+ *   completes. Out-of-order or duplicate segments are dropped and answered
+ *   with an ACK of what we have (a dup ACK).
+ * - Responses are queued (up to TCP_CORE_RESP_QUEUE per connection; more
+ *   pipelined requests wait, unparsed, until the queue drains) and sent
+ *   within min(peer window, TCP_CORE_MAX_INFLIGHT) in MSS-sized segments.
+ * - Retransmission: after the RTO (rto_initial_ms, doubled each time up to
+ *   rto_max_ms) sending restarts from the oldest unacknowledged byte with a
+ *   one-segment window (go-back-N, then growing by what is acknowledged);
+ *   after max_retries the connection is reset (RST) and freed. The third
+ *   duplicate ACK resends the segment at snd_una at once (fast
+ *   retransmit) and halves the window.
+ *   A zero window is probed the same way (one byte).
+ * - Close: an error response or `Connection: close` -> our FIN after the
+ *   response. The peer's FIN -> ACK, then our FIN once the responses owed
+ *   are sent (we never keep a half-open connection). The connection is
+ *   freed as soon as both FINs are through (theirs received, ours
+ *   acknowledged): no TIME_WAIT. The peer does the active close in the
+ *   common case and keeps TIME_WAIT itself; when we close first, we wait
+ *   for their FIN at most FIN_WAIT_MS (5 s) after ours is acknowledged,
+ *   then free it, and a late retransmitted FIN for a freed tuple fails the
+ *   cookie check and gets a RST, which the peer, already closed, ignores.
+ *   Simultaneous close (FINs crossing) is handled.
+ * - RST received in any state with a sequence number in our receive window
+ *   frees the connection (others are ignored). A non-SYN segment for an
+ *   unknown tuple whose ACK is not a valid cookie is counted
+ *   (drop_bad_cookie) and answered with a RST (seq = its ACK), so a peer
+ *   whose connection we dropped learns it at once; RSTs get nothing.
+ * - A keep-alive connection idle for idle_ms is closed with our FIN (a
+ *   peer that then never sends its own FIN is dropped with a RST after
+ *   FIN_WAIT_MS, 5 s).
+ * - Date: the response Date is the second of now_ns mapped to wall-clock
+ *   (offset sampled in tcp_core_new); updated at most once per second.
+ */
+#ifndef BLITZ_TCP_CORE_H
+#define BLITZ_TCP_CORE_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdbool.h>
+#include <netinet/in.h>
+
+#include "../bpf/blitz_shared.h"
+
+#define TCP_CORE_DEFAULT_TABLE 65536 /* connections per core (per queue) */
+#define TCP_CORE_RESP_QUEUE 32	     /* responses owed per connection */
+#define TCP_CORE_TX_BATCH 64 /* TX frames handed to ops->tx_send at once */
+#define TCP_CORE_MAX_INFLIGHT (256u * 1024) /* bytes in flight cap */
+
+/*
+ * One frame: a whole Ethernet frame at data[0..len).
+ * RX: filled by the engine; the core only reads it, and only during
+ *   tcp_core_rx_burst().
+ * TX: the engine's tx_alloc gives data with cap writable bytes (at least
+ *   the MSS plus 74 bytes of headers: ask for 2048-byte frames); the core
+ *   sets len and passes it back through tx_send or tx_release.
+ * handle: the engine's own (a UMEM address, an mbuf pointer); the core
+ *   carries it and never interprets it.
+ */
+struct tcp_frame {
+	uint8_t *data;
+	uint32_t len;
+	uint32_t cap;
+	uint64_t handle;
+};
+
+/*
+ * The engine's side of TX. All three are called only from inside
+ * tcp_core_rx_burst() / tcp_core_poll_timers() / tcp_core_flush(), on the
+ * core's thread. They must not block; they should not make syscalls
+ * (kick the NIC after the core's call returns, or in tx_send once).
+ */
+struct tcp_io_ops {
+	/* Give up to n empty TX frames into f[0..n) (data, cap, handle set).
+	 * Returns how many were given: 0 when out of frames, in which case
+	 * the core skips the send and relies on retransmission (counted as
+	 * tx_no_buf). */
+	uint32_t (*tx_alloc)(void *ctx, struct tcp_frame *f, uint32_t n);
+	/* Send f[0..n); ownership passes back to the engine. */
+	void (*tx_send)(void *ctx, struct tcp_frame *f, uint32_t n);
+	/* Return f[0..n) unsent (allocated but not used). May be NULL if
+	 * the engine never needs it back (the core then sends nothing
+	 * empty: it only allocates a frame right before filling it). */
+	void (*tx_release)(void *ctx, struct tcp_frame *f, uint32_t n);
+};
+
+struct tcp_core_params {
+	/* Service: destination port (host order) and addresses. n_addr4 ==
+	 * n_addr6 == 0 accepts any destination address (the XDP program in
+	 * front already filtered). Pointers are read during tcp_core_new
+	 * only. */
+	uint16_t port;
+	int n_addr4, n_addr6;
+	const struct in_addr *addr4;
+	const struct in6_addr *addr6;
+
+	/* Our MAC. All zero: learned from the destination MAC of the first
+	 * service frame (replies always go back to the frame's source MAC,
+	 * which each connection remembers). */
+	uint8_t mac[6];
+
+	/* What to answer: the body (copied at init, any size up to 16 MiB;
+	 * a 64 KiB --body-file is fine) and the content type. The response
+	 * bytes are made by http.c (same bytes as every engine). */
+	const void *body;
+	size_t body_len;
+	const char *content_type; /* NULL: "text/plain" */
+
+	/* Connections in the table; 0: TCP_CORE_DEFAULT_TABLE. */
+	uint32_t table_size;
+	/* 8 KiB reassembly buffers for requests split across segments;
+	 * 0: table_size / 64, at least 64. */
+	uint32_t rx_bufs;
+	/* Our MSS (the SYN-ACK advertises it; segments never exceed it nor
+	 * the peer's); 0: 1460 (IPv4), 1440 (IPv6). Capped so a segment
+	 * fits a frame of frame_cap bytes. */
+	uint16_t mss;
+	uint32_t frame_cap; /* TX frame size; 0: 2048 */
+
+	/* Timers, in milliseconds; 0 picks the default in brackets. */
+	uint32_t rto_initial_ms; /* [200] */
+	uint32_t rto_max_ms;	 /* [3000] */
+	uint32_t max_retries;	 /* [6] then RST and free */
+	uint32_t idle_ms;	 /* keep-alive idle timeout [60000] */
+
+	/* Key of the SYN cookies and the table hash. All zero: random
+	 * (getrandom at init). */
+	uint64_t secret[2];
+	/* Added to every ISN we choose (tests use it to start near 2^32);
+	 * 0 in production. */
+	uint32_t isn_offset;
+
+	/* The engine's TX side. */
+	const struct tcp_io_ops *ops;
+	void *ops_ctx;
+};
+
+/*
+ * Counters of one core, monotonic, read by the engine (racy reads from
+ * another thread are fine: each is a naturally aligned u64). The first
+ * block has the meaning of the BLITZ_COUNTERS of the same name
+ * (tcp_core_counters_add_blitz() adds them into a BLITZ_CNT_MAX array).
+ */
+#define TCP_CORE_COUNTERS(X)                                               \
+	X(rx_frames, "frames given to the core")                           \
+	X(service, "TCP segments for the service")                         \
+	X(synack, "SYN-ACKs sent")                                         \
+	X(requests, "HTTP requests answered (responses queued)")           \
+	X(replies, "data segments sent (first transmission)")              \
+	X(tx_bytes, "bytes of frames sent")                                \
+	X(finack, "FINs sent")                                             \
+	X(drop_bad_cookie, "handshake ACKs that fail the cookie check")    \
+	X(drop_rst, "RST segments received")                               \
+	X(drop_malformed, "truncated or bad headers, options, fragments")  \
+	X(not_mine, "frames handed back: not TCP to the service")          \
+	X(conn_open, "connections established")                            \
+	X(conn_close, "connections closed cleanly (FIN both ways)")        \
+	X(conn_reset, "connections freed by RST (sent or received)")       \
+	X(table_full, "handshakes refused: table full (RST)")              \
+	X(rst_sent, "RSTs sent")                                           \
+	X(ooo, "out-of-order or duplicate segments (dup ACK sent)")        \
+	X(retransmits, "segments retransmitted")                           \
+	X(fast_retransmits, "of which on the third duplicate ACK")         \
+	X(rto_giveup, "connections reset after max_retries")               \
+	X(idle_timeout, "keep-alive connections timed out")                \
+	X(rx_buf_empty, "reassembly buffer pool empty (connection reset)") \
+	X(tx_no_buf, "sends skipped: engine had no TX frame")              \
+	X(errors, "requests answered with 400/405/431/505")                \
+	X(acks, "pure ACKs sent")
+
+struct tcp_core_counters {
+#define TCP_CORE_CNT_FIELD(name, help) uint64_t name;
+	TCP_CORE_COUNTERS(TCP_CORE_CNT_FIELD)
+#undef TCP_CORE_CNT_FIELD
+};
+
+struct tcp_core; /* opaque */
+
+/*
+ * Make a core: allocates everything it will ever use (table, connection
+ * array, reassembly pool, the response bytes) and builds the responses.
+ * Returns NULL on failure with errno set and one pr_warn line saying what
+ * failed (ENOMEM, EINVAL for bad params, EMSGSIZE for a body over 16 MiB).
+ * Syscalls: malloc/mmap, getrandom, clock_gettime. Not on a hot path.
+ */
+struct tcp_core *tcp_core_new(const struct tcp_core_params *p);
+
+/* Free everything tcp_core_new allocated (NULL is fine). Sends nothing. */
+void tcp_core_free(struct tcp_core *c);
+
+/*
+ * Handle frames[0..n) received at now_ns (CLOCK_MONOTONIC nanoseconds, or
+ * any monotonic clock the engine uses consistently; tests drive it).
+ * Replies are written through ops and sent before return.
+ * The frames that are not TCP for the service (ARP, ICMP, other ports, ...)
+ * are moved to the front of frames[] and their count is returned, so the
+ * engine can deal with them; the order of the rest is unspecified.
+ * The core keeps no pointer into any RX frame after it returns: the engine
+ * recycles all n frames. Never allocates, never makes a syscall.
+ */
+uint32_t tcp_core_rx_burst(struct tcp_core *c, struct tcp_frame *frames,
+			   uint32_t n, uint64_t now_ns);
+
+/*
+ * Run the timers due at now_ns (retransmissions, idle timeouts) and send
+ * what they produce. Cheap when nothing is due (a timer wheel with 1 ms
+ * slots); call it every poll iteration, or at least every few ms.
+ */
+void tcp_core_poll_timers(struct tcp_core *c, uint64_t now_ns);
+
+/* Milliseconds until the next timer may fire (capped at 1000), so an
+ * engine that sleeps in poll() knows how long it may sleep. */
+int tcp_core_next_timer_ms(const struct tcp_core *c, uint64_t now_ns);
+
+/* The core's counters (a pointer into the core; stays valid until free). */
+const struct tcp_core_counters *tcp_core_counters(const struct tcp_core *c);
+
+/* Add the counters that have a BLITZ_COUNTERS meaning into
+ * out[BLITZ_CNT_MAX] (for `blitz stats` and the per-CPU map). */
+void tcp_core_counters_add_blitz(const struct tcp_core_counters *cnt,
+				 uint64_t out[BLITZ_CNT_MAX]);
+
+/* Connections currently in the table (tests: no state after a SYN flood;
+ * no leak after close). */
+uint32_t tcp_core_active(const struct tcp_core *c);
+
+/*
+ * Check the table's invariants (every occupied slot reachable from its
+ * home by linear probing, counts match, free list sane). Returns 0 or a
+ * negative line number of the failed check. O(table): tests and fuzzing
+ * only.
+ */
+int tcp_core_check(const struct tcp_core *c);
+
+#endif /* BLITZ_TCP_CORE_H */
