@@ -1,0 +1,212 @@
+#!/bin/bash
+# tests/e2e/test_epoll_engine.sh - the epoll engine alone end to end:
+# `blitz serve --engine epoll` in the server namespace of the testbed, real
+# clients (curl, wget, python http.client, wrk, ab) and raw-socket checks
+# (exact bytes, pipelining, split requests, bodies, every error row of the
+# contract, FIN not RST) from the client namespace, then a clean SIGTERM.
+#
+# No XDP program is attached: every answer comes from kernel sockets.
+# Every client runs under `timeout`; the testbed goes down in a trap.
+# $SRV and $CLI are command prefixes: they must split.
+# shellcheck disable=SC2086
+# shellcheck source=tests/e2e/lib.sh
+source "$(dirname "$0")/lib.sh"
+# shellcheck source=tests/e2e/lib_epoll.sh
+source "$(dirname "$0")/lib_epoll.sh"
+
+T=epoll_engine
+PORT=8080
+BODY="Hello World!"
+
+need_root "$T"
+if [ ! -x "$BLITZ" ]; then
+	fail "${T}_build" "$BLITZ is missing: run make"
+	exit 1
+fi
+if ! tb_up h4ae; then
+	fail "${T}_testbed" "scripts/testbed.sh up failed"
+	exit 1
+fi
+TMP=$(mktemp -d)
+on_exit "rm -rf '$TMP'"
+URL="http://$SRV_IP:$PORT/"
+URL6="http://[$SRV_IP6]:$PORT/"
+
+serve_start "$TMP/serve.log" --engine epoll -p "$PORT"
+if serve_wait_line "tier epoll" 5 && wait_port "$CLI" "$SRV_IP" "$PORT" 5; then
+	pass "${T}_start"
+else
+	fail "${T}_start" "$(tr '\n' ' ' <"$TMP/serve.log")"
+	exit 1
+fi
+if has_xdp "$SRV_IF"; then
+	fail "${T}_no_xdp" "an XDP program is attached to $SRV_IF"
+else
+	pass "${T}_no_xdp"
+fi
+
+# ---- real clients ----
+if $CLI timeout 10 curl -sS -D "$TMP/h" -o "$TMP/b" "$URL" 2>"$TMP/e"; then
+	why=
+	[ "$(cat "$TMP/b")" = "$BODY" ] || why="body '$(head -c 80 "$TMP/b")'"
+	head -1 "$TMP/h" | grep -q '^HTTP/1.1 200 OK' || why="$why status '$(head -1 "$TMP/h")'"
+	for hdr in Server Date Content-Type Content-Length; do
+		grep -qi "^$hdr: " "$TMP/h" || why="$why no $hdr"
+	done
+	grep -qi '^Content-Length: 12' "$TMP/h" || why="$why bad Content-Length"
+	date_hdr=$(grep -i '^Date: ' "$TMP/h" | cut -d' ' -f2- | tr -d '\r')
+	skew=$("$PY" -c 'import sys,time,email.utils as e
+print(abs(int(e.parsedate_to_datetime(sys.argv[1]).timestamp() - time.time())))' "$date_hdr" 2>/dev/null || echo 999)
+	[ "$skew" -le 2 ] || why="$why Date '$date_hdr' off by ${skew}s"
+	if [ -z "$why" ]; then pass "${T}_curl_get"; else fail "${T}_curl_get" "$why"; fi
+else
+	fail "${T}_curl_get" "curl: $(tr '\n' ' ' <"$TMP/e")"
+fi
+
+if $CLI timeout 10 curl -sS -I "$URL" >"$TMP/h" 2>"$TMP/e" &&
+	head -1 "$TMP/h" | grep -q '^HTTP/1.1 200' &&
+	grep -qi '^Content-Length: 12' "$TMP/h"; then
+	pass "${T}_curl_head"
+else
+	fail "${T}_curl_head" "$(head -c 200 "$TMP/h" "$TMP/e" | tr '\r\n' '  ')"
+fi
+
+if $CLI timeout 10 curl -sS --http1.0 -D "$TMP/h" -o "$TMP/b" "$URL" 2>"$TMP/e" &&
+	[ "$(cat "$TMP/b")" = "$BODY" ] && grep -qi '^Connection: close' "$TMP/h"; then
+	pass "${T}_http10_close"
+else
+	fail "${T}_http10_close" "$(head -c 200 "$TMP/h" "$TMP/e" | tr '\r\n' '  ')"
+fi
+
+if [ "$($CLI timeout 10 curl -sS -g "$URL6" 2>"$TMP/e")" = "$BODY" ]; then
+	pass "${T}_curl_ipv6"
+else
+	fail "${T}_curl_ipv6" "curl over IPv6: $(tr '\n' ' ' <"$TMP/e")"
+fi
+
+if need_cmds "${T}_wget" wget; then
+	if [ "$($CLI timeout 10 wget -q -O - "$URL" 2>"$TMP/e")" = "$BODY" ]; then
+		pass "${T}_wget"
+	else
+		fail "${T}_wget" "wget: $(tr '\n' ' ' <"$TMP/e")"
+	fi
+fi
+
+# Three requests on one keep-alive connection (one local port: http.client
+# reconnects silently when the server closed).
+cat >"$TMP/ka.py" <<'PYEOF'
+import http.client, sys
+c = http.client.HTTPConnection(sys.argv[1], int(sys.argv[2]), timeout=5)
+ports = set()
+for i in range(3):
+    c.request("GET", "/ka%d" % i)
+    r = c.getresponse()
+    body = r.read()
+    if r.status != 200 or body != b"Hello World!":
+        print("response %d: %d %r" % (i, r.status, body[:60]))
+        sys.exit(1)
+    ports.add(c.sock.getsockname()[1])
+c.close()
+print(len(ports))
+PYEOF
+out=$($CLI timeout 15 "$PY" "$TMP/ka.py" "$SRV_IP" "$PORT" 2>&1 | tail -1)
+if [ "$out" = 1 ]; then
+	pass "${T}_python_keepalive"
+else
+	fail "${T}_python_keepalive" "connections used: '$out'"
+fi
+
+if need_cmds "${T}_wrk" wrk; then
+	$CLI timeout 20 wrk -t1 -c10 -d5s --timeout 2s "$URL" >"$TMP/wrk" 2>&1
+	reqs=$(awk '/requests in/ {print $1}' "$TMP/wrk")
+	if [ -n "$reqs" ] && [ "$reqs" -gt 0 ] &&
+		! grep -qE 'Socket errors|Non-2xx' "$TMP/wrk"; then
+		pass "${T}_wrk"
+	else
+		fail "${T}_wrk" "$(grep -E 'requests in|errors|Non-2xx' "$TMP/wrk" | tr '\n' ' ')"
+	fi
+fi
+
+ab_run() {
+	local name=$1
+	shift
+	$CLI timeout 30 ab -q "$@" -n 1000 -c 10 -s 5 "$URL" >"$TMP/ab" 2>&1
+	if grep -qE '^Complete requests: +1000$' "$TMP/ab" &&
+		grep -qE '^Failed requests: +0$' "$TMP/ab" &&
+		! grep -q '^Non-2xx' "$TMP/ab"; then
+		pass "$name"
+	else
+		fail "$name" "$(grep -E 'Complete|Failed|Non-2xx|apr_' "$TMP/ab" | tr '\n' ' ')"
+	fi
+}
+if need_cmds "${T}_ab" ab; then
+	ab_run "${T}_ab"
+	ab_run "${T}_ab_keepalive" -k
+fi
+
+# ---- raw sockets: exact bytes and every contract row ----
+write_raw_client "$TMP/raw.py"
+$CLI timeout 60 "$PY" "$TMP/raw.py" "$SRV_IP" "$PORT" "$T" >"$TMP/raw" 2>&1
+cat "$TMP/raw"
+grep -qE '^(PASS|FAIL) ' "$TMP/raw" || fail "${T}_raw" "the raw client printed nothing"
+grep -q '^FAIL ' "$TMP/raw" && E2E_FAILED=1
+# Over IPv6 too (dual-stack listener), just the first check.
+$CLI timeout 20 "$PY" "$TMP/raw.py" "$SRV_IP6" "$PORT" "${T}_ipv6" exact_bytes_get_head >"$TMP/raw6" 2>&1
+cat "$TMP/raw6"
+grep -q '^FAIL ' "$TMP/raw6" && E2E_FAILED=1
+grep -qE '^(PASS|FAIL) ' "$TMP/raw6" || fail "${T}_ipv6_raw" "$(tr '\n' ' ' <"$TMP/raw6")"
+
+# ---- SIGTERM: exits 0 with the summary, port closed ----
+if serve_stop TERM 10 && [ "$SERVE_RC" -eq 0 ] && grep -q '^epoll: .* requests' "$TMP/serve.log"; then
+	pass "${T}_sigterm"
+else
+	fail "${T}_sigterm" "rc $SERVE_RC: $(tail -3 "$TMP/serve.log" | tr '\n' ' ')"
+fi
+if [ -z "$($SRV ss -Hltn "sport = :$PORT")" ]; then
+	pass "${T}_port_released"
+else
+	fail "${T}_port_released" "something still listens on $PORT"
+fi
+
+# ---- -a: only the given address is served ----
+serve_start "$TMP/addr.log" --engine epoll -p "$PORT" -a "$SRV_IP" -t 1
+if serve_wait_line "tier epoll" 5 && wait_port "$CLI" "$SRV_IP" "$PORT" 5 &&
+	[ "$($CLI timeout 5 curl -sS "$URL" 2>&1)" = "$BODY" ] &&
+	! $CLI timeout 5 curl -sS -m 2 -g "$URL6" >/dev/null 2>&1; then
+	pass "${T}_addr_only"
+else
+	fail "${T}_addr_only" "$(tr '\n' ' ' <"$TMP/addr.log")"
+fi
+serve_stop TERM 10
+
+# ---- argument errors: one line, non-zero ----
+serve_error() {
+	local name=$1 pat=$2 out rc
+	shift 2
+	out=$($SRV timeout 5 "$BLITZ" serve "$@" 2>&1)
+	rc=$?
+	if [ "$rc" -ne 0 ] && [ "$rc" -ne 124 ] && [ "$(printf '%s\n' "$out" | wc -l)" -eq 1 ] &&
+		printf '%s\n' "$out" | grep -q -- "$pat"; then
+		pass "$name"
+	else
+		fail "$name" "rc $rc, said: $(printf '%s' "$out" | tr '\n' '|')"
+	fi
+}
+serve_error "${T}_err_bad_engine" "bad engine" --engine warp -p "$PORT"
+serve_error "${T}_err_bad_port" "bad port" --engine epoll -p 0
+serve_error "${T}_err_bad_threads" "bad thread count" --engine epoll -t 0 -p "$PORT"
+serve_error "${T}_err_engine_needs_if" "needs an interface" --engine xdp -p "$PORT"
+# Port taken by another server: refused, not silently shared.
+$SRV "$PY" -c 'import socket,time
+s=socket.socket(socket.AF_INET6); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+s.bind(("::", int(__import__("sys").argv[1]))); s.listen(); time.sleep(30)' "$PORT" &
+holder=$!
+on_exit "kill $holder"
+if wait_port "$SRV" 127.0.0.1 "$PORT" 5; then
+	serve_error "${T}_err_port_in_use" "already in use" --engine epoll -p "$PORT"
+else
+	fail "${T}_err_port_in_use" "could not start the port holder"
+fi
+kill "$holder" 2>/dev/null
+
+e2e_status

@@ -1,0 +1,566 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * cmd_serve.c - `blitz serve [<ifname>] ...`: the one foreground command.
+ * Attaches the chosen fast path (auto: xdp native, then xdp skb, then
+ * none) with the epoll engine listening on the same port as the fallback,
+ * says which tier is active, and on SIGINT/SIGTERM detaches everything it
+ * attached. The dpdk engine is its own binary: serve execs it.
+ *
+ * Owns: serve's command line, the order of attach/start/stop/detach, and
+ * the signal handling of the serving process. Must never leave anything
+ * attached when it returns: the XDP program is a bpf_link owned by this
+ * process (it goes away even on SIGKILL; the pins left then are shown by
+ * `blitz status` and removed by `blitz unload`).
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <limits.h>
+#include <net/if.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+
+#include "cli.h"
+#include "epoll_engine.h"
+#include "loader.h"
+#include "log.h"
+#include "tc_handoff.h"
+/* The afxdp engine is linked in only once its source exists (the
+ * Makefile puts every userspace C file into libblitz.a). */
+#if __has_include("afxdp_engine.c") && __has_include("afxdp_engine.h")
+#include "afxdp_engine.h"
+#define HAVE_AFXDP 1
+#endif
+
+#define DPDK_BIN "blitz-dpdk"
+#define MAX_FWD 64 /* service options forwarded to blitz-dpdk */
+
+enum serve_engine {
+	ENG_AUTO,
+	ENG_XDP,
+	ENG_AFXDP,
+	ENG_DPDK,
+	ENG_EPOLL,
+};
+
+static const char *const engine_names[] = {
+	[ENG_AUTO] = "auto", [ENG_XDP] = "xdp",	    [ENG_AFXDP] = "afxdp",
+	[ENG_DPDK] = "dpdk", [ENG_EPOLL] = "epoll",
+};
+
+enum { OPT_MAX_CONNS = 0x200, OPT_IDLE, OPT_HEADER };
+
+static volatile sig_atomic_t serve_stop;
+
+static void on_signal(int sig)
+{
+	(void)sig;
+	serve_stop = 1;
+}
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+		"usage: blitz serve [<ifname>] [options]\n"
+		"Serve HTTP in the foreground until SIGINT/SIGTERM: the fast "
+		"path on <ifname>\nwith the kernel (epoll) listener on the "
+		"same port for whatever it does not\nanswer. Without "
+		"<ifname>: the epoll engine alone.\n\n"
+		"  -e, --engine ENGINE      auto|xdp|afxdp|dpdk|epoll "
+		"(default: "
+		"auto with\n"
+		"                           <ifname>: xdp native, then xdp "
+		"skb, "
+		"then epoll alone)\n"
+		"  -m, --mode native|skb    XDP mode (default: native, else "
+		"skb)\n"
+		"  -t, --threads N          epoll threads (default: one per "
+		"CPU)\n"
+		"      --max-conns N        open connections at most (default "
+		"%d, or what\n"
+		"                           the open files limit allows)\n"
+		"      --idle-timeout SEC   keep-alive idle timeout (default "
+		"%d)\n"
+		"      --header-timeout SEC close a connection whose header "
+		"section is not\n"
+		"                           complete this long after its first "
+		"byte (default %d)\n"
+		"  -q, --queues N           afxdp: RX queues (default: all)\n"
+		"  -p, --port PORT          TCP port to serve (default %d)\n"
+		"  -a, --addr ADDR          serve only this IPv4/IPv6 address "
+		"(repeatable)\n"
+		"      --body TEXT          response body (default \"Hello "
+		"World!\")\n"
+		"      --body-file FILE     response body read from FILE\n"
+		"      --content-type TYPE  Content-Type (default text/plain)\n"
+		"  -v, --verbose            more messages\n"
+		"  -h, --help               this text\n"
+		"      --version            print the version\n",
+		EPOLL_DEFAULT_MAX_CONNS, EPOLL_DEFAULT_IDLE_MS / 1000,
+		EPOLL_DEFAULT_HEADER_MS / 1000, BLITZ_DEFAULT_PORT);
+}
+
+static int parse_int(const char *what, const char *arg, long lo, long hi,
+		     long *out)
+{
+	char *end;
+	long v;
+
+	errno = 0;
+	v = strtol(arg, &end, 10);
+	if (errno || end == arg || *end || v < lo || v > hi) {
+		pr_warn("bad %s '%s': use a number from %ld to %ld\n", what,
+			arg, lo, hi);
+		return -1;
+	}
+	*out = v;
+	return 0;
+}
+
+struct serve_args {
+	enum serve_engine engine;
+	bool engine_given;
+	enum blitz_xdp_mode_req xdp_mode;
+	const char *ifname;
+	struct epoll_engine_opts eo;
+	int queues;
+	struct blitz_service_opts svc;
+	/* The service options as typed, for blitz-dpdk's command line. */
+	char *fwd[MAX_FWD];
+	int n_fwd;
+};
+
+/* 0: parsed; 1: done (help, version); -1: bad (one line printed). */
+static int parse_args(int argc, char **argv, struct serve_args *a)
+{
+	static const struct option longopts[] = {
+		{"engine", required_argument, NULL, 'e'},
+		{"mode", required_argument, NULL, 'm'},
+		{"threads", required_argument, NULL, 't'},
+		{"queues", required_argument, NULL, 'q'},
+		{"max-conns", required_argument, NULL, OPT_MAX_CONNS},
+		{"idle-timeout", required_argument, NULL, OPT_IDLE},
+		{"header-timeout", required_argument, NULL, OPT_HEADER},
+		{"verbose", no_argument, NULL, 'v'},
+		{"help", no_argument, NULL, 'h'},
+		{"version", no_argument, NULL, OPT_VERSION},
+		BLITZ_SERVICE_LONGOPTS,
+		{NULL, 0, NULL, 0},
+	};
+	int opt, i, r, idx;
+	long v;
+
+	opterr = 0;
+	optind = 1;
+	while ((opt = getopt_long(argc, argv, ":e:m:t:q:p:a:vh", longopts,
+				  &idx)) != -1) {
+		switch (opt) {
+		case 'e':
+			for (i = 0; i <= ENG_EPOLL; i++)
+				if (!strcmp(optarg, engine_names[i]))
+					break;
+			if (i > ENG_EPOLL) {
+				pr_warn("bad engine '%s': use auto, xdp, "
+					"afxdp, "
+					"dpdk or epoll\n",
+					optarg);
+				return -1;
+			}
+			a->engine = (enum serve_engine)i;
+			a->engine_given = true;
+			break;
+		case 'm':
+			if (!strcmp(optarg, "native")) {
+				a->xdp_mode = BLITZ_XDP_NATIVE;
+			} else if (!strcmp(optarg, "skb")) {
+				a->xdp_mode = BLITZ_XDP_SKB;
+			} else {
+				pr_warn("bad mode '%s': use native or skb\n",
+					optarg);
+				return -1;
+			}
+			break;
+		case 't':
+			if (parse_int("thread count", optarg, 1, 1024, &v))
+				return -1;
+			a->eo.threads = (int)v;
+			break;
+		case 'q':
+			if (parse_int("queue count", optarg, 1, 64, &v))
+				return -1;
+			a->queues = (int)v;
+			break;
+		case OPT_MAX_CONNS:
+			if (parse_int("--max-conns", optarg, 1, 10000000, &v))
+				return -1;
+			a->eo.max_conns = (int)v;
+			break;
+		case OPT_IDLE:
+			if (parse_int("--idle-timeout", optarg, 1, 86400, &v))
+				return -1;
+			a->eo.idle_timeout_ms = (int)v * 1000;
+			break;
+		case OPT_HEADER:
+			if (parse_int("--header-timeout", optarg, 1, 3600, &v))
+				return -1;
+			a->eo.header_timeout_ms = (int)v * 1000;
+			break;
+		case 'v':
+			blitz_log_level = LOG_DEBUG;
+			break;
+		case 'h':
+			usage(stdout);
+			return 1;
+		case OPT_VERSION:
+			printf("blitz %s\n", BLITZ_VERSION);
+			return 1;
+		case ':':
+			pr_warn("option '%s' needs a value: see `blitz serve "
+				"-h`\n",
+				argv[optind - 1]);
+			return -1;
+		case '?':
+			pr_warn("unknown option '%s': see `blitz serve -h`\n",
+				argv[optind - 1]);
+			return -1;
+		default:
+			r = service_opt_parse(&a->svc, opt, optarg);
+			if (r < 0)
+				return -1;
+			if (a->n_fwd + 2 <= MAX_FWD) {
+				/* The option as it was typed, for dpdk. */
+				a->fwd[a->n_fwd++] =
+					argv[optind - 1 -
+					     (optarg == argv[optind - 1])];
+				if (optarg == argv[optind - 1])
+					a->fwd[a->n_fwd++] = optarg;
+			}
+			break;
+		}
+	}
+	if (optind < argc)
+		a->ifname = argv[optind++];
+	if (optind < argc) {
+		pr_warn("unexpected argument '%s': see `blitz serve -h`\n",
+			argv[optind]);
+		return -1;
+	}
+	if (!a->engine_given)
+		a->engine = a->ifname ? ENG_AUTO : ENG_EPOLL;
+	if (!a->ifname && a->engine != ENG_EPOLL) {
+		pr_warn("--engine %s needs an interface: blitz serve <ifname> "
+			"--engine %s\n",
+			engine_names[a->engine], engine_names[a->engine]);
+		return -1;
+	}
+	if (a->ifname && !if_nametoindex(a->ifname)) {
+		pr_warn("unknown interface '%s' (see `ip link`)\n", a->ifname);
+		return -1;
+	}
+	if (service_opts_finish(&a->svc))
+		return -1;
+	return 0;
+}
+
+static void install_signals(void)
+{
+	struct sigaction sa;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_signal; /* no SA_RESTART: cut sleeps short */
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGHUP, &sa, NULL);
+	signal(SIGPIPE, SIG_IGN);
+}
+
+/* Sum one per-CPU counter of the XDP program (0 when unreadable). */
+static unsigned long long xdp_counter(int fd, __u32 key)
+{
+	unsigned long long sum = 0, *vals;
+	int ncpu = libbpf_num_possible_cpus(), i;
+
+	if (fd < 0 || ncpu <= 0)
+		return 0;
+	vals = calloc((size_t)ncpu, sizeof(*vals));
+	if (!vals)
+		return 0;
+	if (!bpf_map_lookup_elem(fd, &key, vals))
+		for (i = 0; i < ncpu; i++)
+			sum += vals[i];
+	free(vals);
+	return sum;
+}
+
+static void wait_for_stop(const struct epoll_engine *e)
+{
+	struct timespec nap = {.tv_nsec = 200 * 1000 * 1000};
+
+	while (!serve_stop && !epoll_engine_failed(e))
+		nanosleep(&nap, NULL); /* a signal cuts it short */
+}
+
+static void say_epoll_limits(const struct epoll_engine *e)
+{
+	struct rlimit rl = {0};
+
+	getrlimit(RLIMIT_NOFILE, &rl);
+	pr_info("epoll: %d threads, at most %ld open connections (open files "
+		"limit %llu)\n",
+		epoll_engine_threads(e), epoll_engine_max_conns(e),
+		(unsigned long long)rl.rlim_cur);
+}
+
+/* Stop and join; the summary only when it served (not after a failed
+ * start of the fast path, where the one error line is the output). */
+static int stop_epoll(struct epoll_engine *e, bool summary)
+{
+	struct epoll_engine_stats st;
+	int ret;
+
+	if (!e)
+		return 0;
+	epoll_engine_request_stop(e);
+	ret = epoll_engine_join(e, &st);
+	if (summary)
+		epoll_engine_stats_print(stdout, &st);
+	return ret;
+}
+
+static const char *where(const struct serve_args *a)
+{
+	return a->ifname ? a->ifname : "all interfaces";
+}
+
+/* blitz-dpdk lives next to the blitz binary. */
+static int exec_dpdk(struct serve_args *a)
+{
+	char self[PATH_MAX], bin[PATH_MAX + 16], vdev[IF_NAMESIZE + 64],
+		port[16];
+	char *args[MAX_FWD + 16];
+	ssize_t n;
+	char *slash;
+	int i, k = 0;
+
+	n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+	if (n <= 0) {
+		pr_warn("cannot find the blitz binary: %s\n", strerror(errno));
+		return 1;
+	}
+	self[n] = '\0';
+	slash = strrchr(self, '/');
+	if (slash)
+		slash[1] = '\0';
+	snprintf(bin, sizeof(bin), "%s%s", slash ? self : "./", DPDK_BIN);
+	if (access(bin, X_OK)) {
+		pr_warn("dpdk engine not available: %s not found (build it "
+			"with `make`; needs libdpdk-dev)\n",
+			bin);
+		return 1;
+	}
+	snprintf(vdev, sizeof(vdev), "--vdev=net_af_packet0,iface=%s",
+		 a->ifname);
+	snprintf(port, sizeof(port), "%u", a->svc.port);
+	args[k++] = bin;
+	args[k++] = "--no-huge";
+	args[k++] = "-m";
+	args[k++] = "512";
+	args[k++] = "--no-pci";
+	args[k++] = "--in-memory";
+	args[k++] = vdev;
+	args[k++] = "--";
+	args[k++] = "-p";
+	args[k++] = port;
+	if (blitz_log_level >= LOG_DEBUG)
+		args[k++] = "-v";
+	for (i = 0; i < a->n_fwd; i++) {
+		/* -p is given above from the parsed value; drop duplicates. */
+		if (!strcmp(a->fwd[i], "-p") || !strcmp(a->fwd[i], "--port")) {
+			i++;
+			continue;
+		}
+		if (!strncmp(a->fwd[i], "-p", 2) ||
+		    !strncmp(a->fwd[i], "--port=", 7))
+			continue;
+		args[k++] = a->fwd[i];
+	}
+	args[k] = NULL;
+	printf("blitz: serving on %s port %u: tier dpdk: exec", a->ifname,
+	       a->svc.port);
+	for (i = 0; i < k; i++)
+		printf(" %s", args[i]);
+	printf("\n");
+	fflush(stdout);
+	execv(bin, args);
+	pr_warn("cannot run %s: %s\n", bin, strerror(errno));
+	return 1;
+}
+
+static int serve_epoll_alone(struct serve_args *a, const char *why)
+{
+	struct epoll_engine *e;
+
+	if (epoll_engine_start(&a->eo, &e))
+		return 1;
+	say_epoll_limits(e);
+	printf("blitz: serving on %s port %u: tier epoll (%d threads)%s\n",
+	       where(a), epoll_engine_port(e), epoll_engine_threads(e), why);
+	fflush(stdout);
+	wait_for_stop(e);
+	return stop_epoll(e, true) ? 1 : 0;
+}
+
+/* The TC hand-off, when the kernel has what it needs; a line otherwise. */
+static struct tc_handoff *attach_handoff(struct serve_args *a,
+					 struct blitz_loaded *l)
+{
+	struct tc_handoff *h = NULL;
+
+	if (!tc_handoff_supported()) {
+		pr_info("blitz: no TC hand-off on this kernel (needs "
+			"bpf_sk_assign_tcp_reqsk, Linux >= 6.9): segments the "
+			"XDP program does not answer reach the kernel without "
+			"a connection\n");
+		return NULL;
+	}
+	if (tc_handoff_attach(a->ifname, blitz_ifindex(a->ifname),
+			      blitz_loaded_config_fd(l),
+			      blitz_loaded_counters_fd(l), false, &h)) {
+		pr_warn("serving without the TC hand-off: segments the XDP "
+			"program does not answer reach the kernel without a "
+			"connection\n");
+		return NULL;
+	}
+	return h;
+}
+
+/*
+ * xdp (or afxdp) on the interface, epoll listening behind it. The epoll
+ * listeners come first: the fast path hands connections to them.
+ */
+static int serve_fast(struct serve_args *a)
+{
+	struct blitz_loader_opts lo = {
+		.ifname = a->ifname,
+		.xdp_mode = a->xdp_mode,
+		.engine = a->engine == ENG_AFXDP ? BLITZ_MODE_AFXDP
+						 : BLITZ_MODE_XDP,
+		.persist = false,
+		.svc = &a->svc,
+	};
+	struct tc_handoff *h = NULL;
+	struct blitz_loaded *l = NULL;
+	struct epoll_engine *e;
+	int ret = 0, fd;
+
+	if (epoll_engine_start(&a->eo, &e))
+		return 1;
+	say_epoll_limits(e);
+	blitz_log_quiet_libs();
+	ret = blitz_loader_attach(&lo, &l);
+	if (ret) {
+		if (a->engine != ENG_AUTO) {
+			stop_epoll(e, false);
+			return 1;
+		}
+		/* -EEXIST: a `blitz load` program is there and passes what it
+		 * does not answer to us; otherwise the kernel path alone. */
+		printf("blitz: serving on %s port %u: tier epoll (%d threads)%s"
+		       "\n",
+		       a->ifname, epoll_engine_port(e), epoll_engine_threads(e),
+		       ret == -EEXIST ? " behind the XDP program `blitz load` "
+					"left there"
+				      : ": no XDP");
+		fflush(stdout);
+		wait_for_stop(e);
+		return stop_epoll(e, true) ? 1 : 0;
+	}
+
+	if (a->engine == ENG_AFXDP) {
+#ifdef HAVE_AFXDP
+		struct afxdp_engine_opts xo = {
+			.ifname = a->ifname,
+			.queues = a->queues,
+			.xsks_fd = blitz_loaded_xsks_fd(l),
+			.svc = &a->svc,
+			.cpu_first = -1,
+			.counters_fd = blitz_loaded_counters_fd(l),
+		};
+
+		printf("blitz: serving on %s port %u: tier afxdp (%s) + epoll "
+		       "fallback\n",
+		       a->ifname, a->svc.port, blitz_loaded_mode(l));
+		fflush(stdout);
+		ret = afxdp_engine_run(&xo, &serve_stop) ? 1 : 0;
+#endif
+	} else {
+		h = attach_handoff(a, l);
+		printf("blitz: serving on %s port %u: tier xdp (%s) + epoll "
+		       "fallback\n",
+		       a->ifname, a->svc.port, blitz_loaded_mode(l));
+		fflush(stdout);
+		wait_for_stop(e);
+	}
+
+	/* New connections then reach the kernel listener until it stops. */
+	fd = blitz_loaded_counters_fd(l);
+	if (a->engine != ENG_AFXDP)
+		printf("xdp: %llu requests answered in the driver, %llu "
+		       "segments handed to the kernel\n",
+		       xdp_counter(fd, BLITZ_CNT_REQUESTS),
+		       xdp_counter(fd, BLITZ_CNT_HANDOFF));
+	if (h && tc_handoff_detach(h))
+		ret = 1;
+	if (blitz_loader_detach(l))
+		ret = 1;
+	if (stop_epoll(e, true))
+		ret = 1;
+	return ret;
+}
+
+int cmd_serve(int argc, char **argv)
+{
+	struct serve_args a;
+	int r, ret;
+
+	memset(&a, 0, sizeof(a));
+	service_opts_init(&a.svc);
+	a.eo.svc = &a.svc;
+	/* Lines must reach a log file as they happen. */
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	r = parse_args(argc, argv, &a);
+	if (r) {
+		service_opts_free(&a.svc);
+		return r > 0 ? 0 : 1;
+	}
+#ifndef HAVE_AFXDP
+	if (a.engine == ENG_AFXDP) {
+		pr_warn("afxdp engine not available in this build: use "
+			"--engine xdp or auto\n");
+		service_opts_free(&a.svc);
+		return 1;
+	}
+#endif
+	install_signals();
+	switch (a.engine) {
+	case ENG_DPDK:
+		ret = exec_dpdk(&a);
+		break;
+	case ENG_EPOLL:
+		ret = serve_epoll_alone(&a, "");
+		break;
+	default:
+		ret = serve_fast(&a);
+		break;
+	}
+	service_opts_free(&a.svc);
+	return ret;
+}
