@@ -47,7 +47,7 @@ struct blitz_resp {
 };
 
 struct blitz_resp_meta {
-	__u16 len; /* bytes of the whole response */
+	__u16 len;	/* bytes of the whole response */
 	__u16 date_off; /* offset of the 29 Date bytes inside it */
 	/*
 	 * 16-bit ones' complement sum (folded, not inverted) of the response
@@ -59,7 +59,7 @@ struct blitz_resp_meta {
 };
 
 enum blitz_engine_mode {
-	BLITZ_MODE_XDP = 0, /* answer in the driver (XDP_TX) */
+	BLITZ_MODE_XDP = 0,   /* answer in the driver (XDP_TX) */
 	BLITZ_MODE_AFXDP = 1, /* redirect service traffic to the XSKMAP */
 };
 
@@ -67,8 +67,8 @@ enum blitz_engine_mode {
  * the field name ends in _be. */
 struct blitz_config {
 	__u16 port_be;
-	__u16 mss; /* the MSS advertised in SYN-ACKs */
-	__u32 mode; /* enum blitz_engine_mode */
+	__u16 mss;     /* the MSS advertised in SYN-ACKs */
+	__u32 mode;    /* enum blitz_engine_mode */
 	__u32 n_addr4; /* 0 and n_addr6 0: every local address */
 	__u32 n_addr6;
 	__u32 addr4_be[BLITZ_MAX_ADDRS];
@@ -85,33 +85,33 @@ struct blitz_config {
  * (key = enum value). The table gives the name `blitz stats` prints and
  * what it means. PASS_* go to the kernel, DROP_* go nowhere.
  */
-#define BLITZ_COUNTERS(X)                                                    \
-	X(FRAMES, "frames", "frames seen by the XDP program")                \
-	X(SERVICE, "service", "segments for the service address:port")      \
-	X(SYNACK, "synack", "SYN-ACKs sent")                                 \
-	X(REQUESTS, "requests", "HTTP requests answered")                    \
-	X(REPLIES, "replies", "reply frames sent (XDP_TX)")                  \
-	X(TX_BYTES, "tx_bytes", "bytes of reply frames sent")                \
-	X(FINACK, "finack", "FIN-ACKs sent for a client FIN")                \
-	X(REDIRECT, "redirect", "segments redirected to AF_XDP sockets")     \
-	X(PASS_HOST, "pass_host", "not for the service: passed untouched")   \
-	X(PASS_MALFORMED, "pass_malformed", "truncated or bad headers")      \
+#define BLITZ_COUNTERS(X)                                                      \
+	X(FRAMES, "frames", "frames seen by the XDP program")                  \
+	X(SERVICE, "service", "segments for the service address:port")         \
+	X(SYNACK, "synack", "SYN-ACKs sent")                                   \
+	X(REQUESTS, "requests", "HTTP requests answered")                      \
+	X(REPLIES, "replies", "reply frames sent (XDP_TX)")                    \
+	X(TX_BYTES, "tx_bytes", "bytes of reply frames sent")                  \
+	X(FINACK, "finack", "FIN-ACKs sent for a client FIN")                  \
+	X(REDIRECT, "redirect", "segments redirected to AF_XDP sockets")       \
+	X(PASS_HOST, "pass_host", "not for the service: passed untouched")     \
+	X(PASS_MALFORMED, "pass_malformed", "truncated or bad headers")        \
 	X(PASS_IP_OPTIONS, "pass_ip_options", "IPv4 options or IPv6 ext hdrs") \
-	X(PASS_FRAGMENT, "pass_fragment", "IP fragments")                    \
-	X(PASS_PARTIAL, "pass_partial", "request not complete in segment")   \
-	X(PASS_NOT_TRIVIAL, "pass_not_trivial",                              \
-	  "method, body, header or target the fast path does not answer")    \
-	X(PASS_TOO_BIG, "pass_too_big", "replies do not fit one segment")    \
-	X(PASS_ZERO_WINDOW, "pass_zero_window", "peer window too small")     \
-	X(PASS_KERNEL_OWNS, "pass_kernel_owns",                              \
-	  "connection already handed to the kernel")                          \
-	X(PASS_NO_XSK, "pass_no_xsk", "afxdp mode, no socket on the queue")  \
-	X(PASS_NO_ROOM, "pass_no_room", "frame could not grow to the reply")  \
-	X(DROP_BAD_COOKIE, "drop_bad_cookie",                                \
-	  "ack/timestamp not ours: spoofed or stale")                         \
-	X(DROP_PURE_ACK, "drop_pure_ack", "pure ACKs and last ACK of close") \
-	X(DROP_RST, "drop_rst", "RST segments")                              \
-	X(HANDOFF, "handoff", "segments handed to a kernel socket (TC)")     \
+	X(PASS_FRAGMENT, "pass_fragment", "IP fragments")                      \
+	X(PASS_PARTIAL, "pass_partial", "request not complete in segment")     \
+	X(PASS_NOT_TRIVIAL, "pass_not_trivial",                                \
+	  "method, body, header or target the fast path does not answer")      \
+	X(PASS_TOO_BIG, "pass_too_big", "replies do not fit one segment")      \
+	X(PASS_ZERO_WINDOW, "pass_zero_window", "peer window too small")       \
+	X(PASS_KERNEL_OWNS, "pass_kernel_owns",                                \
+	  "connection already handed to the kernel")                           \
+	X(PASS_NO_XSK, "pass_no_xsk", "afxdp mode, no socket on the queue")    \
+	X(PASS_NO_ROOM, "pass_no_room", "frame could not grow to the reply")   \
+	X(DROP_BAD_COOKIE, "drop_bad_cookie",                                  \
+	  "ack/timestamp not ours: spoofed or stale")                          \
+	X(DROP_PURE_ACK, "drop_pure_ack", "pure ACKs and last ACK of close")   \
+	X(DROP_RST, "drop_rst", "RST segments")                                \
+	X(HANDOFF, "handoff", "segments handed to a kernel socket (TC)")       \
 	X(HANDOFF_FAIL, "handoff_fail", "hand-offs the kernel refused")
 
 enum blitz_counter {

@@ -15,47 +15,47 @@ static int t_failed_now;
 static int t_failed_total;
 static const char *t_skip_why;
 
-#define T_CHECK(cond)                                                        \
-	do {                                                                 \
-		if (!(cond)) {                                               \
-			printf("  check failed at %s:%d: %s\n", __FILE__,    \
-			       __LINE__, #cond);                             \
-			t_failed_now = 1;                                    \
-		}                                                            \
+#define T_CHECK(cond)                                                     \
+	do {                                                              \
+		if (!(cond)) {                                            \
+			printf("  check failed at %s:%d: %s\n", __FILE__, \
+			       __LINE__, #cond);                          \
+			t_failed_now = 1;                                 \
+		}                                                         \
 	} while (0)
 
-#define T_CHECK_MSG(cond, ...)                                               \
-	do {                                                                 \
-		if (!(cond)) {                                               \
-			printf("  check failed at %s:%d: %s: ", __FILE__,    \
-			       __LINE__, #cond);                             \
-			printf(__VA_ARGS__);                                 \
-			printf("\n");                                        \
-			t_failed_now = 1;                                    \
-		}                                                            \
+#define T_CHECK_MSG(cond, ...)                                            \
+	do {                                                              \
+		if (!(cond)) {                                            \
+			printf("  check failed at %s:%d: %s: ", __FILE__, \
+			       __LINE__, #cond);                          \
+			printf(__VA_ARGS__);                              \
+			printf("\n");                                     \
+			t_failed_now = 1;                                 \
+		}                                                         \
 	} while (0)
 
-#define T_EQ_INT(a, b)                                                       \
-	T_CHECK_MSG((long long)(a) == (long long)(b), "%lld != %lld",        \
+#define T_EQ_INT(a, b)                                                \
+	T_CHECK_MSG((long long)(a) == (long long)(b), "%lld != %lld", \
 		    (long long)(a), (long long)(b))
 
 /* Call from inside a test to mark it skipped (the test should return). */
 #define T_SKIP(why) (t_skip_why = (why))
 
-#define T_RUN(fn)                                                            \
-	do {                                                                 \
-		t_failed_now = 0;                                            \
-		t_skip_why = NULL;                                           \
-		fn();                                                        \
-		if (t_failed_now) {                                          \
-			printf("FAIL %s\n", #fn);                            \
-			t_failed_total++;                                    \
-		} else if (t_skip_why) {                                     \
-			printf("SKIP %s: %s\n", #fn, t_skip_why);            \
-		} else {                                                     \
-			printf("PASS %s\n", #fn);                            \
-		}                                                            \
-		fflush(stdout);                                              \
+#define T_RUN(fn)                                                 \
+	do {                                                      \
+		t_failed_now = 0;                                 \
+		t_skip_why = NULL;                                \
+		fn();                                             \
+		if (t_failed_now) {                               \
+			printf("FAIL %s\n", #fn);                 \
+			t_failed_total++;                         \
+		} else if (t_skip_why) {                          \
+			printf("SKIP %s: %s\n", #fn, t_skip_why); \
+		} else {                                          \
+			printf("PASS %s\n", #fn);                 \
+		}                                                 \
+		fflush(stdout);                                   \
 	} while (0)
 
 #define T_EXIT() return t_failed_total ? 1 : 0

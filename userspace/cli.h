@@ -28,7 +28,7 @@ int cmd_bench(int argc, char **argv);
 
 /* What to serve: shared by load, serve and the engines. */
 struct blitz_service_opts {
-	uint16_t port; /* host order */
+	uint16_t port;	      /* host order */
 	int n_addr4, n_addr6; /* both 0: every local address */
 	struct in_addr addr4[BLITZ_MAX_ADDRS];
 	struct in6_addr addr6[BLITZ_MAX_ADDRS];
@@ -42,13 +42,13 @@ enum { OPT_BODY = 0x100, OPT_BODY_FILE, OPT_CONTENT_TYPE, OPT_VERSION };
 
 /* getopt_long entries for -p/--port, -a/--addr, --body, --body-file,
  * --content-type; the short letters are "p:a:". */
-#define BLITZ_SERVICE_LONGOPTS                                               \
-	{ "port", required_argument, NULL, 'p' },                            \
-		{ "addr", required_argument, NULL, 'a' },                    \
-		{ "body", required_argument, NULL, OPT_BODY },               \
-		{ "body-file", required_argument, NULL, OPT_BODY_FILE },     \
-	{                                                                    \
-		"content-type", required_argument, NULL, OPT_CONTENT_TYPE    \
+#define BLITZ_SERVICE_LONGOPTS                                            \
+	{"port", required_argument, NULL, 'p'},                           \
+		{"addr", required_argument, NULL, 'a'},                   \
+		{"body", required_argument, NULL, OPT_BODY},              \
+		{"body-file", required_argument, NULL, OPT_BODY_FILE},    \
+	{                                                                 \
+		"content-type", required_argument, NULL, OPT_CONTENT_TYPE \
 	}
 
 void service_opts_init(struct blitz_service_opts *o);

@@ -67,34 +67,46 @@ static void format_addrs(const struct blitz_config *c, char *out, size_t len)
 	}
 }
 
-/* Fill r for ifname; 0 when blitz has anything on it, -ENOENT if not. */
+/*
+ * Fill r for ifname; 0 when blitz has anything on it, -ENOENT if not.
+ * The MODE/HANDOFF/BY/PROG columns are this network namespace's only.
+ * Pins are shared by every namespace (by interface name): pins another
+ * namespace's program uses get a note saying so, never this one's row.
+ */
 static int fill_row(const char *ifname, struct row *r)
 {
 	struct blitz_attached a = {};
+	enum blitz_pins_owner owner;
 	struct blitz_config c;
-	__u32 map_id = 0, user = 0;
-	bool pins, here;
+	__u32 user = 0;
+	bool pins, here, handoff;
 	int ifindex = 0;
 	struct tm tm;
 	time_t t;
 
 	memset(r, 0, sizeof(*r));
 	snprintf(r->ifname, sizeof(r->ifname), "%s", ifname);
-	pins = !blitz_pinned_config(ifname, &c, &map_id);
 	if (strlen(ifname) < IF_NAMESIZE)
 		ifindex = (int)if_nametoindex(ifname);
 	here = ifindex > 0;
 	if (here && blitz_find_attached(ifindex, &a))
 		memset(&a, 0, sizeof(a));
-	if (!pins && !a.prog_id)
+	handoff = here && tc_handoff_present(ifindex);
+	owner = blitz_pins_owner(ifname, a.prog_id, &user);
+	/* Another namespace's config is shown only when nothing of blitz
+	 * is here to mix it with. */
+	pins = owner != BLITZ_PINS_NONE &&
+	       (owner != BLITZ_PINS_OTHER_NETNS || (!a.prog_id && !handoff)) &&
+	       !blitz_pinned_config(ifname, &c, NULL);
+	if (owner == BLITZ_PINS_NONE && !a.prog_id && !handoff)
 		return -ENOENT;
 
 	snprintf(r->mode, sizeof(r->mode), "%s", a.mode ? a.mode : "-");
 	/* n/a: this kernel cannot hand a connection to its TCP stack. */
 	snprintf(r->handoff, sizeof(r->handoff), "%s",
-		 !tc_handoff_supported()			   ? "n/a"
-		 : here && blitz_handoff_links(ifindex, false) > 0 ? "tc"
-								   : "-");
+		 !tc_handoff_supported() ? "n/a"
+		 : handoff		 ? "tc"
+					 : "-");
 	snprintf(r->owner, sizeof(r->owner), "%s",
 		 !a.prog_id ? "-"
 		 : a.link   ? "serve"
@@ -108,8 +120,12 @@ static int fill_row(const char *ifname, struct row *r)
 			 c.mode == BLITZ_MODE_AFXDP ? "afxdp" : "xdp");
 		snprintf(r->port, sizeof(r->port), "%u", ntohs(c.port_be));
 		format_addrs(&c, r->addrs, sizeof(r->addrs));
-		snprintf(r->resp, sizeof(r->resp), "%u",
-			 c.resp[BLITZ_RESP_GET_KA].len);
+		/* afxdp: no templates in the kernel, userspace answers. */
+		if (c.resp[BLITZ_RESP_GET_KA].len)
+			snprintf(r->resp, sizeof(r->resp), "%u",
+				 c.resp[BLITZ_RESP_GET_KA].len);
+		else
+			snprintf(r->resp, sizeof(r->resp), "-");
 		t = (time_t)c.loaded_unix;
 		if (t && localtime_r(&t, &tm))
 			strftime(r->since, sizeof(r->since),
@@ -124,24 +140,29 @@ static int fill_row(const char *ifname, struct row *r)
 		snprintf(r->since, sizeof(r->since), "-");
 	}
 
-	if (!here) {
-		user = blitz_prog_using_map(map_id);
-		if (user)
-			snprintf(r->note, sizeof(r->note),
-				 "%s: not in this network namespace (its "
-				 "program, id %u, is running): run status "
-				 "there",
-				 ifname, user);
-		else
-			snprintf(r->note, sizeof(r->note),
-				 "%s: stale: the interface is gone: run "
-				 "`blitz unload %s`",
-				 ifname, ifname);
+	if (owner == BLITZ_PINS_OTHER_NETNS && !a.prog_id && !handoff) {
+		snprintf(r->note, sizeof(r->note),
+			 "%s: loaded in another network namespace (prog id "
+			 "%u), not this one: run status there",
+			 ifname, user);
+	} else if (owner == BLITZ_PINS_OTHER_NETNS) {
+		snprintf(r->note, sizeof(r->note),
+			 "%s: attached here without pins: those under %s/%s "
+			 "are another network namespace's (prog id %u)",
+			 ifname, BLITZ_PIN_ROOT, ifname, user);
+	} else if (!here) {
+		snprintf(r->note, sizeof(r->note),
+			 "%s: stale: the interface is gone: run `blitz "
+			 "unload %s`",
+			 ifname, ifname);
 	} else if (!a.prog_id) {
 		snprintf(r->note, sizeof(r->note),
-			 "%s: stale: pins present but no program attached: "
-			 "run `blitz unload %s`",
-			 ifname, ifname);
+			 "%s: stale: %s but no program attached: run `blitz "
+			 "unload %s`",
+			 ifname,
+			 owner != BLITZ_PINS_NONE ? "pins present"
+						  : "a tc hand-off",
+			 ifname);
 	} else if (!pins) {
 		snprintf(r->note, sizeof(r->note),
 			 "%s: attached but its pins are missing: run `blitz "
@@ -296,11 +317,13 @@ int cmd_status(int argc, char **argv)
 				n = add_row(rows, n, de->d_name);
 		if (d)
 			closedir(d);
-		/* Also interfaces with blitz attached but no pins. */
+		/* Also interfaces of this namespace with blitz attached but
+		 * no pins (or only a hand-off left). */
 		ifs = if_nameindex();
 		for (it = ifs; it && it->if_index; it++)
-			if (!blitz_find_attached((int)it->if_index, &a) &&
-			    a.prog_id)
+			if ((!blitz_find_attached((int)it->if_index, &a) &&
+			     a.prog_id) ||
+			    tc_handoff_present((int)it->if_index))
 				n = add_row(rows, n, it->if_name);
 		if (ifs)
 			if_freenameindex(ifs);

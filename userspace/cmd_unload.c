@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * cmd_unload.c - `blitz unload <ifname>`: take blitz off an interface,
- * whoever attached it (load, or a serve that was killed), and remove
- * every pin. Owns only the command line; loader.c does the work.
+ * cmd_unload.c - `blitz unload <ifname>`: take blitz off an interface of
+ * this network namespace, whoever attached it (load, or a serve that was
+ * killed), and remove its pins. Owns only the command line; loader.c does
+ * the work (and leaves another namespace's blitz alone).
  */
 #include <getopt.h>
 #include <stdio.h>
@@ -14,8 +15,9 @@
 static void usage(FILE *f)
 {
 	fprintf(f, "usage: blitz unload <ifname> [-v]\n"
-		   "Detach blitz's XDP program from <ifname> and remove its "
-		   "pins under\n" BLITZ_PIN_ROOT "/<ifname>/.\n\n"
+		   "Detach blitz's XDP program from <ifname> (in this network "
+		   "namespace) and\nremove its pins under " BLITZ_PIN_ROOT
+		   "/<ifname>/.\n\n"
 		   "  -v, --verbose  show libbpf/libxdp messages\n"
 		   "  -h, --help     this text\n"
 		   "      --version  print the version\n");

@@ -8,6 +8,10 @@
  * the pin directory, and finding blitz's program on an interface. Must
  * never leave a half-done attach behind: every failure unwinds in reverse
  * order, and must never detach an XDP program that is not blitz's.
+ * Everything it finds is this network namespace's: attachments through
+ * netlink/bpf_xdp_query() and links matched by the program id found there
+ * (never by a bare ifindex, which every namespace reuses); pins, shared
+ * by every namespace, are acted on only when this one's (blitz_pins_owner).
  */
 #include <errno.h>
 #include <dirent.h>
@@ -164,8 +168,9 @@ static __u32 blitz_in_dispatcher(int ifindex)
 }
 
 /*
- * The bpf_link of program prog_id, as an fd, or -ENOENT. Matched by the
- * program, never by ifindex alone: link info carries an ifindex but no
+ * The XDP bpf_link of program prog_id, as an fd, or -ENOENT. Matched by
+ * the program (callers pass one bpf_xdp_query() reported in this network
+ * namespace), never by ifindex: link info carries an ifindex but no
  * network namespace, and every testbed veth is ifindex 2 in its own.
  */
 static int link_fd_of_prog(__u32 prog_id)
@@ -181,44 +186,11 @@ static int link_fd_of_prog(__u32 prog_id)
 		memset(&info, 0, sizeof(info));
 		len = sizeof(info);
 		if (!bpf_obj_get_info_by_fd(fd, &info, &len) &&
-		    info.prog_id == prog_id)
+		    info.type == BPF_LINK_TYPE_XDP && info.prog_id == prog_id)
 			return fd;
 		close(fd);
 	}
 	return -ENOENT;
-}
-
-#define TCX_INGRESS 46 /* BPF_TCX_INGRESS, newer than Debian 12's headers */
-
-int blitz_handoff_links(int ifindex, bool detach)
-{
-	__u32 ids[64], cnt = 64, flags = 0, i;
-	char name[BPF_OBJ_NAME_LEN];
-	int found = 0, fd, err;
-
-	/* The query is per network namespace, unlike link info. */
-	if (bpf_prog_query(ifindex, TCX_INGRESS, 0, &flags, ids, &cnt))
-		return errno == EINVAL || errno == ENOENT ? 0 : -errno;
-	for (i = 0; i < cnt && i < 64; i++) {
-		if (prog_name_by_id(ids[i], name) ||
-		    strcmp(name, TC_HANDOFF_PROG_NAME))
-			continue;
-		found++;
-		if (!detach)
-			continue;
-		fd = link_fd_of_prog(ids[i]);
-		if (fd < 0)
-			continue;
-		err = bpf_link_detach(fd) ? -errno : 0;
-		close(fd);
-		if (err) {
-			pr_warn("cannot detach the tc hand-off (prog id %u): "
-				"%s\n",
-				ids[i], strerror(-err));
-			return err;
-		}
-	}
-	return found;
 }
 
 int blitz_find_attached(int ifindex, struct blitz_attached *a)
@@ -361,6 +333,7 @@ static __s64 tai_to_unix_ns(void)
 	       1000000000LL;
 }
 
+/* r NULL: no response templates (afxdp mode). */
 static int fill_config(struct blitz_config *c,
 		       const struct blitz_loader_opts *o, __u16 mss,
 		       const struct http_responses *r)
@@ -386,7 +359,8 @@ static int fill_config(struct blitz_config *c,
 	}
 	c->tai_to_unix_ns = tai_to_unix_ns();
 	c->loaded_unix = (__u64)time(NULL);
-	http_responses_meta(r, c->resp);
+	if (r) /* else no templates: every length stays 0 */
+		http_responses_meta(r, c->resp);
 	return 0;
 }
 
@@ -615,6 +589,22 @@ static void loaded_free(struct blitz_loaded *l)
 	free(l);
 }
 
+/* Nothing of blitz is attached here (checked before claiming): pins in
+ * use are another namespace's interface of the same name. */
+static void say_already_loaded(const char *ifname)
+{
+	__u32 user = 0;
+
+	if (blitz_pins_owner(ifname, 0, &user) == BLITZ_PINS_OTHER_NETNS)
+		pr_warn("already loaded on %s in another network namespace "
+			"(prog id %u): pins are per name: unload it there "
+			"first\n",
+			ifname, user);
+	else
+		pr_warn("already loaded on %s: run `blitz unload %s` first\n",
+			ifname, ifname);
+}
+
 /* Claim BLITZ_PIN_ROOT/<ifname>: its existence is "loaded". */
 static int claim_pin_dir(const char *ifname)
 {
@@ -631,9 +621,7 @@ static int claim_pin_dir(const char *ifname)
 	}
 	if (mkdir(dir, 0700)) {
 		if (errno == EEXIST) {
-			pr_warn("already loaded on %s: run `blitz unload %s` "
-				"first\n",
-				ifname, ifname);
+			say_already_loaded(ifname);
 			return -EEXIST;
 		}
 		pr_warn("cannot create %s: %s\n", dir, strerror(errno));
@@ -701,12 +689,20 @@ int blitz_loader_attach(const struct blitz_loader_opts *o,
 	l->persist = o->persist;
 	snprintf(l->ifname, sizeof(l->ifname), "%s", o->ifname);
 
-	err = build_responses(o->svc, mss, mtu, r);
-	if (err)
-		goto err_free;
-	for (k = 0; k < BLITZ_RESP_XDP_KINDS; k++)
-		memcpy(resp[k].bytes, r->bytes[k], r->len[k]);
-	err = fill_config(&cfg, o, mss, r);
+	/*
+	 * In afxdp mode the XDP program only redirects: the responses are
+	 * built and sent by the engine in userspace, so the templates stay
+	 * empty (lengths 0) and the body may be any size the engine takes.
+	 */
+	if (o->engine != BLITZ_MODE_AFXDP) {
+		err = build_responses(o->svc, mss, mtu, r);
+		if (err)
+			goto err_free;
+		for (k = 0; k < BLITZ_RESP_XDP_KINDS; k++)
+			memcpy(resp[k].bytes, r->bytes[k], r->len[k]);
+	}
+	err = fill_config(&cfg, o, mss,
+			  o->engine == BLITZ_MODE_AFXDP ? NULL : r);
 	if (err)
 		goto err_free;
 
@@ -865,31 +861,83 @@ int blitz_pinned_config(const char *ifname, struct blitz_config *cfg,
 	return err;
 }
 
-__u32 blitz_prog_using_map(__u32 map_id)
+/* Does program prog_id use map map_id? */
+static bool prog_uses_map(__u32 prog_id, __u32 map_id, __u32 *type)
 {
+	__u32 len, maps[16] = {}, i, n;
 	struct bpf_prog_info info;
-	__u32 id = 0, len, maps[16] = {}, i, found = 0;
+	bool uses = false;
 	int fd;
 
-	while (!found && !bpf_prog_get_next_id(id, &id)) {
-		fd = bpf_prog_get_fd_by_id(id);
-		if (fd < 0)
-			continue;
-		memset(&info, 0, sizeof(info));
-		info.nr_map_ids = sizeof(maps) / sizeof(maps[0]);
-		info.map_ids = (__u64)(unsigned long)maps;
-		len = sizeof(info);
-		if (!bpf_obj_get_info_by_fd(fd, &info, &len)) {
-			if (info.nr_map_ids > sizeof(maps) / sizeof(maps[0]))
-				info.nr_map_ids =
-					sizeof(maps) / sizeof(maps[0]);
-			for (i = 0; i < info.nr_map_ids; i++)
-				if (maps[i] == map_id)
-					found = id;
-		}
-		close(fd);
+	fd = bpf_prog_get_fd_by_id(prog_id);
+	if (fd < 0)
+		return false;
+	memset(&info, 0, sizeof(info));
+	info.nr_map_ids = sizeof(maps) / sizeof(maps[0]);
+	info.map_ids = (__u64)(unsigned long)maps;
+	len = sizeof(info);
+	if (!bpf_obj_get_info_by_fd(fd, &info, &len)) {
+		n = info.nr_map_ids < sizeof(maps) / sizeof(maps[0])
+			    ? info.nr_map_ids
+			    : sizeof(maps) / sizeof(maps[0]);
+		for (i = 0; i < n; i++)
+			if (maps[i] == map_id)
+				uses = true;
+		if (type)
+			*type = info.type;
 	}
-	return found;
+	close(fd);
+	return uses;
+}
+
+__u32 blitz_prog_using_map(__u32 map_id)
+{
+	__u32 id = 0, type;
+
+	/*
+	 * Only blitz's XDP program counts (an extension when inside a libxdp
+	 * dispatcher): the tc hand-off shares the config map too, and its
+	 * pinned link may outlive the XDP program.
+	 */
+	while (!bpf_prog_get_next_id(id, &id)) {
+		type = 0;
+		if (prog_uses_map(id, map_id, &type) &&
+		    (type == BPF_PROG_TYPE_XDP || type == BPF_PROG_TYPE_EXT))
+			return id;
+	}
+	return 0;
+}
+
+enum blitz_pins_owner blitz_pins_owner(const char *ifname, __u32 attached,
+				       __u32 *user)
+{
+	char dir[PATH_MAX];
+	struct blitz_config cfg;
+	__u32 map_id = 0, id;
+	struct stat st;
+
+	if (user)
+		*user = 0;
+	if (blitz_pin_path(dir, sizeof(dir), ifname, NULL) || stat(dir, &st))
+		return BLITZ_PINS_NONE;
+	/* A directory without a readable config: a half-done attach or
+	 * another build's pins; nothing runs from them. */
+	if (blitz_pinned_config(ifname, &cfg, &map_id))
+		return BLITZ_PINS_STALE;
+	if (attached && prog_uses_map(attached, map_id, NULL)) {
+		if (user)
+			*user = attached;
+		return BLITZ_PINS_HERE;
+	}
+	id = blitz_prog_using_map(map_id);
+	if (user)
+		*user = id;
+	/*
+	 * Pins are per interface name, shared by every network namespace;
+	 * a program that uses them but is not the one attached here runs on
+	 * an interface of that name in another namespace.
+	 */
+	return id ? BLITZ_PINS_OTHER_NETNS : BLITZ_PINS_STALE;
 }
 
 /* ---- unload ---- */
@@ -936,11 +984,10 @@ int blitz_loader_unload(const char *ifname)
 {
 	char dir[PATH_MAX];
 	struct blitz_attached a = {};
-	struct blitz_config cfg;
-	__u32 map_id = 0, in_use;
-	struct stat st;
-	bool pins, handoff;
+	enum blitz_pins_owner pins;
+	bool handoff;
 	int err, ifindex = 0;
+	__u32 user = 0;
 
 	if (blitz_pin_path(dir, sizeof(dir), ifname, NULL)) {
 		pr_warn("no interface '%s': see `ip link`\n", ifname);
@@ -951,41 +998,49 @@ int blitz_loader_unload(const char *ifname)
 		err = blitz_check_bpffs();
 	if (err)
 		return err;
-	pins = !stat(dir, &st);
+	/*
+	 * Everything below looks only at this network namespace: the
+	 * interface by name, what netlink and the TCX query report on it.
+	 * The pins are the one thing shared by every namespace, so they are
+	 * removed only when they are this namespace's or nobody's.
+	 */
 	if (strlen(ifname) < IF_NAMESIZE)
 		ifindex = (int)if_nametoindex(ifname);
+	if (ifindex) {
+		err = blitz_find_attached(ifindex, &a);
+		if (err) {
+			pr_warn("cannot query XDP on %s: %s\n", ifname,
+				strerror(-err));
+			return err;
+		}
+	}
+	pins = blitz_pins_owner(ifname, a.prog_id, &user);
+	handoff = ifindex && tc_handoff_present(ifindex);
+	if (!ifindex && pins == BLITZ_PINS_NONE) {
+		pr_warn("no interface '%s': see `ip link`\n", ifname);
+		return -ENODEV;
+	}
+	if (pins == BLITZ_PINS_OTHER_NETNS && !a.prog_id && !handoff) {
+		pr_warn("%s: blitz is loaded in another network namespace "
+			"(prog id %u), not this one: run `blitz unload %s` "
+			"there\n",
+			ifname, user, ifname);
+		return -EBUSY;
+	}
 	if (!ifindex) {
-		if (!pins) {
-			pr_warn("no interface '%s': see `ip link`\n", ifname);
-			return -ENODEV;
-		}
-		if (!blitz_pinned_config(ifname, &cfg, &map_id) &&
-		    (in_use = blitz_prog_using_map(map_id))) {
-			pr_warn("no interface '%s' in this network namespace, "
-				"but its program (id %u) still runs: run "
-				"`blitz unload %s` in %s's namespace\n",
-				ifname, in_use, ifname, ifname);
-			return -EBUSY;
-		}
 		remove_pins(ifname);
 		pr_info("blitz: no interface '%s' any more: removed its stale "
 			"pins\n",
 			ifname);
 		return 0;
 	}
-	err = blitz_find_attached(ifindex, &a);
-	if (err) {
-		pr_warn("cannot query XDP on %s: %s\n", ifname, strerror(-err));
-		return err;
-	}
-	handoff = blitz_handoff_links(ifindex, false) > 0;
-	if (!a.prog_id && !pins && !handoff) {
+	if (!a.prog_id && pins == BLITZ_PINS_NONE && !handoff) {
 		pr_warn("nothing loaded on %s\n", ifname);
 		return -ENOENT;
 	}
 	/* The hand-off first: it must not outlive the XDP program. Its
-	 * pinned link (blitz load) goes with the pins below. */
-	err = blitz_handoff_links(ifindex, true);
+	 * pinned link (blitz load) goes with it. */
+	err = tc_handoff_remove(ifindex);
 	if (err < 0)
 		return err;
 	if (a.prog_id) {
@@ -996,8 +1051,14 @@ int blitz_loader_unload(const char *ifname)
 			return err;
 		}
 	}
-	remove_pins(ifname);
-	if (!a.prog_id)
+	if (pins != BLITZ_PINS_OTHER_NETNS)
+		remove_pins(ifname);
+	if (pins == BLITZ_PINS_OTHER_NETNS)
+		pr_info("blitz: unloaded from %s in this network namespace; "
+			"the pins are another namespace's %s (prog id %u): "
+			"kept\n",
+			ifname, ifname, user);
+	else if (!a.prog_id)
 		pr_info("blitz: no program was attached on %s (a killed "
 			"`blitz serve`?): removed its pins\n",
 			ifname);

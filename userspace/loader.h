@@ -51,8 +51,10 @@ int blitz_loaded_config_fd(const struct blitz_loaded *l);
 /* "native" or "skb": what the attach ended up with. */
 const char *blitz_loaded_mode(const struct blitz_loaded *l);
 
-/* blitz unload: detach whatever blitz left on ifname (from pins or from a
- * killed `serve`) and remove every pin. */
+/* blitz unload: detach whatever blitz left on ifname in this network
+ * namespace (from `load`, or a killed `serve`) and remove its pins; pins
+ * another namespace's program uses (an interface of the same name there)
+ * are left alone, with a line saying so (-EBUSY when that is all). */
 int blitz_loader_unload(const char *ifname);
 
 /* ---- shared with status, stats and serve ---- */
@@ -82,11 +84,27 @@ void blitz_loaded_release(struct blitz_loaded *l);
  * -ENOENT when not pinned. Prints nothing. */
 int blitz_pinned_config(const char *ifname, struct blitz_config *cfg,
 			__u32 *map_id);
-/* The id of a loaded BPF program that uses map_id, 0 when none does
- * (pins left by a program that is gone). */
+/* The id of a loaded blitz XDP program (or libxdp extension) that uses
+ * map_id, 0 when none does (pins left by a program that is gone). The tc
+ * hand-off, which shares the map, does not count. */
 __u32 blitz_prog_using_map(__u32 map_id);
-/* blitz's TC hand-off programs on ifindex in this network namespace:
- * how many; with detach, their links are detached too. Or -errno. */
-int blitz_handoff_links(int ifindex, bool detach);
+
+/*
+ * Whose are the pins under BLITZ_PIN_ROOT/<ifname>/? They are per name
+ * and shared by every network namespace, while ifindex and attachments
+ * are per namespace: status and unload act on pins only when they are
+ * this namespace's (or nobody's).
+ */
+enum blitz_pins_owner {
+	BLITZ_PINS_NONE = 0,	/* no pin directory */
+	BLITZ_PINS_HERE,	/* used by `attached`, the program found here */
+	BLITZ_PINS_OTHER_NETNS, /* used by a program not attached here */
+	BLITZ_PINS_STALE,	/* used by no program (a killed serve) */
+};
+/* attached: blitz's program on ifname in this namespace (0 when none);
+ * *user (may be NULL) gets the program that uses the pins, 0 when none.
+ * Prints nothing. */
+enum blitz_pins_owner blitz_pins_owner(const char *ifname, __u32 attached,
+				       __u32 *user);
 
 #endif /* BLITZ_LOADER_H */

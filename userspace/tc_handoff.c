@@ -84,8 +84,13 @@ static bool prog_is_handoff(__u32 prog_id)
 	return ours;
 }
 
-/* The TCX link that attaches prog_id (program ids are global, and each
- * attach loads its own program, so there is at most one). */
+/*
+ * The TCX link that attaches prog_id, as an fd, or -ENOENT. Matched by the
+ * program, never by ifindex: link info carries a bare ifindex, which every
+ * network namespace reuses (each testbed's veth is ifindex 2 in its own).
+ * Program ids are global and each attach loads its own program, so there
+ * is at most one.
+ */
 static int tcx_link_of_prog(__u32 prog_id)
 {
 	__u32 id = 0;
@@ -108,18 +113,22 @@ static int tcx_link_of_prog(__u32 prog_id)
 
 /*
  * The blitz hand-off programs on ifindex's TCX ingress. The query is made
- * in this process's network namespace, where ifindex means this interface
- * (link info carries a bare ifindex, which other namespaces reuse). For
- * each: *prog_id is set; when detach is true its link is detached.
- * Returns how many were found, or -errno.
+ * in this process's network namespace, where ifindex means this interface;
+ * only programs it lists are considered, so another namespace's hand-off
+ * on "its" ifindex 2 is never seen here. For each: *prog_id is set; when
+ * detach is true its link is detached. Returns how many, or -errno.
  */
 static int for_each_handoff_link(int ifindex, bool detach, __u32 *prog_id)
 {
 	__u32 ids[64], cnt = 64, flags = 0, i;
 	int found = 0, fd;
 
+	if (ifindex <= 0)
+		return 0;
 	if (bpf_prog_query(ifindex, TCX_ATTACH_INGRESS, 0, &flags, ids, &cnt))
-		return errno == EINVAL || errno == ENOENT ? 0 : -errno;
+		return errno == EINVAL || errno == ENOENT || errno == ENODEV
+			       ? 0
+			       : -errno;
 	for (i = 0; i < cnt && i < 64; i++) {
 		if (!prog_is_handoff(ids[i]))
 			continue;
@@ -135,9 +144,8 @@ static int for_each_handoff_link(int ifindex, bool detach, __u32 *prog_id)
 			int err = -errno;
 
 			pr_warn("could not detach the tc hand-off (prog id "
-				"%u): "
-				"%s\n",
-				ids[i], strerror(errno));
+				"%u): %s\n",
+				ids[i], strerror(-err));
 			close(fd);
 			return err;
 		}
@@ -160,6 +168,34 @@ unsigned int tc_handoff_prog_id(int ifindex)
 	return prog_id;
 }
 
+/*
+ * Is the link pinned at pin still attached somewhere? Pins are shared by
+ * every network namespace, so a pinned link that is still attached after
+ * this namespace's hand-offs were detached is another namespace's (an
+ * interface of the same name there): its pin must stay.
+ */
+static bool pinned_link_attached(const char *pin)
+{
+	struct bpf_link_info info;
+	__u32 len = sizeof(info);
+	bool attached = false;
+	int fd;
+
+	fd = bpf_obj_get(pin);
+	if (fd < 0)
+		return false;
+	memset(&info, 0, sizeof(info));
+	/*
+	 * A detached TCX link reports ifindex 0. Debian 12's header has no
+	 * info.tcx; its ifindex is the union's first __u32, as xdp's is.
+	 */
+	if (!bpf_obj_get_info_by_fd(fd, &info, &len) &&
+	    info.type == TCX_LINK_TYPE && info.xdp.ifindex)
+		attached = true;
+	close(fd);
+	return attached;
+}
+
 int tc_handoff_remove(int ifindex)
 {
 	char ifname[IF_NAMESIZE], pin[PATH_MAX];
@@ -170,9 +206,16 @@ int tc_handoff_remove(int ifindex)
 		return n;
 	if (n > 0)
 		pr_debug("tc hand-off: detached %d link(s)\n", n);
-	/* A detached link can still be pinned; the pin goes too. */
+	/* A detached link can still be pinned; the pin goes too, unless it
+	 * holds another namespace's live link. */
 	if (if_indextoname(ifindex, ifname)) {
 		pin_path(pin, sizeof(pin), ifname);
+		if (pinned_link_attached(pin)) {
+			pr_debug("tc hand-off: %s is another network "
+				 "namespace's: kept\n",
+				 pin);
+			return 0;
+		}
 		if (unlink(pin) && errno != ENOENT) {
 			pr_warn("could not remove %s: %s\n", pin,
 				strerror(errno));

@@ -55,13 +55,20 @@ int tc_handoff_detach(struct tc_handoff *h);
 void tc_handoff_release(struct tc_handoff *h);
 
 /*
+ * ifindex is always this network namespace's: what is attached is found
+ * with the TCX query made in the caller's namespace, never by walking
+ * links by ifindex (every namespace has its own ifindex 2).
+ *
  * For `blitz unload` (and after a killed `serve`): detach every blitz
  * hand-off link on ifindex, whoever made it, and remove the pin
- * BLITZ_PIN_ROOT/<ifname>/tc_link. 0 also when there was nothing to remove.
+ * BLITZ_PIN_ROOT/<ifname>/tc_link unless it holds a link still attached
+ * (another namespace's interface of the same name). 0 also when there was
+ * nothing to remove.
  */
 int tc_handoff_remove(int ifindex);
 
-/* For `blitz status`: is a blitz hand-off program attached on ifindex? */
+/* For `blitz status` and attach: is a blitz hand-off program attached on
+ * ifindex? */
 bool tc_handoff_present(int ifindex);
 /* The id of that program, 0 when none. */
 unsigned int tc_handoff_prog_id(int ifindex);

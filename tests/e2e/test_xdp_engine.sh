@@ -7,7 +7,8 @@
 #
 # Nothing listens on the service port in the server namespace, so every
 # answer comes from the XDP program (and the counters must say so).
-# Every client runs under `timeout`; the testbed goes down in a trap.
+# Testbed prefix: $XDP_TB (default e2exdp). Every client runs under
+# `timeout`; the testbed goes down in a trap.
 # $SRV and $CLI are command prefixes: they must split.
 # shellcheck disable=SC2086
 # shellcheck source=tests/e2e/lib.sh
@@ -23,7 +24,7 @@ if [ ! -x "$BLITZ" ]; then
 	fail "${T}_build" "$BLITZ is missing: run make"
 	exit 1
 fi
-if ! tb_up e2exdp; then
+if ! tb_up "${XDP_TB:-e2exdp}"; then
 	fail "${T}_testbed" "scripts/testbed.sh up failed"
 	exit 1
 fi
