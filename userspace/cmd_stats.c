@@ -10,6 +10,7 @@
 #include <errno.h>
 #include <getopt.h>
 #include <limits.h>
+#include <net/if.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -74,6 +75,34 @@ static int read_totals(int fd, int ncpu, __u64 *vals, __u64 tot[BLITZ_CNT_MAX])
 			tot[k] += vals[c];
 	}
 	return 0;
+}
+
+/* Pins are global, interfaces are per network namespace: say whose
+ * counters these are when they are not this namespace's. */
+static void warn_other_owner(const char *ifname)
+{
+	struct blitz_attached a = {0};
+	__u32 user = 0;
+	int ifindex = 0;
+
+	if (strlen(ifname) < IF_NAMESIZE)
+		ifindex = (int)if_nametoindex(ifname);
+	if (ifindex > 0 && blitz_find_attached(ifindex, &a))
+		memset(&a, 0, sizeof(a));
+	switch (blitz_pins_owner(ifname, a.prog_id, &user)) {
+	case BLITZ_PINS_OTHER_NETNS:
+		pr_warn("note: these are the counters of %s in another "
+			"network namespace (prog id %u)\n",
+			ifname, user);
+		break;
+	case BLITZ_PINS_STALE:
+		pr_warn("note: nothing is attached to %s any more; these are "
+			"its last counters (`blitz unload %s` removes them)\n",
+			ifname, ifname);
+		break;
+	default:
+		break;
+	}
 }
 
 static void print_json(const char *ifname, const __u64 *tot, const double *rate,
@@ -230,6 +259,7 @@ int cmd_stats(int argc, char **argv)
 			ifname, path);
 		return 1;
 	}
+	warn_other_owner(ifname);
 	ncpu = libbpf_num_possible_cpus();
 	if (ncpu < 1) {
 		pr_warn("cannot count the CPUs: %s\n", strerror(-ncpu));
