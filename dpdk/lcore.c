@@ -1,0 +1,345 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * lcore.c - the poll loop of one queue: burst RX, classify, dispatch,
+ * burst TX.
+ *
+ * Owns: the per-queue TX staging arrays (port and TAP), the decision of
+ * where each received frame goes (engine.h has the picture), and the
+ * accounting of busy time (polls that did work) for the cost per request.
+ * Must never: block, allocate outside the mempool, or make a syscall on
+ * the service path (the TAP bursts are the exception path's syscalls);
+ * leave an mbuf unfreed: every frame is sent, handed on, or freed.
+ */
+#include <string.h>
+#include <time.h>
+
+#include <rte_cycles.h>
+#include <rte_ethdev.h>
+#include <rte_ip.h>
+#include <rte_tcp.h>
+
+#include "engine.h"
+#include "tcp_core.h"
+
+#define TAP_POLL_US 50 /* the kernel's frames wait at most this long */
+
+static void tx_flush_one(struct worker *w, uint16_t port,
+			 struct rte_mbuf **pkts, uint16_t *n, bool is_port)
+{
+	uint16_t sent = 0, left = *n;
+
+	/* A few retries absorb a momentarily full ring; what still does not
+	 * fit is freed (TCP retransmits) rather than stalling the loop. */
+	for (int tries = 0; left && tries < 4; tries++) {
+		uint16_t k =
+			rte_eth_tx_burst(port, w->queue, pkts + sent, left);
+		sent += k;
+		left -= k;
+	}
+	if (is_port)
+		w->st.tx += sent;
+	if (left) {
+		w->st.tx_drop += left;
+		rte_pktmbuf_free_bulk(pkts + sent, left);
+	}
+	*n = 0;
+}
+
+void worker_flush(struct worker *w)
+{
+	if (w->n_tx_port)
+		tx_flush_one(w, w->eng->port_id, w->tx_port, &w->n_tx_port,
+			     true);
+	if (w->n_tx_tap)
+		tx_flush_one(w, w->eng->tap_port_id, w->tx_tap, &w->n_tx_tap,
+			     false);
+}
+
+void worker_tx_port(struct worker *w, struct rte_mbuf *m)
+{
+	if (w->n_tx_port == TXBUF)
+		tx_flush_one(w, w->eng->port_id, w->tx_port, &w->n_tx_port,
+			     true);
+	w->tx_port[w->n_tx_port++] = m;
+}
+
+void worker_tx_tap(struct worker *w, struct rte_mbuf *m)
+{
+	if (!w->eng->have_tap) {
+		w->st.no_tap_drop++;
+		rte_pktmbuf_free(m);
+		return;
+	}
+	if (w->n_tx_tap == TXBUF)
+		tx_flush_one(w, w->eng->tap_port_id, w->tx_tap, &w->n_tx_tap,
+			     false);
+	w->tx_tap[w->n_tx_tap++] = m;
+	w->st.to_tap++;
+}
+
+/*
+ * A frame the engine made: the destination MAC comes from the neighbour
+ * table. On a miss the MAC already in the frame (the TCP core writes the
+ * one its connection came from) is kept and an ARP request refreshes the
+ * table; a frame with no MAC at all is dropped and counted.
+ */
+void worker_tx_ip(struct worker *w, struct rte_mbuf *m)
+{
+	struct rte_ether_hdr *eth = rte_pktmbuf_mtod(m, struct rte_ether_hdr *);
+	struct rte_ether_addr mac;
+	uint8_t addr[16];
+	uint16_t type = eth->ether_type;
+
+	eth->src_addr = w->eng->mac;
+	if (type == rte_cpu_to_be_16(RTE_ETHER_TYPE_IPV4)) {
+		struct rte_ipv4_hdr *ip = (struct rte_ipv4_hdr *)(eth + 1);
+
+		neigh_addr4(addr, ip->dst_addr);
+		if (neigh_lookup(w->eng->neigh, addr, &mac)) {
+			eth->dst_addr = mac;
+		} else {
+			neigh_resolve(w, ip->dst_addr, ip->src_addr);
+			if (rte_is_zero_ether_addr(&eth->dst_addr))
+				goto drop;
+		}
+	} else if (type == rte_cpu_to_be_16(RTE_ETHER_TYPE_IPV6)) {
+		struct rte_ipv6_hdr *ip6 = (struct rte_ipv6_hdr *)(eth + 1);
+
+		/* IPv6 neighbours are learnt from packets; discovery itself
+		 * is the kernel's, through the TAP. */
+		if (neigh_lookup(w->eng->neigh, ip6->dst_addr, &mac))
+			eth->dst_addr = mac;
+		else if (rte_is_zero_ether_addr(&eth->dst_addr))
+			goto drop;
+	}
+	worker_tx_port(w, m);
+	return;
+drop:
+	w->st.neigh_miss++;
+	rte_pktmbuf_free(m);
+}
+
+/* Is this IPv4 frame a TCP segment for the service? Learns the sender. */
+static int classify_ipv4(struct worker *w, struct rte_ether_hdr *eth,
+			 uint32_t len)
+{
+	struct engine *eng = w->eng;
+	struct rte_ipv4_hdr *ip = (struct rte_ipv4_hdr *)(eth + 1);
+	uint32_t ihl;
+	uint8_t addr[16];
+
+	if (len < sizeof(*eth) + sizeof(*ip))
+		return -1;
+	ihl = (uint32_t)(ip->version_ihl & 0x0f) * 4;
+	if ((ip->version_ihl >> 4) != 4 || ihl < sizeof(*ip) ||
+	    len < sizeof(*eth) + ihl + 8)
+		return -1;
+	if (!engine_has_addr4(eng, ip->dst_addr))
+		return 0; /* not ours: the kernel's */
+	if (eng->learn_from_ip) {
+		neigh_addr4(addr, ip->src_addr);
+		neigh_learn(eng->neigh, addr, &eth->src_addr);
+	}
+	/* Fragments are the kernel's to reassemble. */
+	if (ip->fragment_offset &
+	    rte_cpu_to_be_16(RTE_IPV4_HDR_OFFSET_MASK | RTE_IPV4_HDR_MF_FLAG))
+		return 0;
+	if (ip->next_proto_id == IPPROTO_TCP) {
+		struct rte_tcp_hdr *th =
+			(struct rte_tcp_hdr *)((uint8_t *)ip + ihl);
+
+		return th->dst_port == eng->port_be ? 1 : 0;
+	}
+	if (ip->next_proto_id == IPPROTO_ICMP)
+		return 2;
+	return 0;
+}
+
+static int classify_ipv6(struct worker *w, struct rte_ether_hdr *eth,
+			 uint32_t len)
+{
+	struct engine *eng = w->eng;
+	struct rte_ipv6_hdr *ip6 = (struct rte_ipv6_hdr *)(eth + 1);
+	struct rte_tcp_hdr *th = (struct rte_tcp_hdr *)(ip6 + 1);
+
+	if (len < sizeof(*eth) + sizeof(*ip6) + 8)
+		return -1;
+	/* Neighbour solicitations go to a multicast address: icmp6.c looks
+	 * at their target. */
+	if (ip6->proto == IPPROTO_ICMPV6)
+		return 3;
+	if (!engine_has_addr6(eng, ip6->dst_addr))
+		return 0;
+	if (eng->learn_from_ip)
+		neigh_learn(eng->neigh, ip6->src_addr, &eth->src_addr);
+	if (ip6->proto == IPPROTO_TCP && th->dst_port == eng->port_be)
+		return 1;
+	return 0;
+}
+
+/*
+ * Where a frame from the port goes. Returns 1 when it is a TCP segment for
+ * the core (left to the caller), else handles or frees it.
+ */
+static int dispatch(struct worker *w, struct rte_mbuf *m)
+{
+	struct engine *eng = w->eng;
+	struct rte_ether_hdr *eth;
+	uint32_t len = rte_pktmbuf_data_len(m);
+	int c;
+
+	if (len < sizeof(*eth))
+		goto drop;
+	eth = rte_pktmbuf_mtod(m, struct rte_ether_hdr *);
+	if (rte_is_same_ether_addr(&eth->src_addr, &eng->mac)) {
+		/* af_packet shows us our own TX (and the kernel's via the
+		 * TAP, which has our MAC). */
+		w->st.own_drop++;
+		rte_pktmbuf_free(m);
+		return 0;
+	}
+	if (!rte_is_same_ether_addr(&eth->dst_addr, &eng->mac) &&
+	    !rte_is_multicast_ether_addr(&eth->dst_addr))
+		goto drop;
+
+	switch (eth->ether_type) {
+	case RTE_BE16(RTE_ETHER_TYPE_ARP):
+		arp_input(w, m);
+		return 0;
+	case RTE_BE16(RTE_ETHER_TYPE_IPV4):
+		c = classify_ipv4(w, eth, len);
+		break;
+	case RTE_BE16(RTE_ETHER_TYPE_IPV6):
+		c = classify_ipv6(w, eth, len);
+		break;
+	default:
+		c = 0;
+	}
+	if (c == 1)
+		return 1;
+	if (c == 2) {
+		icmp4_input(w, m, sizeof(*eth));
+		return 0;
+	}
+	if (c == 3) {
+		icmp6_input(w, m);
+		return 0;
+	}
+	if (c < 0)
+		goto drop;
+	exception_to_kernel(w, m);
+	return 0;
+drop:
+	w->st.other_drop++;
+	rte_pktmbuf_free(m);
+	return 0;
+}
+
+static void print_periodic(struct worker *w, uint64_t *next_tsc)
+{
+	if (w->queue != 0)
+		return;
+	if (stats_now) {
+		stats_now = false;
+		engine_print_stats(w->eng, false);
+	}
+	if (!w->eng->stats_interval || w->now_tsc < *next_tsc)
+		return;
+	*next_tsc = w->now_tsc + w->eng->stats_interval * w->eng->tsc_hz;
+	engine_print_stats(w->eng, false);
+}
+
+/*
+ * CLOCK_MONOTONIC from the TSC: clock_gettime costs ~100 ns where the
+ * vDSO cannot read the TSC itself (some VMs), a third of an idle loop.
+ * Resynchronised with the real clock once a second, so it never drifts.
+ */
+struct tsc_clock {
+	uint64_t base_tsc, base_ns, mult; /* ns = base + (d * mult) >> 32 */
+	uint64_t hz;
+};
+
+static void tsc_clock_sync(struct tsc_clock *c, uint64_t tsc)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	c->base_tsc = tsc;
+	c->base_ns = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static uint64_t tsc_clock_ns(struct tsc_clock *c, uint64_t tsc)
+{
+	uint64_t d = tsc - c->base_tsc;
+
+	if (d >= c->hz) { /* keeps d * mult within 64 bits, too */
+		tsc_clock_sync(c, tsc);
+		d = 0;
+	}
+	return c->base_ns + ((d * c->mult) >> 32);
+}
+
+int worker_main(void *arg)
+{
+	struct worker *w = arg;
+	struct engine *eng = w->eng;
+	struct rte_mbuf *pkts[BURST];
+	struct tcp_frame tf[BURST];
+	uint64_t next_stats = 0, next_tap = 0;
+	uint64_t tap_gap = eng->tsc_hz / 1000000 * TAP_POLL_US;
+	struct tsc_clock clk = {
+		.hz = eng->tsc_hz,
+		.mult = (1000000000ull << 32) / eng->tsc_hz,
+	};
+
+	tsc_clock_sync(&clk, rte_rdtsc());
+	while (!force_quit) {
+		uint64_t t0 = rte_rdtsc(), tx0 = w->st.tx, t_rx = 0;
+		uint16_t n, i, n_tap = 0;
+		uint32_t nt = 0;
+
+		w->now_tsc = t0;
+		w->now_ns = tsc_clock_ns(&clk, t0);
+
+		n = rte_eth_rx_burst(eng->port_id, w->queue, pkts, BURST);
+		w->st.rx += n;
+		if (n)
+			t_rx = rte_rdtsc();
+		for (i = 0; i < n; i++) {
+			if (dispatch(w, pkts[i])) {
+				tf[nt].data =
+					rte_pktmbuf_mtod(pkts[i], uint8_t *);
+				tf[nt].len = rte_pktmbuf_data_len(pkts[i]);
+				tf[nt].cap = tf[nt].len;
+				tf[nt].handle = (uint64_t)(uintptr_t)pkts[i];
+				nt++;
+			}
+		}
+		if (nt) {
+			w->st.tcp_in += nt;
+			tcp_glue_rx(w, tf, nt);
+		}
+		/* blitz's own share of the poll: classification and the TCP
+		 * core, not the PMD's rx/tx (af_packet: syscalls). */
+		if (n)
+			w->st.engine_tsc += rte_rdtsc() - t_rx;
+		/* Reading the TAP is a syscall: poll it every TAP_POLL_US
+		 * (or at once again after a full burst), not every loop. */
+		if (eng->have_tap && t0 >= next_tap) {
+			n_tap = rte_eth_rx_burst(eng->tap_port_id, w->queue,
+						 pkts, BURST);
+			if (n_tap)
+				exception_from_kernel(w, pkts, n_tap);
+			next_tap = n_tap == BURST ? t0 : t0 + tap_gap;
+		}
+		tcp_glue_poll(w);
+		worker_flush(w);
+		if (n || n_tap || w->st.tx != tx0) {
+			w->st.busy_polls++;
+			w->st.busy_tsc += rte_rdtsc() - t0;
+		}
+		print_periodic(w, &next_stats);
+	}
+	worker_flush(w);
+	return 0;
+}

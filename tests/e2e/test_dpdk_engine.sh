@@ -1,0 +1,365 @@
+#!/bin/bash
+# tests/e2e/test_dpdk_engine.sh - the dpdk engine end to end: blitz-dpdk on
+# the server veth of a two-namespace testbed through the af_packet PMD,
+# real clients in the client namespace (curl, wget, python http.client,
+# wrk, ab), ARP and IPv6 neighbour discovery with nothing static, ping and
+# ping -6, blitz resolving a peer itself, two queues, and the exception path:
+# a TCP connection to another port reaches a kernel server through the TAP.
+#
+# How the server namespace is set up, and why (see dpdk/engine.h):
+# - blitz-dpdk --takeover VETH --tap TAP: the TAP gets the veth's MAC, the
+#   veth's addresses and routes move to the TAP while blitz runs (and back
+#   at exit), and the veth gets no IPv6, rp_filter=1 and arp_ignore=8:
+#   af_packet does not take the veth from the kernel, which sees every
+#   frame too and must not answer it (a second ARP reply, a RST for port
+#   80). The kernel answers what blitz does not (other ports, UDP, router
+#   discovery) on the same addresses, through the TAP.
+# - the client veth sends no TSO/GSO super-frames (see below).
+# EAL runs without hugepages: --no-huge -m 512 --no-pci --no-shconf
+# (DPDK 22.11 refuses --in-memory with --no-huge: "--legacy-mem is not
+# compatible with --in-memory").
+# Every client runs under `timeout`; the testbed goes down in a trap.
+# $SRV and $CLI are command prefixes: they must split.
+# shellcheck disable=SC2086
+# shellcheck source=tests/e2e/lib.sh
+source "$(dirname "$0")/lib.sh"
+
+T=dpdk_engine
+PORT=80
+OTHER_PORT=8080
+BODY="Hello World!"
+DPDK=$E2E_ROOT/$BUILD/blitz-dpdk
+[[ $BUILD = /* ]] && DPDK=$BUILD/blitz-dpdk
+PREFIX=${DPDK_TB:-e2edk}
+TAP=${PREFIX}tap
+
+need_root "$T"
+if [ ! -x "$DPDK" ]; then
+	if pkg-config --exists libdpdk 2>/dev/null; then
+		fail "${T}_build" "$DPDK is missing: run make"
+		exit 1
+	fi
+	skip "$T" "DPDK is not installed (pkg-config libdpdk): no blitz-dpdk"
+	exit 0
+fi
+if [ ! -c /dev/net/tun ]; then
+	skip "$T" "no /dev/net/tun: the TAP exception path cannot exist"
+	exit 0
+fi
+if ! tb_up "$PREFIX"; then
+	fail "${T}_testbed" "scripts/testbed.sh up failed"
+	exit 1
+fi
+TMP=$(mktemp -d)
+on_exit "rm -rf '$TMP'"
+URL="http://$SRV_IP:$PORT/"
+URL6="http://[$SRV_IP6]:$PORT/"
+SRV_MAC=$($SRV ip -br link show dev "$SRV_IF" | awk '{print $3}')
+
+# ---- one network stack on the veth: blitz's (--takeover does it) ----
+# veth hands its peer TSO/GSO frames of up to 64 KB, which a wire never
+# carries and the af_packet PMD truncates to its 2 KB frames (the TCP core
+# counts them malformed; the client recovers only by retransmitting).
+$CLI ethtool -K "$CLI_IF" tso off gso off >/dev/null 2>&1
+
+# start_dpdk LCORES NQUEUES [ARGS...] - run blitz-dpdk on LCORES (one queue
+# each) with --takeover: it serves the veth's addresses and moves them
+# (and its routes) to the TAP until it exits. Waits for its "serving" line.
+# Sets DPDK_PID.
+start_dpdk() {
+	local lcores=$1 nq=$2 i vdev
+	shift 2
+	vdev=${VDEV:-net_af_packet0,iface=$SRV_IF,qpairs=$nq,qdisc_bypass=1}
+	: >"$TMP/dpdk.log"
+	$SRV "$DPDK" --no-huge -m 512 --no-pci --no-shconf --no-telemetry \
+		--file-prefix "blitz-$PREFIX" -l "$lcores" \
+		--vdev="$vdev" -- \
+		-p "$PORT" --takeover "$SRV_IF" --tap "$TAP" "$@" \
+		>"$TMP/dpdk.log" 2>&1 &
+	DPDK_PID=$!
+	on_exit "kill $DPDK_PID"
+	for ((i = 0; i < 100; i++)); do
+		grep -q '^blitz-dpdk: serving' "$TMP/dpdk.log" && break
+		kill -0 "$DPDK_PID" 2>/dev/null || break
+		sleep 0.1
+	done
+	grep -q '^blitz-dpdk: serving' "$TMP/dpdk.log"
+}
+
+# stop_dpdk - SIGTERM, bounded wait; 0 when it exited 0 by itself.
+stop_dpdk() {
+	local i
+	kill -TERM "$DPDK_PID" 2>/dev/null
+	for ((i = 0; i < 50; i++)); do
+		kill -0 "$DPDK_PID" 2>/dev/null || break
+		sleep 0.1
+	done
+	if kill -0 "$DPDK_PID" 2>/dev/null; then
+		kill -KILL "$DPDK_PID"
+		return 1
+	fi
+	wait "$DPDK_PID"
+}
+
+if start_dpdk 0 1; then
+	pass "${T}_start"
+else
+	why=$(grep -v '^ ' "$TMP/dpdk.log" | tail -3 | tr '\n' ' ')
+	if grep -q 'rte_eal_init failed' "$TMP/dpdk.log"; then
+		skip "$T" "DPDK cannot start here: $why"
+		exit 0
+	fi
+	fail "${T}_start" "$why"
+	exit 1
+fi
+
+# ---- ARP and ping, nothing static ----
+$CLI ip neigh flush dev "$CLI_IF"
+if $CLI timeout 10 ping -c 3 -i 0.2 -W 2 "$SRV_IP" >"$TMP/ping" 2>&1 &&
+	grep -q '3 received' "$TMP/ping"; then
+	pass "${T}_ping"
+else
+	kill -USR1 "$DPDK_PID" 2>/dev/null
+	sleep 0.3
+	fail "${T}_ping" "$(tail -2 "$TMP/ping") $(grep '^stats:' "$TMP/dpdk.log" | tail -1)"
+fi
+neigh=$($CLI ip neigh show "$SRV_IP" dev "$CLI_IF")
+if [ -n "$SRV_MAC" ] && echo "$neigh" | grep -qi "lladdr $SRV_MAC" &&
+	! echo "$neigh" | grep -q PERMANENT; then
+	pass "${T}_arp_learned"
+else
+	fail "${T}_arp_learned" "client's entry for $SRV_IP: '$neigh', want lladdr $SRV_MAC learnt"
+fi
+
+# ---- real clients ----
+if $CLI timeout 10 curl -sS -D "$TMP/h" -o "$TMP/b" "$URL" 2>"$TMP/e"; then
+	why=
+	[ "$(cat "$TMP/b")" = "$BODY" ] || why="body '$(head -c 80 "$TMP/b")'"
+	head -1 "$TMP/h" | grep -q '^HTTP/1.1 200 OK' || why="$why status '$(head -1 "$TMP/h")'"
+	for hdr in Server Date Content-Type Content-Length; do
+		grep -qi "^$hdr: " "$TMP/h" || why="$why no $hdr"
+	done
+	grep -qi '^Content-Length: 12' "$TMP/h" || why="$why bad Content-Length"
+	grep -qi '^Content-Type: text/plain' "$TMP/h" || why="$why bad Content-Type"
+	if [ -z "$why" ]; then pass "${T}_curl_get"; else fail "${T}_curl_get" "$why"; fi
+else
+	fail "${T}_curl_get" "curl: $(tr '\n' ' ' <"$TMP/e")"
+fi
+
+if $CLI timeout 10 curl -sS -I "$URL" >"$TMP/h" 2>"$TMP/e" &&
+	head -1 "$TMP/h" | grep -q '^HTTP/1.1 200' &&
+	grep -qi '^Content-Length: 12' "$TMP/h"; then
+	pass "${T}_curl_head"
+else
+	fail "${T}_curl_head" "$(head -c 200 "$TMP/h" "$TMP/e" | tr '\r\n' '  ')"
+fi
+
+if $CLI timeout 10 curl -sS --http1.0 -D "$TMP/h" -o "$TMP/b" "$URL" 2>"$TMP/e" &&
+	[ "$(cat "$TMP/b")" = "$BODY" ] && grep -qi '^Connection: close' "$TMP/h"; then
+	pass "${T}_http10_close"
+else
+	fail "${T}_http10_close" "$(head -c 200 "$TMP/h" "$TMP/e" | tr '\r\n' '  ')"
+fi
+
+# IPv6: blitz answers the neighbour solicitation and the echo itself.
+$CLI ip -6 neigh flush dev "$CLI_IF"
+if $CLI timeout 10 ping -6 -c 2 -i 0.2 -W 2 "$SRV_IP6" >"$TMP/ping" 2>&1 &&
+	grep -q '2 received' "$TMP/ping"; then
+	pass "${T}_ping6"
+else
+	fail "${T}_ping6" "$(tail -2 "$TMP/ping")"
+fi
+if [ "$($CLI timeout 10 curl -sS -g "$URL6" 2>"$TMP/e")" = "$BODY" ]; then
+	pass "${T}_curl_ipv6"
+else
+	fail "${T}_curl_ipv6" "curl over IPv6: $(tr '\n' ' ' <"$TMP/e")"
+fi
+
+if need_cmds "${T}_wget" wget; then
+	if [ "$($CLI timeout 10 wget -q -O - "$URL" 2>"$TMP/e")" = "$BODY" ]; then
+		pass "${T}_wget"
+	else
+		fail "${T}_wget" "wget: $(tr '\n' ' ' <"$TMP/e")"
+	fi
+fi
+
+# Three requests on one keep-alive connection (one local port).
+cat >"$TMP/ka.py" <<'PYEOF'
+import http.client, sys
+c = http.client.HTTPConnection(sys.argv[1], int(sys.argv[2]), timeout=5)
+ports = set()
+for i in range(3):
+    c.request("GET", "/ka%d" % i)
+    r = c.getresponse()
+    body = r.read()
+    if r.status != 200 or body != b"Hello World!":
+        print("response %d: %d %r" % (i, r.status, body[:60]))
+        sys.exit(1)
+    ports.add(c.sock.getsockname()[1])
+c.close()
+print(len(ports))
+PYEOF
+out=$($CLI timeout 20 "$PY" "$TMP/ka.py" "$SRV_IP" "$PORT" 2>&1)
+if [ "$out" = 1 ]; then
+	pass "${T}_python_keepalive"
+else
+	fail "${T}_python_keepalive" "$out"
+fi
+
+# A request larger than one segment (5 KB of headers) is reassembled.
+big=$(head -c 5000 /dev/zero | tr '\0' a)
+if [ "$($CLI timeout 10 curl -sS -H "X-Big: $big" "$URL" 2>"$TMP/e")" = "$BODY" ]; then
+	pass "${T}_multi_segment_request"
+else
+	fail "${T}_multi_segment_request" "$(tr '\n' ' ' <"$TMP/e")"
+fi
+
+if need_cmds "${T}_wrk" wrk; then
+	$CLI timeout 20 wrk -t1 -c10 -d5 "$URL" >"$TMP/wrk" 2>&1
+	rps=$(awk '/^Requests\/sec/ {print int($2)}' "$TMP/wrk")
+	if [ "${rps:-0}" -gt 0 ] && ! grep -qE 'Non-2xx|Socket errors' "$TMP/wrk"; then
+		pass "${T}_wrk (${rps} req/s, af_packet on veth: slow by nature)"
+	else
+		fail "${T}_wrk" "$(grep -E 'Requests/sec|Non-2xx|Socket errors' "$TMP/wrk" | tr '\n' ' ')"
+	fi
+fi
+
+if need_cmds "${T}_ab" ab; then
+	$CLI timeout 30 ab -q -n 2000 -c 10 "$URL" >"$TMP/ab" 2>&1
+	if grep -qE '^Complete requests: +2000' "$TMP/ab" &&
+		grep -qE '^Failed requests: +0' "$TMP/ab"; then
+		pass "${T}_ab"
+	else
+		fail "${T}_ab" "$(grep -E 'requests|apr_' "$TMP/ab" | tr '\n' ' ')"
+	fi
+fi
+
+# ---- the exception path: another port, served by the kernel ----
+mkdir -p "$TMP/www"
+echo "kernel behind the TAP" >"$TMP/www/k.txt"
+(cd "$TMP/www" && exec $SRV timeout 60 "$PY" -m http.server "$OTHER_PORT" --bind :: >/dev/null 2>&1) &
+on_exit "kill $!"
+if wait_port "$SRV" 127.0.0.1 "$OTHER_PORT" 5 &&
+	[ "$($CLI timeout 10 curl -sS "http://$SRV_IP:$OTHER_PORT/k.txt" 2>"$TMP/e")" = "kernel behind the TAP" ]; then
+	pass "${T}_exception_tcp"
+else
+	fail "${T}_exception_tcp" "curl to port $OTHER_PORT: $(tr '\n' ' ' <"$TMP/e")"
+fi
+if [ "$($CLI timeout 10 curl -sS -g "http://[$SRV_IP6]:$OTHER_PORT/k.txt" 2>"$TMP/e")" = "kernel behind the TAP" ]; then
+	pass "${T}_exception_tcp_ipv6"
+else
+	fail "${T}_exception_tcp_ipv6" "$(tr '\n' ' ' <"$TMP/e")"
+fi
+
+# ---- shutdown: SIGTERM, exit 0, totals, the TAP gone ----
+if stop_dpdk && grep -q '^totals:' "$TMP/dpdk.log"; then
+	pass "${T}_sigterm"
+else
+	fail "${T}_sigterm" "$(tail -3 "$TMP/dpdk.log" | tr '\n' ' ')"
+fi
+if $SRV ip link show "$TAP" >/dev/null 2>&1; then
+	fail "${T}_tap_removed" "$TAP still exists after exit"
+else
+	pass "${T}_tap_removed"
+fi
+addrs=$($SRV ip -br addr show dev "$SRV_IF")
+if echo "$addrs" | grep -q "$SRV_IP/24" && echo "$addrs" | grep -q "$SRV_IP6/64" &&
+	[ "$($SRV sysctl -n net.ipv4.conf."$SRV_IF".arp_ignore)" = 0 ]; then
+	pass "${T}_takeover_restored"
+else
+	fail "${T}_takeover_restored" "veth after exit: $addrs"
+fi
+tot=$(grep '^totals:' "$TMP/dpdk.log")
+cnt() { echo "$tot" | grep -oE "(^| )$1=[0-9]+" | cut -d= -f2; }
+why=
+for c in arp_reply:1 icmp_echo:3 icmp6_echo:2 nd_advert:1 to_tap:1 from_tap:1 tap_csum_fix:1; do
+	v=$(cnt "${c%:*}")
+	[ "${v:-0}" -ge "${c#*:}" ] || why="$why ${c%:*}=${v:-0}"
+done
+if [ -z "$why" ]; then
+	pass "${T}_counters"
+else
+	fail "${T}_counters" "$why ($tot)"
+fi
+cost=$(grep '^requests=' "$TMP/dpdk.log")
+if [ -n "$cost" ]; then
+	pass "${T}_cost ($cost)"
+else
+	fail "${T}_cost" "no requests= line in the exit report"
+fi
+
+# ---- blitz resolves a peer itself: ARP request, reply learnt ----
+# --learn arp stops learning from IP packets, and a static entry on the
+# client (this check only) stops the client's own ARP request from
+# teaching us: the echo reply then needs the client's MAC, blitz asks once,
+# learns it from the answer, and the later replies need no request.
+if start_dpdk 0 1 --learn arp; then
+	$CLI ip neigh replace "$SRV_IP" lladdr "$SRV_MAC" dev "$CLI_IF" nud permanent
+	$CLI timeout 10 ping -c 3 -i 0.3 -W 2 "$SRV_IP" >"$TMP/ping" 2>&1
+	got=$(grep -c 'bytes from' "$TMP/ping")
+	$CLI ip neigh del "$SRV_IP" dev "$CLI_IF"
+	stop_dpdk
+	tot=$(grep '^totals:' "$TMP/dpdk.log")
+	if [ "$got" -ge 2 ] && [ "$(cnt arp_request)" = 1 ] && [ "$(cnt icmp_echo)" = 3 ]; then
+		pass "${T}_arp_resolve"
+	else
+		fail "${T}_arp_resolve" "$got echo replies; want 1 ARP request for 3 echoes: $tot"
+	fi
+else
+	fail "${T}_arp_resolve" "$(tail -3 "$TMP/dpdk.log" | tr '\n' ' ')"
+fi
+
+# ---- a 64 KiB --body-file arrives intact (many segments, the window) ----
+head -c 65536 /dev/urandom >"$TMP/body.bin"
+if start_dpdk 0 1 --body-file "$TMP/body.bin" --content-type application/octet-stream; then
+	$CLI timeout 20 curl -sS -o "$TMP/got.bin" "$URL" 2>"$TMP/e"
+	stop_dpdk
+	if cmp -s "$TMP/body.bin" "$TMP/got.bin"; then
+		pass "${T}_body_64k"
+	else
+		fail "${T}_body_64k" "got $(stat -c %s "$TMP/got.bin" 2>/dev/null || echo 0) bytes, not the file: $(tr '\n' ' ' <"$TMP/e")"
+	fi
+else
+	fail "${T}_body_64k" "$(tail -3 "$TMP/dpdk.log" | tr '\n' ' ')"
+fi
+
+# ---- two queues: af_packet fanout spreads flows, one lcore each ----
+if [ "$(nproc)" -ge 2 ]; then
+	if start_dpdk 0-1 2; then
+		$CLI timeout 20 wrk -t2 -c16 -d3 "$URL" >"$TMP/wrk2" 2>&1
+		stop_dpdk
+		busy=$(grep -cE '^queue [0-9]+: .*requests=[1-9]' "$TMP/dpdk.log")
+		if [ "$busy" -ge 2 ] && ! grep -qE 'Non-2xx|Socket errors' "$TMP/wrk2"; then
+			pass "${T}_two_queues ($(awk '/^Requests\/sec/ {print int($2)}' "$TMP/wrk2") req/s)"
+		else
+			fail "${T}_two_queues" "queues that answered: $busy; $(grep -E '^queue|Requests/sec|errors' "$TMP/dpdk.log" "$TMP/wrk2" | tr '\n' ' ')"
+		fi
+	else
+		fail "${T}_two_queues" "$(tail -3 "$TMP/dpdk.log" | tr '\n' ' ')"
+	fi
+else
+	skip "${T}_two_queues" "one CPU"
+fi
+
+# ---- the af_xdp PMD instead of af_packet (the kernel never sees the
+# frames it redirects); SKIP where it cannot load its XDP program ----
+if VDEV="net_af_xdp0,iface=$SRV_IF" start_dpdk 0 1; then
+	out=$($CLI timeout 10 curl -sS "$URL" 2>&1)
+	$CLI timeout 20 wrk -t1 -c10 -d2 "$URL" >"$TMP/wrk3" 2>&1
+	stop_dpdk
+	rps=$(awk '/^Requests\/sec/ {print int($2)}' "$TMP/wrk3")
+	if [ "$out" != "$BODY" ]; then
+		fail "${T}_af_xdp" "curl: $out"
+	elif [ "${rps:-0}" -le 0 ] || grep -qE 'Non-2xx|Socket errors' "$TMP/wrk3"; then
+		fail "${T}_af_xdp" "wrk: $(grep -E 'Requests/sec|Non-2xx|Socket errors' "$TMP/wrk3" | tr '\n' ' ')"
+	elif $SRV ip link show dev "$SRV_IF" | grep -q 'xdp'; then
+		fail "${T}_af_xdp" "an XDP program is left on $SRV_IF after exit"
+	else
+		pass "${T}_af_xdp (${rps} req/s)"
+	fi
+else
+	skip "${T}_af_xdp" "net_af_xdp did not start: $(grep -v '^ ' "$TMP/dpdk.log" | grep -iE 'af_xdp|xdp|error' | tail -1)"
+	stop_dpdk 2>/dev/null
+fi
+
+e2e_status
