@@ -18,13 +18,15 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "http.h"
 #include "log.h"
 
 #define DEFAULT_BODY "Hello World!"
 #define DEFAULT_CONTENT_TYPE "text/plain"
-/* A body file larger than any response template is certainly an error;
- * reading stops there so a wrong path (a disk image) costs nothing. */
-#define BODY_FILE_MAX (1 << 20)
+/* The largest body any engine sends (http.h): a file larger is refused
+ * before it is read (or, for a pipe, as soon as it passes the limit), so
+ * a wrong path (a disk image) costs nothing. */
+#define BODY_FILE_MAX BLITZ_BODY_MAX
 
 void service_opts_init(struct blitz_service_opts *o)
 {
@@ -91,10 +93,18 @@ static int set_body(struct blitz_service_opts *o, const char *arg)
 	return 1;
 }
 
+static void body_file_too_big(const char *path)
+{
+	pr_warn("body file '%s' is larger than %u bytes (%u MiB), the most "
+		"one response may carry\n",
+		path, BODY_FILE_MAX, BODY_FILE_MAX >> 20);
+}
+
 static int read_body_file(struct blitz_service_opts *o, const char *path)
 {
 	size_t len = 0, cap = 4096;
 	char *buf = NULL, *nb;
+	struct stat st;
 	ssize_t n;
 	int fd;
 
@@ -104,10 +114,21 @@ static int read_body_file(struct blitz_service_opts *o, const char *path)
 			strerror(errno));
 		return -1;
 	}
+	if (!fstat(fd, &st) && S_ISREG(st.st_mode)) {
+		if (st.st_size > (off_t)BODY_FILE_MAX) {
+			body_file_too_big(path);
+			close(fd);
+			return -1;
+		}
+		/* One read of the known size, plus one to see the end. */
+		cap = (size_t)st.st_size + 1;
+	}
 	for (;;) {
 		if (len == cap || !buf) {
 			if (buf)
-				cap *= 2;
+				cap = cap * 2 > BODY_FILE_MAX + 1
+					      ? BODY_FILE_MAX + 1
+					      : cap * 2;
 			nb = realloc(buf, cap + 1);
 			if (!nb) {
 				pr_warn("out of memory reading '%s'\n", path);
@@ -127,9 +148,7 @@ static int read_body_file(struct blitz_service_opts *o, const char *path)
 			break;
 		len += (size_t)n;
 		if (len > BODY_FILE_MAX) {
-			pr_warn("body file '%s' is over %d bytes: far too big "
-				"for one response\n",
-				path, BODY_FILE_MAX);
+			body_file_too_big(path);
 			goto err;
 		}
 	}

@@ -83,7 +83,11 @@ struct conn {
 	bool chunked;	 /* skipping a chunked body */
 	bool on_pending; /* linked on the worker's pending list */
 	uint32_t in_len;
-	uint32_t out_off, out_len;
+	/* Output stream: out[0..out_len), then out_body bytes of the shared
+	 * body when the last answer is a large one (at most one per batch,
+	 * always last: parsing pauses behind it). out_off counts sent bytes
+	 * across both pieces. */
+	uint32_t out_off, out_len, out_body;
 	uint64_t body_left; /* Content-Length body bytes still to skip */
 	struct http_chunked ch;
 	int64_t deadline_ms;
@@ -134,6 +138,7 @@ struct epoll_engine {
 	long max_conns; /* after fitting the open files limit */
 	uint16_t port;
 	struct http_responses resp;
+	uint8_t *body; /* our copy of a large body: resp.body, shared r/o */
 	int idle_ms, header_ms, drain_ms;
 	atomic_int stop;
 	atomic_int failed;
@@ -244,7 +249,13 @@ static void conn_put_buf(struct worker *w, struct conn *c)
 		return;
 	w->buf_free[w->n_buf_free++] = (uint32_t)(c->buf - w->bufs);
 	c->buf = NULL;
-	c->in_len = c->out_off = c->out_len = 0;
+	c->in_len = c->out_off = c->out_len = c->out_body = 0;
+}
+
+/* Bytes queued and not yet sent (headers, inline answers, body). */
+static bool conn_out_pending(const struct conn *c)
+{
+	return c->out_off < c->out_len + c->out_body;
 }
 
 static void conn_close(struct worker *w, struct conn *c)
@@ -284,13 +295,21 @@ static struct conn *conn_alloc(struct worker *w, int fd)
 	return c;
 }
 
-/* Append one prebuilt answer to the output. Room was checked. */
+/*
+ * Append one prebuilt answer to the output: its bytes[] piece is copied
+ * (it carries this second's Date); a large body is not: it is sent from
+ * the shared bytes behind the output (out_body). Room was checked, and no
+ * body is queued yet (conn_parse stops behind one).
+ */
 static void conn_emit(struct worker *w, struct conn *c, int kind)
 {
-	uint16_t len = w->resp.len[kind];
+	struct iovec iov[2];
+	int n = http_response_iov(&w->resp, kind, iov);
 
-	memcpy(c->buf->out + c->out_len, w->resp.bytes[kind], len);
-	c->out_len += len;
+	memcpy(c->buf->out + c->out_len, iov[0].iov_base, iov[0].iov_len);
+	c->out_len += (uint32_t)iov[0].iov_len;
+	if (n == 2)
+		c->out_body = (uint32_t)iov[1].iov_len;
 	w->st.requests++;
 	w->st.resp[kind]++;
 	c->progress = true;
@@ -335,8 +354,9 @@ static void conn_parse(struct worker *w, struct conn *c)
 			c->body_left -= n;
 			continue;
 		}
-		/* Room for one more answer, or send first. */
-		if (c->out_len + BLITZ_RESP_MAX > CONN_OUT_CAP) {
+		/* Room for one more answer, or send first (a large body
+		 * goes out behind the output, so nothing may follow it). */
+		if (c->out_len + BLITZ_RESP_MAX > CONN_OUT_CAP || c->out_body) {
 			out_full = true;
 			break;
 		}
@@ -389,18 +409,41 @@ static void conn_parse(struct worker *w, struct conn *c)
 	c->in_len = (uint32_t)(len - off);
 }
 
-/* 1: all sent; 0: the socket is full (EPOLLOUT will come); -1: closed. */
+/*
+ * Send the output stream from out_off: the copied bytes, then the shared
+ * body if one is queued, in one sendmsg. A short write keeps out_off
+ * anywhere in either piece.
+ * 1: all sent; 0: the socket is full (EPOLLOUT will come); -1: closed.
+ */
 static int conn_flush(struct worker *w, struct conn *c)
 {
+	uint32_t total = c->out_len + c->out_body;
+	struct iovec iov[2];
+	struct msghdr msg = {.msg_iov = iov};
 	ssize_t n;
 
-	while (c->out_off < c->out_len) {
-		n = send(c->fd, c->buf->out + c->out_off,
-			 c->out_len - c->out_off, MSG_NOSIGNAL | MSG_DONTWAIT);
+	while (c->out_off < total) {
+		msg.msg_iovlen = 0;
+		if (c->out_off < c->out_len) {
+			iov[0].iov_base = c->buf->out + c->out_off;
+			iov[0].iov_len = c->out_len - c->out_off;
+			msg.msg_iovlen = 1;
+		}
+		if (c->out_body) {
+			uint32_t boff = c->out_off > c->out_len
+						? c->out_off - c->out_len
+						: 0;
+
+			iov[msg.msg_iovlen].iov_base =
+				(void *)(w->resp.body + boff);
+			iov[msg.msg_iovlen].iov_len = c->out_body - boff;
+			msg.msg_iovlen++;
+		}
+		n = sendmsg(c->fd, &msg, MSG_NOSIGNAL | MSG_DONTWAIT);
 		if (n > 0) {
 			c->out_off += (uint32_t)n;
 			w->st.tx_bytes += (uint64_t)n;
-			if (c->out_off < c->out_len)
+			if (c->out_off < total)
 				return 0; /* short write: the socket is full */
 			continue;
 		}
@@ -412,7 +455,7 @@ static int conn_flush(struct worker *w, struct conn *c)
 		conn_close(w, c);
 		return -1;
 	}
-	c->out_off = c->out_len = 0;
+	c->out_off = c->out_len = c->out_body = 0;
 	return 1;
 }
 
@@ -501,7 +544,7 @@ static void conn_linger_read(struct worker *w, struct conn *c)
 /* Put c on the timer its state calls for; give the buffer back when idle. */
 static void conn_settle(struct worker *w, struct conn *c)
 {
-	if (c->out_len > c->out_off) {
+	if (conn_out_pending(c)) {
 		tl_arm(w, c, TL_IDLE); /* stalled output: idle timeout */
 	} else if (c->in_len) {
 		/* A header section in progress: its clock starts at its
@@ -534,7 +577,7 @@ static void conn_drive(struct worker *w, struct conn *c)
 		return;
 	}
 	for (;;) {
-		if (c->out_len > c->out_off) {
+		if (conn_out_pending(c)) {
 			r = conn_flush(w, c);
 			if (r < 0)
 				return;
@@ -721,7 +764,7 @@ static void begin_drain(struct worker *w)
 	for (i = 0; i < w->hwm; i++) {
 		c = &w->conns[i];
 		if (c->state == CONN_OPEN && !c->in_len &&
-		    c->out_off == c->out_len && !c->body_left && !c->chunked)
+		    !conn_out_pending(c) && !c->body_left && !c->chunked)
 			conn_close(w, c);
 	}
 }
@@ -1158,6 +1201,7 @@ static void engine_free(struct epoll_engine *e)
 	for (t = 0; t < e->threads; t++)
 		worker_free(&e->w[t]);
 	free(e->w);
+	free(e->body);
 	free(e);
 }
 
@@ -1185,13 +1229,29 @@ int epoll_engine_start(const struct epoll_engine_opts *o,
 	e->header_ms = o->header_timeout_ms > 0 ? o->header_timeout_ms
 						: EPOLL_DEFAULT_HEADER_MS;
 	e->drain_ms = o->drain_ms > 0 ? o->drain_ms : EPOLL_DEFAULT_DRAIN_MS;
-	ret = http_responses_build(&e->resp, svc->body, svc->body_len,
+	/* Our own copy, so the body every worker sends from cannot change
+	 * or go away under them, whatever the caller does with svc. */
+	if (svc->body_len) {
+		e->body = malloc(svc->body_len);
+		if (!e->body) {
+			pr_warn("out of memory\n");
+			free(e);
+			return -ENOMEM;
+		}
+		memcpy(e->body, svc->body, svc->body_len);
+	}
+	ret = http_responses_build(&e->resp, e->body, svc->body_len,
 				   svc->content_type, wall_sec(), err,
 				   sizeof(err));
 	if (ret) {
 		pr_warn("%s\n", err);
+		free(e->body);
 		free(e);
 		return ret;
+	}
+	if (e->resp.body_inline) {
+		free(e->body); /* copied into the responses already */
+		e->body = NULL;
 	}
 	max_conns = o->max_conns > 0 ? o->max_conns : EPOLL_DEFAULT_MAX_CONNS;
 	max_conns = fit_nofile(max_conns, e->threads, o->max_conns > 0);

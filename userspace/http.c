@@ -5,7 +5,8 @@
  *
  * Owns: the request grammar every engine accepts, the verdict for each
  * request, chunked-body skipping, and the exact response bytes.
- * Must never: allocate, make syscalls, recurse, or look at any byte more
+ * Must never: allocate, copy or keep more of a large body than a pointer
+ * to the caller's buffer, make syscalls, recurse, or look at any byte more
  * than a constant number of times (engines re-parse from the start
  * after HTTP_INCOMPLETE, so one call must stay O(len)).
  */
@@ -40,12 +41,6 @@ static const char *const error_body[BLITZ_RESP_KINDS] = {
 	[BLITZ_RESP_431] = "Request Header Fields Too Large\n",
 	[BLITZ_RESP_505] = "HTTP Version Not Supported\n",
 };
-
-static bool kind_is_head(int k)
-{
-	return k == BLITZ_RESP_HEAD_KA || k == BLITZ_RESP_HEAD_KA10 ||
-	       k == BLITZ_RESP_HEAD_CLOSE;
-}
 
 static const char *kind_connection(int k)
 {
@@ -177,22 +172,17 @@ static void out_u64(struct out_buf *o, uint64_t v)
 }
 
 /*
- * Build one kind into out[0..cap). Returns its length and sets *date_off,
- * or 0 when it does not fit.
+ * Build the header section of kind k, announcing body_len bytes, into
+ * out[0..cap). Returns its length and sets *date_off, or 0 when it does
+ * not fit.
  */
-static size_t build_kind(int k, uint8_t *out, size_t cap, const void *body,
-			 size_t body_len, const char *ctype, const char *date,
+static size_t build_head(int k, uint8_t *out, size_t cap, size_t body_len,
+			 const char *ctype, const char *date,
 			 uint16_t *date_off)
 {
 	struct out_buf o = {.p = out, .cap = cap};
 	const char *conn = kind_connection(k);
-	bool error = k >= BLITZ_RESP_XDP_KINDS;
 
-	if (error) {
-		body = error_body[k];
-		body_len = strlen(error_body[k]);
-		ctype = "text/plain";
-	}
 	out_str(&o, status_line[k]);
 	out_str(&o, "\r\nServer: blitz\r\nDate: ");
 	*date_off = (uint16_t)o.len;
@@ -211,8 +201,6 @@ static size_t build_kind(int k, uint8_t *out, size_t cap, const void *body,
 		out_str(&o, "\r\n");
 	}
 	out_str(&o, "\r\n");
-	if (!kind_is_head(k))
-		out_put(&o, body, body_len);
 	return o.overflow ? 0 : o.len;
 }
 
@@ -222,6 +210,7 @@ int http_responses_build(struct http_responses *r, const void *body,
 {
 	char date[BLITZ_DATE_LEN];
 	const unsigned char *c;
+	bool fits = true;
 	int k;
 
 	if (!content_type || !*content_type)
@@ -239,28 +228,60 @@ int http_responses_build(struct http_responses *r, const void *body,
 	}
 	if (!body)
 		body_len = 0;
+	if (body_len > BLITZ_BODY_MAX) {
+		if (err && errlen)
+			snprintf(err, errlen,
+				 "body of %zu bytes is too large: at most %u "
+				 "bytes",
+				 body_len, BLITZ_BODY_MAX);
+		return -EMSGSIZE;
+	}
 
 	memset(r, 0, sizeof(*r));
 	http_format_date(now, date);
 	for (k = 0; k < BLITZ_RESP_KINDS; k++) {
-		size_t n = build_kind(k, r->bytes[k], BLITZ_RESP_MAX, body,
-				      body_len, content_type, date,
-				      &r->date_off[k]);
+		bool error = k >= BLITZ_RESP_XDP_KINDS;
+		const char *ctype = error ? "text/plain" : content_type;
+		size_t blen = error ? strlen(error_body[k]) : body_len;
+		size_t n = build_head(k, r->bytes[k], BLITZ_RESP_MAX, blen,
+				      ctype, date, &r->date_off[k]);
 
+		/* The error kinds' own bodies always fit behind their
+		 * fixed headers. */
+		if (n && error && n + blen > BLITZ_RESP_MAX)
+			n = 0;
 		if (!n) {
 			if (err && errlen)
 				snprintf(err, errlen,
-					 "response too large: a %zu-byte body "
-					 "and a %zu-byte content type with "
-					 "their headers do not fit the "
-					 "%d-byte response template",
-					 body_len, strlen(content_type),
-					 BLITZ_RESP_MAX);
+					 "response headers too large: a "
+					 "%zu-byte content type does not fit "
+					 "the %d-byte response template",
+					 strlen(content_type), BLITZ_RESP_MAX);
 			memset(r, 0, sizeof(*r));
 			return -EMSGSIZE;
 		}
+		r->hdr_len[k] = (uint16_t)n;
+		if (error) {
+			memcpy(r->bytes[k] + n, error_body[k], blen);
+			n += blen;
+		} else if (http_kind_has_body(k) &&
+			   n + body_len > BLITZ_RESP_MAX) {
+			fits = false;
+		}
 		r->len[k] = (uint16_t)n;
 	}
+	/* All GET kinds whole, or none: one rule for every engine. */
+	r->body_inline = fits;
+	r->body_len = body_len;
+	for (k = 0; k < BLITZ_RESP_XDP_KINDS; k++) {
+		if (!http_kind_has_body(k) || !fits)
+			continue;
+		if (body_len)
+			memcpy(r->bytes[k] + r->hdr_len[k], body, body_len);
+		r->len[k] = (uint16_t)(r->hdr_len[k] + body_len);
+	}
+	if (!fits)
+		r->body = body;
 	r->date_now = now;
 	return 0;
 }

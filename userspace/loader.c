@@ -266,7 +266,7 @@ static int build_responses(const struct blitz_service_opts *svc, __u16 mss,
 			err[0] ? err : strerror(-ret));
 		return ret;
 	}
-	if (!ret) {
+	if (!ret && r->body_inline) {
 		for (k = 0; k < BLITZ_RESP_XDP_KINDS; k++)
 			if (r->len[k] > biggest)
 				biggest = r->len[k];

@@ -41,8 +41,6 @@
 			  */
 #define WHEEL_SLOTS 4096 /* 1 ms each: a revolution of ~4 s */
 #define COOKIE_PERIOD_MS 64000
-#define BODY_MAX (16u << 20)
-#define HEAD_CAP (BLITZ_RESP_MAX + 32)
 #define OUR_WINDOW 65535
 #define FIN_WAIT_MS 5000 /* our FIN acked, theirs not yet: bounded wait */
 #define NIL 0xffffffffu
@@ -101,6 +99,8 @@ struct tbl_slot {
 	uint32_t idx; /* conn index + 1; 0 = empty */
 };
 
+/* Kind k on the wire: resp.bytes[k][0..head_len) then, for a body too
+ * large to be inline, body[0..body_len) (http_response_iov's pieces). */
 struct resp_piece {
 	uint32_t head_len, body_len, date_off;
 };
@@ -125,10 +125,9 @@ struct tcp_core {
 	uint64_t wheel_ms; /* last ms processed */
 	bool wheel_started;
 
-	uint8_t head[BLITZ_RESP_KINDS][HEAD_CAP];
+	struct http_responses resp; /* header bytes; whole when inline */
 	struct resp_piece piece[BLITZ_RESP_KINDS];
-	uint8_t *body;
-	uint32_t body_len;
+	uint8_t *body; /* our copy of the body; resp.body points here */
 	int64_t mono_to_unix_ns;
 	uint64_t date_sec;
 	uint16_t mss4, mss6;
@@ -654,7 +653,7 @@ static void copy_stream(struct tcp_core *c, const struct tcp_conn *k,
 			uint32_t h = min_u32(take, pc->head_len - off);
 			uint32_t ds = pc->date_off, de = ds + BLITZ_DATE_LEN;
 
-			memcpy(dst, c->head[e->kind] + off, h);
+			memcpy(dst, c->resp.bytes[e->kind] + off, h);
 			if (e->date16 != (uint16_t)c->date_sec && off < de &&
 			    off + h > ds) {
 				char date[BLITZ_DATE_LEN];
@@ -1292,8 +1291,6 @@ static void update_date(struct tcp_core *c, uint64_t now_ns)
 {
 	uint64_t sec = (uint64_t)((int64_t)now_ns + c->mono_to_unix_ns) /
 		       1000000000ull;
-	char date[BLITZ_DATE_LEN];
-	int k;
 
 	c->now_ms = now_ns / 1000000ull;
 	if (!c->wheel_started) {
@@ -1304,9 +1301,7 @@ static void update_date(struct tcp_core *c, uint64_t now_ns)
 	if (sec == c->date_sec)
 		return;
 	c->date_sec = sec;
-	http_format_date((time_t)sec, date);
-	for (k = 0; k < BLITZ_RESP_KINDS; k++)
-		memcpy(c->head[k] + c->piece[k].date_off, date, BLITZ_DATE_LEN);
+	http_responses_set_date(&c->resp, (time_t)sec);
 }
 
 static void handle_segment(struct tcp_core *c, const struct seg *s)
@@ -1452,85 +1447,43 @@ int tcp_core_next_timer_ms(const struct tcp_core *c, uint64_t now_ns)
 /* ------------------------------------------------------------------ */
 
 /*
- * The response bytes. When the 200 response fits a template, http.c's
- * bytes are used whole. A larger body (a 64 KiB --body-file) is sent as
- * http.c's headers for an empty body with the Content-Length patched,
- * followed by the body: the same bytes http.c would have built.
+ * The response bytes, made by http.c from our own copy of the body: whole
+ * responses when the body is inline, else the header section of each kind
+ * followed by the body (http_response_iov), so a retransmission can
+ * rebuild any segment from the same bytes.
  */
 static int build_responses(struct tcp_core *c, const void *body, size_t blen,
 			   const char *ctype, time_t now)
 {
-	struct http_responses *r = calloc(1, sizeof(*r));
-	char err[160];
+	char err[160] = "";
 	int k, ret;
 
-	if (!r)
-		return -ENOMEM;
-	ret = http_responses_build(r, body, blen, ctype, now, err, sizeof(err));
-	if (!ret) {
-		for (k = 0; k < BLITZ_RESP_KINDS; k++) {
-			memcpy(c->head[k], r->bytes[k], r->len[k]);
-			c->piece[k].head_len = r->len[k];
-			c->piece[k].body_len = 0;
-			c->piece[k].date_off = r->date_off[k];
-		}
-		free(r);
-		return 0;
+	if (blen) {
+		c->body = malloc(blen);
+		if (!c->body)
+			return -ENOMEM;
+		memcpy(c->body, body, blen);
 	}
-	if (ret != -EMSGSIZE) {
-		pr_warn("tcp core: cannot build responses: %s\n", err);
-		free(r);
-		return ret;
-	}
-	ret = http_responses_build(r, "", 0, ctype, now, err, sizeof(err));
+	ret = http_responses_build(&c->resp, c->body, blen, ctype, now, err,
+				   sizeof(err));
 	if (ret) {
-		pr_warn("tcp core: cannot build responses: %s\n", err);
-		free(r);
+		pr_warn("tcp core: cannot build responses: %s\n",
+			err[0] ? err : strerror(-ret));
 		return ret;
 	}
-	c->body = malloc(blen);
-	if (!c->body) {
-		free(r);
-		return -ENOMEM;
+	if (c->resp.body_inline) {
+		/* http.c copied it into the responses: ours is not needed. */
+		free(c->body);
+		c->body = NULL;
 	}
-	memcpy(c->body, body, blen);
-	c->body_len = (uint32_t)blen;
 	for (k = 0; k < BLITZ_RESP_KINDS; k++) {
-		static const char cl0[] = "\r\nContent-Length: 0\r\n";
-		uint8_t *p = r->bytes[k];
-		uint32_t len = r->len[k], i, hl;
-		char num[24];
-		int nl;
+		struct iovec iov[2];
+		int n = http_response_iov(&c->resp, k, iov);
 
-		c->piece[k].date_off = r->date_off[k];
-		if (k >= BLITZ_RESP_XDP_KINDS) {
-			memcpy(c->head[k], p, len);
-			c->piece[k].head_len = len;
-			continue;
-		}
-		for (i = 0; i + sizeof(cl0) - 1 <= len; i++)
-			if (!memcmp(p + i, cl0, sizeof(cl0) - 1))
-				break;
-		if (i + sizeof(cl0) - 1 > len) {
-			pr_warn("tcp core: no Content-Length in the response "
-				"template\n");
-			free(r);
-			return -EINVAL;
-		}
-		nl = snprintf(num, sizeof(num), "%zu", blen);
-		hl = i + (uint32_t)sizeof(cl0) - 4; /* up to the '0' */
-		memcpy(c->head[k], p, hl);
-		memcpy(c->head[k] + hl, num, (size_t)nl);
-		memcpy(c->head[k] + hl + nl, p + hl + 1, len - hl - 1);
-		c->piece[k].head_len = len - 1 + (uint32_t)nl;
-		/* GET kinds carry the body; HEAD kinds only the headers. */
-		c->piece[k].body_len =
-			(k == BLITZ_RESP_GET_KA || k == BLITZ_RESP_GET_KA10 ||
-			 k == BLITZ_RESP_GET_CLOSE)
-				? (uint32_t)blen
-				: 0;
+		c->piece[k].head_len = (uint32_t)iov[0].iov_len;
+		c->piece[k].body_len = n == 2 ? (uint32_t)iov[1].iov_len : 0;
+		c->piece[k].date_off = c->resp.date_off[k];
 	}
-	free(r);
 	return 0;
 }
 
@@ -1547,9 +1500,9 @@ struct tcp_core *tcp_core_new(const struct tcp_core_params *p)
 		errno = EINVAL;
 		return NULL;
 	}
-	if (p->body_len > BODY_MAX || (p->body_len && !p->body)) {
+	if (p->body_len > BLITZ_BODY_MAX || (p->body_len && !p->body)) {
 		pr_warn("tcp core: body of %zu bytes: at most %u bytes\n",
-			p->body_len, BODY_MAX);
+			p->body_len, BLITZ_BODY_MAX);
 		errno = EMSGSIZE;
 		return NULL;
 	}

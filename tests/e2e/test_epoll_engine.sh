@@ -23,7 +23,7 @@ if [ ! -x "$BLITZ" ]; then
 	fail "${T}_build" "$BLITZ is missing: run make"
 	exit 1
 fi
-if ! tb_up h4ae; then
+if ! tb_up "${EPOLL_TB:-h4ae}"; then
 	fail "${T}_testbed" "scripts/testbed.sh up failed"
 	exit 1
 fi
@@ -179,6 +179,73 @@ else
 fi
 serve_stop TERM 10
 
+# ---- large bodies: headers from the template, the body behind them ----
+# A 64 KiB and a 1 MiB --body-file: curl's sha256 equals the file's; HEAD
+# has the same Content-Length and no body (the next pipelined response
+# starts right after its headers).
+cat >"$TMP/big.py" <<'PYEOF'
+import hashlib, socket, sys
+host, port, size, want = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), sys.argv[4]
+s = socket.create_connection((host, port), timeout=10)
+s.sendall(b"HEAD / HTTP/1.1\r\nHost: x\r\n\r\n"
+          b"GET / HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+data = b""
+while True:
+    b = s.recv(65536)
+    if not b:
+        break
+    data += b
+h1, _, rest = data.partition(b"\r\n\r\n")
+cl = b"\r\ncontent-length: %d\r\n" % size
+if cl not in h1.lower() + b"\r\n":
+    print("HEAD: no Content-Length %d in %r" % (size, h1[:300])); sys.exit(1)
+if not rest.startswith(b"HTTP/1.1 200 OK\r\n"):
+    print("HEAD: bytes after its headers: %r" % rest[:60]); sys.exit(1)
+h2, _, body = rest.partition(b"\r\n\r\n")
+if cl not in h2.lower() + b"\r\n" or b"connection: close" not in h2.lower():
+    print("GET: headers %r" % h2[:300]); sys.exit(1)
+got = hashlib.sha256(body).hexdigest()
+if len(body) != size or got != want:
+    print("GET: %d bytes, sha256 %s" % (len(body), got)); sys.exit(1)
+print("ok")
+PYEOF
+for size in 65536 1048576; do
+	head -c "$size" /dev/urandom >"$TMP/body.$size"
+	sum=$(sha256sum "$TMP/body.$size" | cut -d' ' -f1)
+	serve_start "$TMP/big.log" --engine epoll -p "$PORT" -t 1 --body-file "$TMP/body.$size" \
+		--content-type application/octet-stream
+	if ! serve_wait_line "tier epoll" 5 || ! wait_port "$CLI" "$SRV_IP" "$PORT" 5; then
+		fail "${T}_body_file_$size" "serve: $(tr '\n' ' ' <"$TMP/big.log")"
+		serve_stop KILL 5
+		continue
+	fi
+	got=$($CLI timeout 20 curl -sS -D "$TMP/bh" "$URL" 2>"$TMP/e" | sha256sum | cut -d' ' -f1)
+	if [ "$got" = "$sum" ] && grep -qi "^Content-Length: $size" "$TMP/bh" &&
+		grep -qi '^Content-Type: application/octet-stream' "$TMP/bh"; then
+		pass "${T}_body_file_${size}_curl_sha256"
+	else
+		fail "${T}_body_file_${size}_curl_sha256" "sha256 $got, want $sum; $(head -c 300 "$TMP/bh" "$TMP/e")"
+	fi
+	if $CLI timeout 10 curl -sS -I "$URL" >"$TMP/bh" 2>"$TMP/e" &&
+		head -1 "$TMP/bh" | grep -q '^HTTP/1.1 200' &&
+		grep -qi "^Content-Length: $size" "$TMP/bh"; then
+		pass "${T}_body_file_${size}_curl_head"
+	else
+		fail "${T}_body_file_${size}_curl_head" "$(head -c 300 "$TMP/bh" "$TMP/e")"
+	fi
+	out=$($CLI timeout 30 "$PY" "$TMP/big.py" "$SRV_IP" "$PORT" "$size" "$sum" 2>&1 | tail -1)
+	if [ "$out" = ok ]; then
+		pass "${T}_body_file_${size}_head_no_body_then_get"
+	else
+		fail "${T}_body_file_${size}_head_no_body_then_get" "$out"
+	fi
+	if serve_stop TERM 10 && [ "$SERVE_RC" -eq 0 ]; then
+		pass "${T}_body_file_${size}_sigterm"
+	else
+		fail "${T}_body_file_${size}_sigterm" "rc $SERVE_RC: $(tail -3 "$TMP/big.log" | tr '\n' ' ')"
+	fi
+done
+
 # ---- argument errors: one line, non-zero ----
 serve_error() {
 	local name=$1 pat=$2 out rc
@@ -196,6 +263,9 @@ serve_error "${T}_err_bad_engine" "bad engine" --engine warp -p "$PORT"
 serve_error "${T}_err_bad_port" "bad port" --engine epoll -p 0
 serve_error "${T}_err_bad_threads" "bad thread count" --engine epoll -t 0 -p "$PORT"
 serve_error "${T}_err_engine_needs_if" "needs an interface" --engine xdp -p "$PORT"
+# A body file over 16 MiB (sparse: costs no disk) is refused before it is read.
+truncate -s $((16 * 1024 * 1024 + 1)) "$TMP/huge"
+serve_error "${T}_err_body_file_over_16m" "larger than 16777216 bytes" --engine epoll -p "$PORT" --body-file "$TMP/huge"
 # Port taken by another server: refused, not silently shared.
 $SRV "$PY" -c 'import socket,time
 s=socket.socket(socket.AF_INET6); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)

@@ -483,6 +483,187 @@ static void test_port_in_use(void)
 	stop(NULL);
 }
 
+/* ---- large bodies: headers from the template, body from shared bytes ---- */
+
+static struct http_responses big_ref; /* what the big-body engine sends */
+
+/*
+ * got[0..glen) is exactly the responses of kinds[0..nk) of r in order
+ * (http_response_iov's pieces joined), Date masked. Says where not.
+ */
+static bool stream_matches(const uint8_t *got, size_t glen,
+			   const struct http_responses *r, const int *kinds,
+			   int nk)
+{
+	size_t off = 0;
+	int i, j;
+
+	for (i = 0; i < nk; i++) {
+		struct iovec iov[2];
+		int n = http_response_iov(r, kinds[i], iov);
+		size_t d = r->date_off[kinds[i]];
+
+		for (j = 0; j < n; j++) {
+			const uint8_t *e = iov[j].iov_base;
+			size_t len = iov[j].iov_len;
+
+			if (off + len > glen) {
+				printf("  response %d: stream ends at %zu\n", i,
+				       glen);
+				return false;
+			}
+			if (j == 0 ? memcmp(got + off, e, d) ||
+					     memcmp(got + off + d +
+							    BLITZ_DATE_LEN,
+						    e + d + BLITZ_DATE_LEN,
+						    len - d - BLITZ_DATE_LEN)
+				   : memcmp(got + off, e, len) != 0) {
+				printf("  response %d piece %d differs\n", i,
+				       j);
+				return false;
+			}
+			off += len;
+		}
+	}
+	if (off != glen)
+		printf("  %zu bytes expected, %zu received\n", off, glen);
+	return off == glen;
+}
+
+/* Dial with a small receive buffer, so the server's sends come back short
+ * and it must resume mid-header or mid-body on EPOLLOUT. */
+static int dial_small_rcvbuf(void)
+{
+	struct sockaddr_in a = {.sin_family = AF_INET,
+				.sin_port = htons(port),
+				.sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+	int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0), rb = 4096;
+
+	if (fd < 0)
+		return -1;
+	setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &rb, sizeof(rb));
+	if (connect(fd, (struct sockaddr *)&a, sizeof(a)) < 0) {
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+static void test_big_get_and_head(void)
+{
+	static const int get[] = {BLITZ_RESP_GET_KA};
+	static const int head[] = {BLITZ_RESP_HEAD_KA};
+	size_t want = http_response_len(&big_ref, BLITZ_RESP_GET_KA), n;
+	uint8_t *buf = malloc(want + 4096);
+	int fd = dial(), eof;
+
+	T_CHECK(fd >= 0 && buf);
+	if (fd < 0 || !buf)
+		goto out;
+	T_CHECK(!big_ref.body_inline);
+	T_CHECK(!send_all(fd, GET, strlen(GET)));
+	n = recv_upto(fd, buf, want, 3000, &eof);
+	T_CHECK(stream_matches(buf, n, &big_ref, get, 1));
+	/* Keep-alive; HEAD: the same Content-Length, no body. */
+	T_CHECK(!send_all(fd, "HEAD / HTTP/1.1\r\n\r\n", 19));
+	want = http_response_len(&big_ref, BLITZ_RESP_HEAD_KA);
+	n = recv_upto(fd, buf, want + 1, 500, &eof);
+	T_CHECK(stream_matches(buf, n, &big_ref, head, 1));
+out:
+	if (fd >= 0)
+		close(fd);
+	free(buf);
+}
+
+/* Pipelined GET, HEAD, GET, then GET with close, into a slow reader: the
+ * server's writes come back short anywhere in the headers and bodies, and
+ * every byte must still arrive in order, then EOF. */
+static void test_big_pipelined_slow_reader(void)
+{
+	static const char reqs[] =
+		"GET /1 HTTP/1.1\r\n\r\n"
+		"HEAD /2 HTTP/1.1\r\n\r\n"
+		"GET /3 HTTP/1.1\r\n\r\n"
+		"GET /4 HTTP/1.1\r\nConnection: close\r\n\r\n";
+	static const int kinds[] = {BLITZ_RESP_GET_KA, BLITZ_RESP_HEAD_KA,
+				    BLITZ_RESP_GET_KA, BLITZ_RESP_GET_CLOSE};
+	size_t want = 0, n;
+	uint8_t *buf;
+	int fd = dial_small_rcvbuf(), eof, i;
+
+	for (i = 0; i < 4; i++)
+		want += http_response_len(&big_ref, kinds[i]);
+	buf = malloc(want + 4096);
+	T_CHECK(fd >= 0 && buf);
+	if (fd < 0 || !buf)
+		goto out;
+	T_CHECK(!send_all(fd, reqs, strlen(reqs)));
+	nap_ms(100); /* let the server fill the socket and get EAGAIN */
+	n = recv_upto(fd, buf, want + 4096, 5000, &eof);
+	T_CHECK(stream_matches(buf, n, &big_ref, kinds, 4));
+	T_EQ_INT(eof, 1);
+out:
+	if (fd >= 0)
+		close(fd);
+	free(buf);
+}
+
+/* An engine serving a body of blen bytes; the caller's buffer is wiped
+ * after start (the engine keeps its own copy). */
+static void run_big_suite(size_t blen)
+{
+	struct blitz_service_opts bsvc;
+	struct epoll_engine_opts o = {.svc = &bsvc, .threads = 1};
+	struct epoll_engine_stats st;
+	uint8_t *keep = malloc(blen);
+	size_t i;
+
+	service_opts_init(&bsvc);
+	bsvc.port = 0;
+	bsvc.n_addr4 = 1;
+	bsvc.addr4[0].s_addr = htonl(INADDR_LOOPBACK);
+	bsvc.body = malloc(blen);
+	bsvc.body_len = blen;
+	if (!bsvc.body || !keep) {
+		printf("FAIL big_suite_%zu: out of memory\n", blen);
+		t_failed_total++;
+		goto out;
+	}
+	for (i = 0; i < blen; i++)
+		keep[i] = (uint8_t)(i * 2654435761u >> 24);
+	memcpy(bsvc.body, keep, blen);
+	if (epoll_engine_start(&o, &eng) ||
+	    http_responses_build(&big_ref, keep, blen, bsvc.content_type,
+				 time(NULL), NULL, 0)) {
+		printf("FAIL big_suite_%zu: engine start\n", blen);
+		t_failed_total++;
+		goto out;
+	}
+	port = epoll_engine_port(eng);
+	memset(bsvc.body, 'X', blen);
+	printf("# body of %zu bytes\n", blen);
+	T_RUN(test_big_get_and_head);
+	T_RUN(test_big_pipelined_slow_reader);
+	stop(&st);
+	t_failed_now = 0;
+	T_EQ_INT(st.resp[BLITZ_RESP_GET_KA], 3);
+	T_EQ_INT(st.resp[BLITZ_RESP_GET_CLOSE], 1);
+	T_EQ_INT(st.tx_bytes,
+		 3 * http_response_len(&big_ref, BLITZ_RESP_GET_KA) +
+			 2 * http_response_len(&big_ref, BLITZ_RESP_HEAD_KA) +
+			 http_response_len(&big_ref, BLITZ_RESP_GET_CLOSE));
+	T_CHECK(st.accepted == st.closed);
+	if (t_failed_now) {
+		printf("FAIL test_big_counters\n");
+		t_failed_total++;
+	} else {
+		printf("PASS test_big_counters\n");
+	}
+out:
+	service_opts_free(&bsvc);
+	free(keep);
+}
+
 int main(void)
 {
 	struct epoll_engine_stats st;
@@ -521,6 +702,8 @@ int main(void)
 	T_RUN(test_cap);
 	T_RUN(test_graceful_stop);
 	T_RUN(test_port_in_use);
+	run_big_suite(65536);
+	run_big_suite(1u << 20);
 	service_opts_free(&svc);
 	T_EXIT();
 }

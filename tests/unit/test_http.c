@@ -883,27 +883,229 @@ static void test_resp_empty_body(void)
 			"Content-Length: 0\r\n\r\n", 21));
 }
 
-static void test_resp_body_too_big(void)
+/* expected[k] (built for "Hello World!") with Content-Length: n and
+ * without the body: the header section every engine must send for a body
+ * of n bytes. Returns its length. */
+static size_t expected_head(int k, size_t n, char *out, size_t cap)
+{
+	const char *e = expected[k];
+	const char *cl = strstr(e, "Content-Length: 12\r\n");
+	const char *end = strstr(e, "\r\n\r\n") + 4;
+	int len;
+
+	len = snprintf(out, cap, "%.*sContent-Length: %zu\r\n%.*s",
+		       (int)(cl - e), e, n, (int)(end - (cl + 20)), cl + 20);
+	return (size_t)len;
+}
+
+/* The response of kind k as the wire carries it (the iov pieces joined). */
+static size_t wire_bytes(int k, uint8_t *out)
+{
+	struct iovec iov[2];
+	int i, n = http_response_iov(&R, k, iov);
+	size_t len = 0;
+
+	for (i = 0; i < n; i++) {
+		memcpy(out + len, iov[i].iov_base, iov[i].iov_len);
+		len += iov[i].iov_len;
+	}
+	return len;
+}
+
+/* A small body: whole responses in bytes[], one piece, as before. */
+static void test_resp_small_is_inline(void)
+{
+	struct iovec iov[2];
+	int k;
+
+	build_default();
+	T_CHECK(R.body_inline);
+	T_CHECK(R.body == NULL);
+	T_EQ_INT(R.body_len, 12);
+	for (k = 0; k < BLITZ_RESP_KINDS; k++) {
+		size_t body =
+			k >= BLITZ_RESP_XDP_KINDS
+				? strlen(strstr(expected[k], "\r\n\r\n") + 4)
+				: (http_kind_has_body(k) ? 12 : 0);
+
+		T_EQ_INT(http_response_iov(&R, k, iov), 1);
+		T_CHECK(iov[0].iov_base == R.bytes[k]);
+		T_EQ_INT(iov[0].iov_len, R.len[k]);
+		T_EQ_INT(R.hdr_len[k] + body, R.len[k]);
+		T_EQ_INT(http_response_len(&R, k), strlen(expected[k]));
+	}
+}
+
+/* The largest inline body, and one byte more: headers in bytes[], the
+ * caller's body referenced, every kind's wire bytes exact. */
+static void test_resp_body_inline_limit(void)
 {
 	static char body[BLITZ_RESP_MAX];
+	static uint8_t wire[2 * BLITZ_RESP_MAX];
+	static char head[BLITZ_RESP_MAX];
 	char err[256] = "";
-	size_t fit;
+	size_t fit, hl, n;
+	int k;
 
 	memset(body, 'x', sizeof(body));
-	T_EQ_INT(http_responses_build(&R, body, sizeof(body), NULL, FIXED_TIME,
-				      err, sizeof(err)),
-		 -EMSGSIZE);
-	T_CHECK(strlen(err) > 10);
 	/* The largest body that fits: the KA10 kind has the most headers. */
 	fit = BLITZ_RESP_MAX - (strlen(expected[BLITZ_RESP_GET_KA10]) - 12) -
 	      2; /* Content-Length grows by two digits */
 	T_EQ_INT(http_responses_build(&R, body, fit, NULL, FIXED_TIME, err,
 				      sizeof(err)),
 		 0);
+	T_CHECK(R.body_inline);
 	T_EQ_INT(R.len[BLITZ_RESP_GET_KA10], BLITZ_RESP_MAX);
 	T_EQ_INT(http_responses_build(&R, body, fit + 1, NULL, FIXED_TIME, err,
 				      sizeof(err)),
+		 0);
+	T_CHECK(!R.body_inline);
+	T_CHECK(R.body == (const uint8_t *)body);
+	T_EQ_INT(R.body_len, fit + 1);
+	for (k = 0; k < BLITZ_RESP_KINDS; k++) {
+		if (k >= BLITZ_RESP_XDP_KINDS) {
+			/* Error kinds do not change with the body. */
+			check_kind(k);
+			continue;
+		}
+		hl = expected_head(k, fit + 1, head, sizeof(head));
+		T_EQ_INT(R.hdr_len[k], hl);
+		T_EQ_INT(R.len[k], hl); /* only the headers in bytes[] */
+		T_CHECK(!memcmp(R.bytes[k], head, hl));
+		n = wire_bytes(k, wire);
+		if (http_kind_has_body(k)) {
+			T_EQ_INT(n, hl + fit + 1);
+			T_CHECK(!memcmp(wire + hl, body, fit + 1));
+		} else {
+			T_EQ_INT(n, hl);
+		}
+		T_EQ_INT(http_response_len(&R, k), n);
+	}
+}
+
+/* 64 KiB and 1 MiB bodies: the exact bytes on the wire for GET and HEAD. */
+static void test_resp_large_bodies(void)
+{
+	static const size_t sizes[] = {65536, 1u << 20};
+	static char head[BLITZ_RESP_MAX];
+	char err[256] = "";
+	size_t i, j;
+
+	for (i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
+		size_t n = sizes[i], hl, wl;
+		uint8_t *body = malloc(n), *wire = malloc(n + 4096);
+		int k;
+
+		if (!body || !wire) {
+			T_CHECK(0);
+			free(body);
+			free(wire);
+			return;
+		}
+		for (j = 0; j < n; j++)
+			body[j] = (uint8_t)(j * 131 + j / 251);
+		T_EQ_INT(http_responses_build(&R, body, n, "application/x-y",
+					      FIXED_TIME, err, sizeof(err)),
+			 0);
+		T_CHECK(!R.body_inline);
+		for (k = 0; k < BLITZ_RESP_XDP_KINDS; k++) {
+			char want[256];
+
+			snprintf(want, sizeof(want),
+				 "Content-Type: application/x-y\r\n"
+				 "Content-Length: %zu\r\n",
+				 n);
+			hl = R.hdr_len[k];
+			wl = wire_bytes(k, wire);
+			T_CHECK(memmem(wire, hl, want, strlen(want)) != NULL);
+			T_CHECK(!memcmp(wire + hl - 4, "\r\n\r\n", 4));
+			T_CHECK(!memcmp(wire, "HTTP/1.1 200 OK\r\n", 17));
+			T_CHECK(!memcmp(wire + R.date_off[k], FIXED_DATE,
+					BLITZ_DATE_LEN));
+			if (http_kind_has_body(k)) {
+				T_EQ_INT(wl, hl + n);
+				T_CHECK(!memcmp(wire + hl, body, n));
+			} else {
+				T_EQ_INT(wl, hl);
+			}
+		}
+		/* The default content type: every kind byte for byte. */
+		T_EQ_INT(http_responses_build(&R, body, n, NULL, FIXED_TIME,
+					      err, sizeof(err)),
+			 0);
+		for (k = 0; k < BLITZ_RESP_XDP_KINDS; k++) {
+			hl = expected_head(k, n, head, sizeof(head));
+			wl = wire_bytes(k, wire);
+			T_CHECK_MSG(!memcmp(wire, head, hl), "kind %d", k);
+			if (http_kind_has_body(k)) {
+				T_EQ_INT(wl, hl + n);
+				T_CHECK(!memcmp(wire + hl, body, n));
+			} else {
+				T_EQ_INT(wl, hl);
+			}
+		}
+		free(body);
+		free(wire);
+	}
+}
+
+/* The Date moves in the header bytes only; the body stays the caller's. */
+static void test_resp_large_set_date(void)
+{
+	static uint8_t body[100000];
+	char d2[BLITZ_DATE_LEN], err[128];
+	int k;
+
+	memset(body, 'b', sizeof(body));
+	T_EQ_INT(http_responses_build(&R, body, sizeof(body), NULL, FIXED_TIME,
+				      err, sizeof(err)),
+		 0);
+	http_responses_set_date(&R, FIXED_TIME + 1);
+	http_format_date(FIXED_TIME + 1, d2);
+	for (k = 0; k < BLITZ_RESP_KINDS; k++)
+		T_CHECK(!memcmp(R.bytes[k] + R.date_off[k], d2,
+				BLITZ_DATE_LEN));
+	T_CHECK(R.body == body);
+	T_EQ_INT(body[0], 'b');
+	T_EQ_INT(body[sizeof(body) - 1], 'b');
+}
+
+/* The limits: 16 MiB is fine, a byte more is refused with a message; a
+ * content type too long for the header template is refused. */
+static void test_resp_body_too_big(void)
+{
+	static char ctype[BLITZ_RESP_MAX];
+	char err[256] = "";
+	uint8_t *body = calloc(1, (size_t)BLITZ_BODY_MAX + 1);
+	struct iovec iov[2] = {0};
+
+	if (!body) {
+		T_CHECK(0);
+		return;
+	}
+	T_EQ_INT(http_responses_build(&R, body, BLITZ_BODY_MAX, NULL,
+				      FIXED_TIME, err, sizeof(err)),
+		 0);
+	T_CHECK(!R.body_inline);
+	T_EQ_INT(http_response_iov(&R, BLITZ_RESP_GET_KA, iov), 2);
+	T_EQ_INT(iov[1].iov_len, BLITZ_BODY_MAX);
+	T_CHECK(memmem(R.bytes[BLITZ_RESP_GET_KA], R.hdr_len[BLITZ_RESP_GET_KA],
+		       "Content-Length: 16777216\r\n", 26) != NULL);
+	T_EQ_INT(http_responses_build(&R, body, (size_t)BLITZ_BODY_MAX + 1,
+				      NULL, FIXED_TIME, err, sizeof(err)),
 		 -EMSGSIZE);
+	T_CHECK(strstr(err, "16777217") != NULL);
+	free(body);
+
+	memset(ctype, 'a', sizeof(ctype) - 1);
+	err[0] = 0;
+	T_EQ_INT(http_responses_build(&R, "x", 1, ctype, FIXED_TIME, err,
+				      sizeof(err)),
+		 -EMSGSIZE);
+	T_CHECK(strlen(err) > 10);
+	/* A failed build leaves nothing an engine could send by mistake. */
+	T_EQ_INT(R.len[BLITZ_RESP_GET_KA], 0);
+	T_CHECK(R.body == NULL);
 }
 
 static void test_resp_content_type_crlf(void)
@@ -1147,6 +1349,10 @@ int main(void)
 	T_RUN(test_resp_date_line_third);
 	T_RUN(test_resp_content_type_and_body);
 	T_RUN(test_resp_empty_body);
+	T_RUN(test_resp_small_is_inline);
+	T_RUN(test_resp_body_inline_limit);
+	T_RUN(test_resp_large_bodies);
+	T_RUN(test_resp_large_set_date);
 	T_RUN(test_resp_body_too_big);
 	T_RUN(test_resp_content_type_crlf);
 	T_RUN(test_format_date);

@@ -8,6 +8,7 @@
  * by the tests (now_ns). Must never touch a real network.
  */
 #include <arpa/inet.h>
+#include <errno.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -451,6 +452,53 @@ static bool big_response_ok(const uint8_t *got, uint32_t glen, const char *body,
 	return hl <= glen && glen == hl + blen &&
 	       !memcmp(got, "HTTP/1.1 200 OK\r\n", 17) &&
 	       memmem(got, hl, cl, strlen(cl)) && !memcmp(got + hl, body, blen);
+}
+
+/*
+ * got[0..glen) is exactly the responses of kinds[0..nk) for this body, in
+ * order, as http.c's pieces (http_response_iov) make them, Date aside (the
+ * core's clock picks it; it is taken from got). Says where it differs.
+ */
+static bool stream_is(const uint8_t *got, uint32_t glen, const int *kinds,
+		      int nk, const void *body, size_t blen)
+{
+	static struct http_responses r;
+	size_t off = 0;
+	int i, j;
+
+	if (http_responses_build(&r, body, blen, NULL, 0, NULL, 0))
+		return false;
+	for (i = 0; i < nk; i++) {
+		struct iovec iov[2];
+		int n = http_response_iov(&r, kinds[i], iov);
+		size_t doff = r.date_off[kinds[i]];
+
+		for (j = 0; j < n; j++) {
+			const uint8_t *e = iov[j].iov_base;
+			size_t len = iov[j].iov_len;
+
+			if (off + len > glen) {
+				printf("  response %d: stream ends at %u\n", i,
+				       glen);
+				return false;
+			}
+			if (j == 0 && (memcmp(got + off, e, doff) ||
+				       memcmp(got + off + doff + BLITZ_DATE_LEN,
+					      e + doff + BLITZ_DATE_LEN,
+					      len - doff - BLITZ_DATE_LEN))) {
+				printf("  response %d: headers differ\n", i);
+				return false;
+			}
+			if (j == 1 && memcmp(got + off, e, len)) {
+				printf("  response %d: body differs\n", i);
+				return false;
+			}
+			off += len;
+		}
+	}
+	if (off != glen)
+		printf("  %zu bytes expected, %u sent\n", off, glen);
+	return off == glen;
 }
 
 /* ------------------------------------------------------------------ */
@@ -907,15 +955,114 @@ static void test_body_64k(void)
 	T_CHECK(memmem(pe.stream, hl, cl, strlen(cl)) != NULL);
 	T_CHECK(pe.nstream == hl + 65536 &&
 		!memcmp(pe.stream + hl, body, 65536));
+	T_CHECK(stream_is(pe.stream, pe.nstream, (int[]){BLITZ_RESP_GET_KA}, 1,
+			  body, 65536));
 	/* HEAD: the same headers, no body */
 	peer_free(&pe);
 	peer_send(c, &pe, 0x18, "HEAD / HTTP/1.1\r\n\r\n", 19);
 	peer_read(&pe);
 	T_EQ_INT(pe.nstream, hl);
+	T_CHECK(stream_is(pe.stream, pe.nstream, (int[]){BLITZ_RESP_HEAD_KA}, 1,
+			  body, 65536));
 	T_EQ_INT(tcp_core_check(c), 0);
 out:
 	peer_free(&pe);
 	tcp_core_free(c);
+}
+
+/* 1 MiB body, three pipelined requests in one segment (GET, HEAD, GET
+ * with close): every byte in order, then our FIN. */
+static void test_body_1m_pipelined(void)
+{
+	static const char reqs[] =
+		"GET /a HTTP/1.1\r\n\r\n"
+		"HEAD /b HTTP/1.1\r\n\r\n"
+		"GET /c HTTP/1.1\r\nConnection: close\r\n\r\n";
+	static const int kinds[] = {BLITZ_RESP_GET_KA, BLITZ_RESP_HEAD_KA,
+				    BLITZ_RESP_GET_CLOSE};
+	const size_t blen = 1u << 20;
+	uint8_t *body = malloc(blen);
+	struct tcp_core *c = NULL;
+	struct peer pe = {0};
+	size_t i;
+	int rounds;
+
+	if (!body) {
+		T_CHECK(0);
+		return;
+	}
+	for (i = 0; i < blen; i++)
+		body[i] = (uint8_t)(i * 2654435761u >> 24);
+	c = mk_core_ex(64, body, blen, 0xffff0000u);
+	T_CHECK(c);
+	if (!c || !peer_connect(c, &pe, 40012, 77))
+		goto out;
+	peer_send(c, &pe, 0x18, reqs, sizeof(reqs) - 1);
+	for (rounds = 0; rounds < 5000 && !pe.got_fin; rounds++) {
+		peer_read(&pe);
+		peer_send(c, &pe, 0x10, NULL, 0);
+	}
+	T_CHECK(pe.got_fin);
+	T_CHECK(stream_is(pe.stream, pe.nstream, kinds, 3, body, blen));
+	peer_send(c, &pe, 0x11, NULL, 0);
+	T_EQ_INT(tcp_core_active(c), 0);
+	T_EQ_INT(tcp_core_check(c), 0);
+out:
+	peer_free(&pe);
+	tcp_core_free(c);
+	free(body);
+}
+
+/* The core keeps its own copy: the caller's buffer may go away. */
+static void test_body_copied_at_init(void)
+{
+	const size_t blen = 70000;
+	uint8_t *body = malloc(blen), *keep = malloc(blen);
+	struct tcp_core *c = NULL;
+	struct peer pe = {0};
+	int rounds;
+
+	if (!body || !keep) {
+		T_CHECK(0);
+		goto out;
+	}
+	memset(body, 'k', blen);
+	memcpy(keep, body, blen);
+	c = mk_core_ex(64, body, blen, 0);
+	T_CHECK(c);
+	memset(body, 'X', blen); /* the caller reuses its buffer */
+	if (!c || !peer_connect(c, &pe, 40013, 5))
+		goto out;
+	peer_send(c, &pe, 0x18, GET, sizeof(GET) - 1);
+	for (rounds = 0; rounds < 200 && pe.nstream < blen; rounds++) {
+		peer_read(&pe);
+		peer_send(c, &pe, 0x10, NULL, 0);
+	}
+	T_CHECK(stream_is(pe.stream, pe.nstream, (int[]){BLITZ_RESP_GET_KA}, 1,
+			  keep, blen));
+out:
+	peer_free(&pe);
+	tcp_core_free(c);
+	free(body);
+	free(keep);
+}
+
+/* Over 16 MiB: refused at init with EMSGSIZE. */
+static void test_body_over_max(void)
+{
+	uint8_t *body = calloc(1, (size_t)BLITZ_BODY_MAX + 1);
+	struct tcp_core *c;
+
+	if (!body) {
+		T_CHECK(0);
+		return;
+	}
+	errno = 0;
+	c = mk_core_ex(64, body, (size_t)BLITZ_BODY_MAX + 1, 0);
+	T_CHECK(c == NULL);
+	T_EQ_INT(errno, EMSGSIZE);
+	tcp_core_free(c);
+	free(body);
 }
 
 static void test_connection_close(void)
@@ -1293,6 +1440,9 @@ int main(void)
 	T_RUN(test_split_request);
 	T_RUN(test_pipelining16);
 	T_RUN(test_body_64k);
+	T_RUN(test_body_1m_pipelined);
+	T_RUN(test_body_copied_at_init);
+	T_RUN(test_body_over_max);
 	T_RUN(test_connection_close);
 	T_RUN(test_errors_close);
 	T_RUN(test_header_431);
