@@ -4,23 +4,32 @@
  * Attaches the chosen fast path (auto: xdp native, then xdp skb, then
  * none) with the epoll engine listening on the same port as the fallback,
  * says which tier is active, and on SIGINT/SIGTERM detaches everything it
- * attached. The dpdk engine is its own binary: serve execs it.
+ * attached. The afxdp engine runs in a child process that serve supervises
+ * (a dead engine leaves the kernel path answering, and is restarted); the
+ * dpdk engine is its own binary: serve execs it.
  *
- * Owns: serve's command line, the order of attach/start/stop/detach, and
- * the signal handling of the serving process. Must never leave anything
- * attached when it returns: the XDP program is a bpf_link owned by this
- * process (it goes away even on SIGKILL; the pins left then are shown by
- * `blitz status` and removed by `blitz unload`).
+ *   blitz serve (epoll listener, XDP bpf_link, supervisor)
+ *     `- blitz-afxdp child (AF_XDP sockets, poll threads), --engine afxdp
+ *
+ * Owns: serve's command line, the order of attach/start/stop/detach, the
+ * afxdp engine's process, and the signal handling of the serving process.
+ * Must never leave anything attached when it returns: the XDP program is a
+ * bpf_link owned by this process (it goes away even on SIGKILL, and the
+ * engine child with it; the pins left then are shown by `blitz status` and
+ * removed by `blitz unload`).
  */
 #include <errno.h>
 #include <getopt.h>
 #include <limits.h>
 #include <net/if.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/resource.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -92,7 +101,9 @@ static void usage(FILE *f)
 		"section is not\n"
 		"                           complete this long after its first "
 		"byte (default %d)\n"
-		"  -q, --queues N           afxdp: RX queues (default: all)\n"
+		"  -q, --queues N           afxdp: RX queues (default: all); "
+		"dpdk:\n"
+		"                           queues and lcores (default 1)\n"
 		"  -p, --port PORT          TCP port to serve (default %d)\n"
 		"  -a, --addr ADDR          serve only this IPv4/IPv6 address "
 		"(repeatable)\n"
@@ -340,15 +351,42 @@ static const char *where(const struct serve_args *a)
 	return a->ifname ? a->ifname : "all interfaces";
 }
 
-/* blitz-dpdk lives next to the blitz binary. */
+/* "-l" for EAL: the first n CPUs this process may run on, one lcore per
+ * queue (so `taskset` still decides where the engine runs). */
+static void dpdk_lcores(int n, char *buf, size_t len)
+{
+	cpu_set_t set;
+	size_t off = 0;
+	int cpu, k = 0;
+
+	buf[0] = '\0';
+	if (sched_getaffinity(0, sizeof(set), &set))
+		CPU_ZERO(&set);
+	for (cpu = 0; cpu < CPU_SETSIZE && k < n && off + 8 < len; cpu++)
+		if (CPU_ISSET(cpu, &set))
+			off += (size_t)snprintf(buf + off, len - off, "%s%d",
+						k++ ? "," : "", cpu);
+	if (!k)
+		snprintf(buf, len, "0");
+}
+
+/*
+ * blitz-dpdk lives next to the blitz binary. With an interface name the
+ * port is that kernel interface through the af_packet PMD, so blitz-dpdk
+ * takes it over (--takeover: its addresses move to a TAP, the exception
+ * path, and come back at exit; see dpdk/engine.h). EAL runs without
+ * hugepages (--no-huge is refused together with --in-memory, hence
+ * --no-shconf and a file prefix per interface).
+ */
 static int exec_dpdk(struct serve_args *a)
 {
-	char self[PATH_MAX], bin[PATH_MAX + 16], vdev[IF_NAMESIZE + 64],
-		port[16];
-	char *args[MAX_FWD + 16];
+	char self[PATH_MAX], bin[PATH_MAX + 16], vdev[IF_NAMESIZE + 96],
+		port[16], prefix[IF_NAMESIZE + 16], tap[IF_NAMESIZE],
+		lcores[256];
+	char *args[MAX_FWD + 32];
+	int i, k = 0, nq = a->queues > 0 ? a->queues : 1;
 	ssize_t n;
 	char *slash;
-	int i, k = 0;
 
 	n = readlink("/proc/self/exe", self, sizeof(self) - 1);
 	if (n <= 0) {
@@ -366,19 +404,32 @@ static int exec_dpdk(struct serve_args *a)
 			bin);
 		return 1;
 	}
-	snprintf(vdev, sizeof(vdev), "--vdev=net_af_packet0,iface=%s",
-		 a->ifname);
+	snprintf(vdev, sizeof(vdev),
+		 "--vdev=net_af_packet0,iface=%s,qpairs=%d,qdisc_bypass=1",
+		 a->ifname, nq);
+	snprintf(prefix, sizeof(prefix), "blitz-%s", a->ifname);
+	snprintf(tap, sizeof(tap), "bz%.*s", IF_NAMESIZE - 3, a->ifname);
 	snprintf(port, sizeof(port), "%u", a->svc.port);
+	dpdk_lcores(nq, lcores, sizeof(lcores));
 	args[k++] = bin;
 	args[k++] = "--no-huge";
 	args[k++] = "-m";
 	args[k++] = "512";
 	args[k++] = "--no-pci";
-	args[k++] = "--in-memory";
+	args[k++] = "--no-shconf";
+	args[k++] = "--no-telemetry";
+	args[k++] = "--file-prefix";
+	args[k++] = prefix;
+	args[k++] = "-l";
+	args[k++] = lcores;
 	args[k++] = vdev;
 	args[k++] = "--";
 	args[k++] = "-p";
 	args[k++] = port;
+	args[k++] = "--takeover";
+	args[k++] = (char *)a->ifname;
+	args[k++] = "--tap";
+	args[k++] = tap;
 	if (blitz_log_level >= LOG_DEBUG)
 		args[k++] = "-v";
 	for (i = 0; i < a->n_fwd; i++) {
@@ -442,6 +493,220 @@ static struct tc_handoff *attach_handoff(struct serve_args *a,
 	return h;
 }
 
+#ifdef HAVE_AFXDP
+/*
+ * The afxdp engine runs in a child process so that its death (a crash, a
+ * SIGKILL) cannot take the kernel path with it: the child's AF_XDP sockets
+ * close, their xsks entries go, the XDP program passes service traffic to
+ * the kernel (pass_no_xsk) and this process's epoll listener answers it.
+ * The parent restarts the engine after a back-off, a bounded number of
+ * times. The parent owns the XDP attachment (a bpf_link of this process),
+ * so a SIGKILL of the parent detaches it; the child then dies too
+ * (PR_SET_PDEATHSIG), never lingering on sockets nothing redirects to.
+ */
+#define AFXDP_RESTARTS_PER_MIN 5
+#define AFXDP_BACKOFF_MS 1000 /* doubled for each restart in the minute */
+#define AFXDP_STOP_MS 3000    /* SIGTERM, then SIGKILL after this */
+/* The child's exit status when the engine did not start. */
+#define AFXDP_EXIT_NOSTART 2
+
+static double mono_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static int cmp_int(const void *x, const void *y)
+{
+	return *(const int *)x - *(const int *)y;
+}
+
+/* Close every descriptor from 3 up but the ones in keep[]: the child must
+ * not hold the parent's listeners, connections (a close by the parent
+ * would send no FIN while the child holds a copy) or its bpf_link. */
+static void close_fds_except(int *keep, int n)
+{
+	unsigned int from = 3;
+	int i;
+
+	qsort(keep, (size_t)n, sizeof(*keep), cmp_int);
+	for (i = 0; i < n; i++) {
+		if (keep[i] < (int)from)
+			continue;
+		if (keep[i] > (int)from)
+			close_range(from, (unsigned int)keep[i] - 1, 0);
+		from = (unsigned int)keep[i] + 1;
+	}
+	close_range(from, ~0U, 0);
+}
+
+/* The child's whole life: serve until SIGINT/SIGTERM, never return. */
+static void __attribute__((noreturn))
+afxdp_child(struct serve_args *a, struct blitz_loaded *l, pid_t parent)
+{
+	struct afxdp_engine_opts xo = {
+		.ifname = a->ifname,
+		.queues = a->queues,
+		.xsks_fd = blitz_loaded_xsks_fd(l),
+		.svc = &a->svc,
+		.cpu_first = -1,
+		.counters_fd = blitz_loaded_counters_fd(l),
+	};
+	int keep[2] = {xo.xsks_fd, xo.counters_fd};
+
+	/* A SIGKILLed parent took the XDP program with it: go too. The
+	 * getppid() check closes the race with a parent dying before. */
+	if (prctl(PR_SET_PDEATHSIG, SIGKILL) || getppid() != parent)
+		_exit(1);
+	close_fds_except(keep, 2);
+	prctl(PR_SET_NAME, "blitz-afxdp"); /* what ps and top show */
+	/* Only this thread survived fork(); the handlers are the parent's
+	 * (on_signal), the flag is this process's own copy. */
+	serve_stop = 0;
+	/* The exit status says whether the engine started: it returns an
+	 * error only when it could not (see afxdp_engine_run). */
+	if (afxdp_engine_run(&xo, &serve_stop)) {
+		fflush(stdout);
+		_exit(AFXDP_EXIT_NOSTART);
+	}
+	fflush(stdout);
+	fflush(stderr);
+	_exit(0); /* not exit(): the parent's atexit handlers are not ours */
+}
+
+static pid_t afxdp_spawn(struct serve_args *a, struct blitz_loaded *l)
+{
+	pid_t parent = getpid(), pid;
+
+	fflush(stdout); /* or the child prints the parent's buffer again */
+	fflush(stderr);
+	pid = fork();
+	if (pid < 0) {
+		pr_warn("fork (afxdp engine): %s\n", strerror(errno));
+		return -1;
+	}
+	if (!pid)
+		afxdp_child(a, l, parent);
+	if (a->queues)
+		printf("blitz: afxdp engine pid %d on %s queues 0-%d\n",
+		       (int)pid, a->ifname, a->queues - 1);
+	else
+		printf("blitz: afxdp engine pid %d on %s (every RX queue)\n",
+		       (int)pid, a->ifname);
+	fflush(stdout);
+	return pid;
+}
+
+static void describe_exit(int status, char *buf, size_t len)
+{
+	if (WIFSIGNALED(status))
+		snprintf(buf, len, "signal %d", WTERMSIG(status));
+	else
+		snprintf(buf, len, "status %d", WEXITSTATUS(status));
+}
+
+/* SIGTERM, a bounded wait, then SIGKILL. Returns the exit status. */
+static int afxdp_stop_child(pid_t pid)
+{
+	struct timespec nap = {.tv_nsec = 20 * 1000 * 1000};
+	int status = 0, i;
+
+	kill(pid, SIGTERM);
+	for (i = 0; i < AFXDP_STOP_MS / 20; i++) {
+		if (waitpid(pid, &status, WNOHANG) == pid)
+			return status;
+		nanosleep(&nap, NULL);
+	}
+	pr_warn("afxdp engine pid %d did not stop in %d ms: killing it\n",
+		(int)pid, AFXDP_STOP_MS);
+	kill(pid, SIGKILL);
+	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+		;
+	return status;
+}
+
+/*
+ * Run the engine in a child and keep it running until SIGINT/SIGTERM: a
+ * child that dies is restarted after AFXDP_BACKOFF_MS, doubled for every
+ * restart in the last minute; after AFXDP_RESTARTS_PER_MIN of them the
+ * kernel path serves alone until serve stops. A first child that cannot
+ * start (AFXDP_EXIT_NOSTART) fails serve, as it did in one process.
+ */
+static int supervise_afxdp(struct serve_args *a, struct blitz_loaded *l,
+			   const struct epoll_engine *e)
+{
+	struct timespec nap = {.tv_nsec = 100 * 1000 * 1000};
+	double restarts[AFXDP_RESTARTS_PER_MIN] = {0}, restart_at = 0, now;
+	int n_restarts = 0, recent, status, i, ret = 0;
+	bool gave_up = false;
+	char why[32];
+	pid_t pid;
+
+	pid = afxdp_spawn(a, l);
+	if (pid < 0)
+		return 1;
+	while (!serve_stop && !epoll_engine_failed(e)) {
+		nanosleep(&nap, NULL); /* a signal cuts it short */
+		if (serve_stop)
+			break;
+		now = mono_s();
+		if (pid > 0) {
+			if (waitpid(pid, &status, WNOHANG) != pid)
+				continue;
+			pid = 0;
+			describe_exit(status, why, sizeof(why));
+			if (!n_restarts && WIFEXITED(status) &&
+			    WEXITSTATUS(status) == AFXDP_EXIT_NOSTART) {
+				pr_warn("afxdp engine could not start (%s)\n",
+					why);
+				return 1;
+			}
+			for (i = 0, recent = 0;
+			     i < n_restarts && i < AFXDP_RESTARTS_PER_MIN; i++)
+				recent += now - restarts[i] < 60.0;
+			if (recent >= AFXDP_RESTARTS_PER_MIN) {
+				printf("blitz: afxdp engine exited (%s): "
+				       "serving from the kernel path; %d "
+				       "restarts in the last minute: staying "
+				       "on the kernel path\n",
+				       why, recent);
+				gave_up = true;
+			} else {
+				double wait = AFXDP_BACKOFF_MS / 1000.0 *
+					      (double)(1 << recent);
+
+				printf("blitz: afxdp engine exited (%s): "
+				       "serving from the kernel path; "
+				       "restarting it in %.0f s\n",
+				       why, wait);
+				restart_at = now + wait;
+			}
+			fflush(stdout);
+			continue;
+		}
+		if (gave_up || now < restart_at)
+			continue;
+		restarts[n_restarts++ % AFXDP_RESTARTS_PER_MIN] = now;
+		pid = afxdp_spawn(a, l);
+		/* A failed fork leaves the kernel path serving. */
+		if (pid < 0)
+			gave_up = true;
+	}
+	if (pid > 0) {
+		status = afxdp_stop_child(pid);
+		if (!WIFEXITED(status) || WEXITSTATUS(status)) {
+			describe_exit(status, why, sizeof(why));
+			pr_warn("afxdp engine pid %d exited (%s)\n", (int)pid,
+				why);
+			ret = 1;
+		}
+	}
+	return ret;
+}
+#endif
+
 /*
  * xdp (or afxdp) on the interface, epoll listening behind it. The epoll
  * listeners come first: the fast path hands connections to them.
@@ -486,20 +751,11 @@ static int serve_fast(struct serve_args *a)
 
 	if (a->engine == ENG_AFXDP) {
 #ifdef HAVE_AFXDP
-		struct afxdp_engine_opts xo = {
-			.ifname = a->ifname,
-			.queues = a->queues,
-			.xsks_fd = blitz_loaded_xsks_fd(l),
-			.svc = &a->svc,
-			.cpu_first = -1,
-			.counters_fd = blitz_loaded_counters_fd(l),
-		};
-
 		printf("blitz: serving on %s port %u: tier afxdp (%s) + epoll "
 		       "fallback\n",
 		       a->ifname, a->svc.port, blitz_loaded_mode(l));
 		fflush(stdout);
-		ret = afxdp_engine_run(&xo, &serve_stop) ? 1 : 0;
+		ret = supervise_afxdp(a, l, e);
 #endif
 	} else {
 		h = attach_handoff(a, l);

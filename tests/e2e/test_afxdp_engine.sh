@@ -4,10 +4,13 @@
 # clients (curl over IPv4 and IPv6, wget, python http.client keep-alive,
 # wrk, ab, wrk pipelining 16 requests per segment) in the client namespace;
 # a 64 KiB --body-file that must arrive intact (sha256); every request of a
-# bounded batch answered with `tc netem loss 5%` on the client veth; and
-# SIGKILL of the engine, after which the kernel path (a listener on the same
-# port) answers new connections: the XDP program, kept attached through a
-# pinned link, passes service traffic once the socket's xsks entry is gone.
+# bounded batch answered with `tc netem loss 5%` on the client veth;
+# SIGINT stopping the engine child and detaching; and SIGKILL of the engine
+# child, after which serve's own epoll listener answers (the XDP program
+# passes service traffic once the socket's xsks entry is gone) until serve
+# restarts the engine and AF_XDP answers again; SIGKILL of serve takes the
+# XDP program and the engine child with it.
+# AFXDP_TB sets the testbed prefix (default h5e2e).
 #
 # Every client runs under `timeout`; the testbed goes down in a trap.
 # $SRV and $CLI are command prefixes: they must split.
@@ -24,7 +27,7 @@ if [ ! -x "$BLITZ" ]; then
 	fail "${T}_build" "$BLITZ is missing: run make"
 	exit 1
 fi
-if ! tb_up h5e2e; then
+if ! tb_up "${AFXDP_TB:-h5e2e}"; then
 	fail "${T}_testbed" "scripts/testbed.sh up failed"
 	exit 1
 fi
@@ -67,14 +70,16 @@ start_serve() {
 	SERVE_PID=$!
 	on_exit "kill -9 $SERVE_PID"
 	for ((i = 0; i < 50; i++)); do
-		grep -q "^afxdp: $SRV_IF queue 0" "$log" && return 0
+		grep -q "^afxdp: $SRV_IF queue 0" "$log" 2>/dev/null && return 0
 		kill -0 "$SERVE_PID" 2>/dev/null || return 1
 		sleep 0.1
 	done
 	return 1
 }
 
+# stop_serve - SIGINT, up to 5 s, then SIGKILL; SERVE_RC is its status.
 stop_serve() {
+	SERVE_RC=
 	[ -n "$SERVE_PID" ] || return 0
 	kill -INT "$SERVE_PID" 2>/dev/null
 	for ((i = 0; i < 50; i++)); do
@@ -83,6 +88,7 @@ stop_serve() {
 	done
 	kill -9 "$SERVE_PID" 2>/dev/null
 	wait "$SERVE_PID" 2>/dev/null
+	SERVE_RC=$?
 	SERVE_PID=
 }
 
@@ -268,7 +274,15 @@ if loss_on; then
 else
 	skip "${T}_loss" "no way to drop 5% here: $(tr '\n' ' ' <"$TMP/e")"
 fi
+# SIGINT: serve stops its engine child, detaches and exits 0.
+child=$(sed -n 's/^blitz: afxdp engine pid \([0-9]*\) .*/\1/p' "$TMP/serve.log" | tail -1)
 stop_serve
+if [ "$SERVE_RC" = 0 ] && [ -n "$child" ] && ! kill -0 "$child" 2>/dev/null &&
+	! has_xdp "$SRV_IF" && [ ! -e "$PINS" ]; then
+	pass "${T}_sigint_stops_engine"
+else
+	fail "${T}_sigint_stops_engine" "rc '$SERVE_RC', engine '$child' $(kill -0 "${child:-0}" 2>/dev/null && echo 'still runs' || echo gone), xdp $(has_xdp "$SRV_IF" && echo attached || echo gone), pins $([ -e "$PINS" ] && echo left || echo none)"
+fi
 grep '^afxdp: ' "$TMP/serve.log" | sed 's/^/# /'
 
 # ---- a 64 KiB body, also under loss ----
@@ -343,7 +357,7 @@ body_serve() { # LOG: start whatever serves the 64 KiB body
 	SERVE_PID=$!
 	on_exit "kill -9 $SERVE_PID"
 	for ((i = 0; i < 50; i++)); do
-		grep -q "^afxdp: $SRV_IF queue 0" "$1" && return 0
+		grep -q "^afxdp: $SRV_IF queue 0" "$1" 2>/dev/null && return 0
 		kill -0 "$SERVE_PID" 2>/dev/null || return 1
 		sleep 0.1
 	done
@@ -376,63 +390,80 @@ else
 	stop_serve
 fi
 
-# ---- SIGKILL: the kernel path answers ----
-# A second listener on the same port (SO_REUSEPORT, as blitz's own epoll
-# listener) stands for the kernel path that outlives the engine; the XDP
-# program is kept attached by pinning its link, so this checks that a dead
-# socket's xsks entry really sends traffic to the kernel (pass_no_xsk).
-cat >"$TMP/kernel.py" <<'PYEOF'
-import socket, sys
-s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEPORT, 1)
-s.bind((sys.argv[1], int(sys.argv[2])))
-s.listen(16)
-s.settimeout(30)
-while True:
-    c, _ = s.accept()
-    c.recv(4096)
-    c.sendall(b"HTTP/1.1 200 OK\r\nContent-Length: 6\r\nConnection: close\r\n\r\nkernel")
-    c.close()
-PYEOF
-LINKPIN=/sys/fs/bpf/blitz-e2e-afxdp-link-$$
+# ---- SIGKILL of the engine: the kernel path answers, then it restarts ----
+# `blitz serve --engine afxdp` runs the engine in a child process and the
+# epoll listener in itself. Killing the child closes its AF_XDP sockets:
+# the XDP program (a link of the parent, still attached) passes service
+# traffic to the kernel (pass_no_xsk) and the parent's listener answers;
+# the parent restarts the engine after a back-off and AF_XDP answers again.
+# Killing the parent takes the XDP program and the child with it.
+engine_pids() { sed -n 's/^blitz: afxdp engine pid \([0-9]*\) .*/\1/p' "$1"; }
 if start_serve "$TMP/serve_kill.log"; then
-	(exec $SRV "$PY" "$TMP/kernel.py" "$SRV_IP" "$PORT" >/dev/null 2>&1) &
-	KPID=$!
-	on_exit "kill $KPID"
-	sleep 0.5
 	b=$($CLI timeout 10 curl -sS "$URL" 2>&1)
 	[ "$b" = "$BODY" ] || fail "${T}_sigkill_before" "engine answered '$b'"
-	progid=$($SRV ip -j link show dev "$SRV_IF" | "$PY" -c 'import json,sys; d=json.load(sys.stdin)[0]; x=d.get("xdp",{}); print(x.get("prog",{}).get("id") or [p["prog"]["id"] for p in x.get("attached",[])][0])' 2>/dev/null)
-	linkid=$(bpftool -j link show 2>/dev/null | "$PY" -c 'import json,sys; print([l["id"] for l in json.load(sys.stdin) if l.get("prog_id")=='"${progid:-0}"' and l.get("type")=="xdp"][0])' 2>/dev/null)
-	pinned=0
-	if [ -n "$linkid" ] && bpftool link pin id "$linkid" "$LINKPIN" 2>/dev/null; then
-		pinned=1
-		on_exit "rm -f $LINKPIN"
+	child=$(engine_pids "$TMP/serve_kill.log" | tail -1)
+	ppid=$(ps -o ppid= -p "${child:-0}" 2>/dev/null | tr -d ' ')
+	if [ -n "$child" ] && [ "$ppid" = "$SERVE_PID" ]; then
+		pass "${T}_engine_child"
+	else
+		fail "${T}_engine_child" "engine pid '$child' (parent '$ppid', serve $SERVE_PID): $(tr '\n' ' ' <"$TMP/serve_kill.log")"
 	fi
 	nx0=$(counter "$SRV_IF" pass_no_xsk)
+	kill -9 "${child:-0}" 2>/dev/null
+	for ((i = 0; i < 30; i++)); do
+		grep -q 'afxdp engine exited (signal 9): serving from the kernel path' \
+			"$TMP/serve_kill.log" && break
+		sleep 0.1
+	done
+	# Answered by the epoll listener of the serve process: the frames went
+	# to the kernel (pass_no_xsk), and the engine is not running.
+	b=$($CLI timeout 10 curl -sS --max-time 5 "$URL" 2>&1)
+	nx1=$(counter "$SRV_IF" pass_no_xsk)
+	n=$(engine_pids "$TMP/serve_kill.log" | wc -l)
+	if [ "$b" = "$BODY" ] && [ "$nx1" -gt "$nx0" ] && [ "$n" = 1 ] &&
+		kill -0 "$SERVE_PID" 2>/dev/null && has_xdp "$SRV_IF"; then
+		pass "${T}_sigkill_kernel_answers"
+	else
+		fail "${T}_sigkill_kernel_answers" "after SIGKILL: '$b', pass_no_xsk $nx0 -> $nx1, engines started $n, serve $(kill -0 "$SERVE_PID" 2>/dev/null && echo alive || echo dead), xdp $(has_xdp "$SRV_IF" && echo attached || echo gone): $(tail -2 "$TMP/serve_kill.log" | tr '\n' ' ')"
+	fi
+	# The restart: a second engine pid and its queue line, then AF_XDP
+	# answers (the engine's request counter moves; it publishes every 250 ms).
+	for ((i = 0; i < 100; i++)); do
+		[ "$(grep -c "^afxdp: $SRV_IF queue 0" "$TMP/serve_kill.log")" -ge 2 ] && break
+		sleep 0.1
+	done
+	child2=$(engine_pids "$TMP/serve_kill.log" | tail -1)
+	sleep 0.6
+	req0=$(counter "$SRV_IF" requests)
+	nx0=$(counter "$SRV_IF" pass_no_xsk)
+	ok=0
+	for ((i = 0; i < 3; i++)); do
+		[ "$($CLI timeout 10 curl -sS --max-time 5 "$URL" 2>/dev/null)" = "$BODY" ] && ok=$((ok + 1))
+	done
+	sleep 0.6
+	req1=$(counter "$SRV_IF" requests)
+	nx1=$(counter "$SRV_IF" pass_no_xsk)
+	if [ "$child2" != "$child" ] && kill -0 "${child2:-0}" 2>/dev/null && [ "$ok" = 3 ] &&
+		[ $((req1 - req0)) -ge 3 ] && [ "$nx1" = "$nx0" ]; then
+		pass "${T}_sigkill_restarted_afxdp_answers"
+	else
+		fail "${T}_sigkill_restarted_afxdp_answers" "engine '$child' -> '$child2', $ok of 3 answered, afxdp requests $req0 -> $req1, pass_no_xsk $nx0 -> $nx1: $(tail -3 "$TMP/serve_kill.log" | tr '\n' ' ')"
+	fi
+	# SIGKILL of the serve process: its XDP link goes, and the engine
+	# child must not linger (PR_SET_PDEATHSIG).
 	kill -9 "$SERVE_PID"
 	wait "$SERVE_PID" 2>/dev/null
 	SERVE_PID=
-	sleep 0.3
-	b=$($CLI timeout 10 curl -sS --max-time 5 "$URL" 2>&1)
-	if [ "$b" = kernel ]; then
-		pass "${T}_sigkill_kernel_answers"
+	for ((i = 0; i < 50; i++)); do
+		kill -0 "${child2:-0}" 2>/dev/null || break
+		sleep 0.1
+	done
+	if ! kill -0 "${child2:-0}" 2>/dev/null && ! has_xdp "$SRV_IF"; then
+		pass "${T}_sigkill_serve_takes_engine"
 	else
-		fail "${T}_sigkill_kernel_answers" "after SIGKILL: '$b'"
+		fail "${T}_sigkill_serve_takes_engine" "engine $child2 $(kill -0 "${child2:-0}" 2>/dev/null && echo 'still runs' || echo gone), xdp $(has_xdp "$SRV_IF" && echo attached || echo gone)"
+		kill -9 "${child2:-0}" 2>/dev/null
 	fi
-	if [ "$pinned" = 1 ]; then
-		nx1=$(counter "$SRV_IF" pass_no_xsk)
-		if has_xdp "$SRV_IF" && [ "$nx1" -gt "$nx0" ]; then
-			pass "${T}_sigkill_pass_no_xsk"
-		else
-			fail "${T}_sigkill_pass_no_xsk" "xdp attached: $(has_xdp "$SRV_IF" && echo yes || echo no), pass_no_xsk $nx0 -> $nx1"
-		fi
-		rm -f "$LINKPIN"
-	else
-		skip "${T}_sigkill_pass_no_xsk" "could not pin the XDP link (prog '$progid' link '$linkid'): only the detach path was checked"
-	fi
-	kill "$KPID" 2>/dev/null
 	rm -rf "$PINS"
 else
 	fail "${T}_sigkill" "serve: $(tr '\n' ' ' <"$TMP/serve_kill.log")"

@@ -9,7 +9,13 @@
 #   xdp        `blitz load` with the TC hand-off and the epoll engine
 #              behind it (what XDP does not answer goes to the kernel)
 #   xdp_serve  `blitz serve <if> -e xdp` (the same, in one process)
-# More engines (afxdp, dpdk) are one start_<name> function each.
+#   afxdp      `blitz serve <if> -e afxdp`: the AF_XDP engine (a child of
+#              serve) with the epoll listener behind it
+#   dpdk       `blitz serve <if> -e dpdk`: blitz-dpdk on the server veth
+#              (af_packet PMD, --takeover: the veth's addresses move to a
+#              TAP while it runs), in a testbed of its own: the testbed is
+#              built afresh after it
+# Default: epoll xdp afxdp dpdk. More engines are one start_<name> each.
 # DIFF_V6=1 sends the corpus over IPv6; DIFF_PARALLEL (8) connections at
 # a time; DIFF_KEEP=1 keeps the responses for a look.
 # An engine that cannot start here is SKIPped with the reason; with fewer
@@ -21,7 +27,7 @@
 T=differential
 PORT=8080
 PREFIX=${DIFF_TB:-h4b}
-ENGINES=${ENGINES:-epoll xdp}
+ENGINES=${ENGINES:-epoll xdp afxdp dpdk}
 CORPUS=$E2E_ROOT/tests/e2e/corpus
 SEND=$E2E_ROOT/tests/e2e/send_raw.py
 TOOL=$E2E_ROOT/$BUILD/tests/bpf/test_tc_handoff
@@ -115,6 +121,68 @@ start_xdp_serve() {
 	STOP="kill $pid; wait $pid"
 }
 
+start_afxdp() {
+	# shellcheck disable=SC2086
+	$SRV "$BLITZ" serve "$SRV_IF" --engine afxdp -p $PORT >"$TMP/serve_afxdp.log" 2>&1 &
+	local pid=$! i
+	# The engine child says so once its socket is bound.
+	for ((i = 0; i < 50; i++)); do
+		grep -q "^afxdp: $SRV_IF queue 0" "$TMP/serve_afxdp.log" 2>/dev/null && break
+		kill -0 $pid 2>/dev/null || break
+		sleep 0.1
+	done
+	if ! grep -q "^afxdp: $SRV_IF queue 0" "$TMP/serve_afxdp.log" ||
+		! wait_port "$CLI" "$SRV_IP" $PORT 5 || ! kill -0 $pid 2>/dev/null ||
+		! has_xdp "$SRV_IF"; then
+		WHY="blitz serve $SRV_IF --engine afxdp did not start: $(grep -v '^epoll: ' "$TMP/serve_afxdp.log" | tail -2 | tr '\n' ' ')"
+		kill -INT $pid 2>/dev/null
+		wait $pid 2>/dev/null
+		return 1
+	fi
+	STOP="kill -INT $pid; wait $pid"
+}
+
+# blitz-dpdk through `blitz serve` (which execs it, so $! is blitz-dpdk).
+# The client veth must not send TSO/GSO super-frames: af_packet truncates
+# them to its 2 KB frames (tests/e2e/test_dpdk_engine.sh).
+start_dpdk() {
+	local i dpdk
+	dpdk=$(dirname "$BLITZ")/blitz-dpdk
+	if [ ! -x "$dpdk" ]; then
+		WHY="$dpdk is missing (DPDK not installed, or not built)"
+		return 1
+	fi
+	if [ ! -c /dev/net/tun ]; then
+		WHY="no /dev/net/tun: blitz-dpdk's exception path (TAP) cannot exist"
+		return 1
+	fi
+	# shellcheck disable=SC2086
+	$CLI ethtool -K "$CLI_IF" tso off gso off >/dev/null 2>&1
+	# shellcheck disable=SC2086
+	$SRV "$BLITZ" serve "$SRV_IF" --engine dpdk -p $PORT >"$TMP/serve_dpdk.log" 2>&1 &
+	DPDK_PID=$!
+	for ((i = 0; i < 100; i++)); do
+		grep -q '^blitz-dpdk: serving' "$TMP/serve_dpdk.log" 2>/dev/null && break
+		kill -0 $DPDK_PID 2>/dev/null || break
+		sleep 0.1
+	done
+	if ! grep -q '^blitz-dpdk: serving' "$TMP/serve_dpdk.log" ||
+		! wait_port "$CLI" "$SRV_IP" $PORT 5 || ! kill -0 $DPDK_PID 2>/dev/null; then
+		WHY="blitz serve $SRV_IF --engine dpdk did not start: $(grep -vE '^(EAL|  |blitz: serving)' "$TMP/serve_dpdk.log" | tail -2 | tr '\n' ' ')"
+		kill $DPDK_PID 2>/dev/null
+		wait $DPDK_PID 2>/dev/null
+		return 1
+	fi
+	STOP="kill $DPDK_PID; wait $DPDK_PID"
+}
+
+# Engines after which the testbed is built afresh (they reconfigure it).
+FRESH_AFTER=" dpdk "
+fresh_testbed() {
+	"$E2E_ROOT"/scripts/testbed.sh down "$PREFIX" >/dev/null 2>&1
+	tb_up "$PREFIX" >"$TMP/tb.log" 2>&1
+}
+
 # ---- the corpus ----
 # send_one ENGINE FILE: writes ENGINE/NAME.out (normalised) and NAME.end
 send_one() {
@@ -162,6 +230,10 @@ for eng in $ENGINES; do
 	fi
 	if ! "start_$eng"; then
 		skip "${T}_$eng" "$WHY"
+		if [[ $FRESH_AFTER = *" $eng "* ]] && ! fresh_testbed; then
+			fail "$T" "testbed after $eng: $(tail -1 "$TMP/tb.log")"
+			break
+		fi
 		continue
 	fi
 	run_corpus "$eng"
@@ -178,10 +250,33 @@ for eng in $ENGINES; do
 			[ $ok = 1 ]
 		echo "  $eng: XDP answered $req request(s), handed over $hof segment(s)"
 		;;
+	afxdp)
+		# The AF_XDP engine answered (it publishes every 250 ms), not
+		# the epoll listener behind it.
+		sleep 0.6
+		req=$(counter "$SRV_IF" requests)
+		nox=$(counter "$SRV_IF" pass_no_xsk)
+		check "${T}_${eng}_took_part" \
+			"the afxdp engine answered $req request(s); $nox segment(s) passed to the kernel" \
+			[ "$req" -gt 0 ]
+		echo "  $eng: the AF_XDP engine answered $req request(s), $nox segment(s) went to the kernel"
+		;;
+	dpdk)
+		kill -USR1 "$DPDK_PID" 2>/dev/null
+		sleep 0.5
+		req=$(grep '^stats:' "$TMP/serve_dpdk.log" | tail -1 | sed -n 's/.* tcp\.requests=\([0-9]*\).*/\1/p')
+		check "${T}_${eng}_took_part" "blitz-dpdk answered ${req:-no} request(s)" \
+			[ "${req:-0}" -gt 0 ]
+		echo "  $eng: blitz-dpdk answered ${req:-no} request(s)"
+		;;
 	esac
 	eval "$STOP" >/dev/null 2>&1
 	STOP=
 	RAN+=("$eng")
+	if [[ $FRESH_AFTER = *" $eng "* ]] && ! fresh_testbed; then
+		fail "$T" "testbed after $eng: $(tail -1 "$TMP/tb.log")"
+		break
+	fi
 done
 
 if [ "${#RAN[@]}" -lt 2 ]; then

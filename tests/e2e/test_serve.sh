@@ -6,6 +6,7 @@
 # `blitz status` reports and `blitz unload` removes, auto falling back to
 # epoll alone when XDP cannot attach, and argument errors that attach
 # nothing.
+# SERVE_TB sets the testbed prefix (default h4av).
 #
 # Every client runs under `timeout`; the testbed goes down in a trap.
 # $SRV and $CLI are command prefixes: they must split.
@@ -24,7 +25,7 @@ if [ ! -x "$BLITZ" ]; then
 	fail "${T}_build" "$BLITZ is missing: run make"
 	exit 1
 fi
-if ! tb_up h4av; then
+if ! tb_up "${SERVE_TB:-h4av}"; then
 	fail "${T}_testbed" "scripts/testbed.sh up failed"
 	exit 1
 fi
@@ -138,19 +139,29 @@ serve_stop TERM 10
 nothing_left || fail "${T}_xdp_skb_detached" "XDP or pins left after SIGTERM"
 
 # ---- afxdp: the XDP program redirects to AF_XDP sockets, epoll behind ----
+# The engine runs in a child process of serve (its death leaves the kernel
+# path answering); SIGTERM to serve stops it too.
 serve_start "$TMP/afxdp.log" "$SRV_IF" --engine afxdp -p "$PORT"
+child=
 if serve_wait_line "not available" 1; then
 	skip "${T}_afxdp" "$(head -1 "$TMP/afxdp.log")"
-elif serve_wait_line "tier afxdp (native) + epoll fallback" 20 && answered; then
+elif serve_wait_line "tier afxdp (native) + epoll fallback" 20 &&
+	serve_wait_line "^afxdp: $SRV_IF queue 0" 10 && answered; then
 	pass "${T}_afxdp"
+	child=$(sed -n 's/^blitz: afxdp engine pid \([0-9]*\) .*/\1/p' "$TMP/afxdp.log")
+	if [ -n "$child" ] && [ "$(ps -o ppid= -p "$child" | tr -d ' ')" = "$SERVE_PID" ]; then
+		pass "${T}_afxdp_engine_child"
+	else
+		fail "${T}_afxdp_engine_child" "engine pid '$child' is not a child of serve $SERVE_PID: $(tr '\n' ' ' <"$TMP/afxdp.log")"
+	fi
 else
 	fail "${T}_afxdp" "$(tr '\n' ' ' <"$TMP/afxdp.log")"
 fi
 serve_stop TERM 10
-if nothing_left; then
+if nothing_left && [ "$SERVE_RC" = 0 ] && ! kill -0 "${child:-0}" 2>/dev/null; then
 	pass "${T}_afxdp_sigterm_detached"
 else
-	fail "${T}_afxdp_sigterm_detached" "XDP or pins left after SIGTERM"
+	fail "${T}_afxdp_sigterm_detached" "rc $SERVE_RC, engine ${child:-?} $(kill -0 "${child:-0}" 2>/dev/null && echo 'still runs' || echo gone), XDP or pins: $(nothing_left && echo none || echo left)"
 fi
 
 # ---- XDP cannot attach: auto falls back to epoll, xdp refuses ----
