@@ -12,6 +12,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <netinet/in.h>
 
 #include "../bpf/blitz_shared.h"
@@ -50,6 +51,38 @@ enum { OPT_BODY = 0x100, OPT_BODY_FILE, OPT_CONTENT_TYPE, OPT_VERSION };
 	{                                                                 \
 		"content-type", required_argument, NULL, OPT_CONTENT_TYPE \
 	}
+
+/* getopt_long entries every verb takes: -v/--verbose, -h/--help, --version
+ * (the short letters are "vh"). */
+#define BLITZ_COMMON_LONGOPTS                                                  \
+	{"verbose", no_argument, NULL, 'v'}, {"help", no_argument, NULL, 'h'}, \
+	{                                                                      \
+		"version", no_argument, NULL, OPT_VERSION                      \
+	}
+
+/* Returned by cli_common_opt when the verb should go on parsing. */
+#define CLI_CONTINUE (-1)
+
+/* Reset getopt for a verb's own parse: from argv[1], no getopt messages
+ * (the verb's optstring starts with ':' and cli_common_opt says what is
+ * wrong, in one line). */
+void cli_getopt_reset(void);
+/*
+ * cli_common_opt - what every verb does with an option its own switch did
+ * not take: -v raises the log level (CLI_CONTINUE); -h prints usage() on
+ * stdout and --version the version (0); a missing value (':') or an
+ * unknown option prints one line pointing at `blitz VERB -h` (1). The verb
+ * returns any value but CLI_CONTINUE as its exit status.
+ */
+int cli_common_opt(const char *verb, int opt, char **argv,
+		   void (*usage)(FILE *f));
+/*
+ * cli_operands - after the options, argv[optind..argc) must hold from
+ * @min to @max operands (@what names them, e.g. "<ifname>"). 0, or -1
+ * with one line printed ("missing <ifname>: ..." or "unexpected argument").
+ */
+int cli_operands(const char *verb, int argc, char **argv, int min, int max,
+		 const char *what);
 
 void service_opts_init(struct blitz_service_opts *o);
 /* 1: opt was a service option and is applied; 0: not one of them;

@@ -1,15 +1,19 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * cli_common.c - the service options every serving verb shares (cli.h):
- * -p/--port, -a/--addr, --body, --body-file, --content-type.
+ * cli_common.c - the options the verbs share (cli.h): -v/--verbose,
+ * -h/--help, --version and the operand count for every verb, and the
+ * service options of the serving verbs: -p/--port, -a/--addr, --body,
+ * --body-file, --content-type.
  *
- * Owns: turning those option strings into a struct blitz_service_opts and
- * saying in one line what is wrong with a bad one. Must never touch the
- * network or BPF: it only parses (and reads the --body-file).
+ * Owns: turning those option strings into settings (the log level, a
+ * struct blitz_service_opts) and saying in one line what is wrong with a
+ * bad one. Must never touch the network or BPF: it only parses (and reads
+ * the --body-file).
  */
 #include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <getopt.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -27,6 +31,53 @@
  * before it is read (or, for a pipe, as soon as it passes the limit), so
  * a wrong path (a disk image) costs nothing. */
 #define BODY_FILE_MAX BLITZ_BODY_MAX
+
+void cli_getopt_reset(void)
+{
+	opterr = 0;
+	optind = 1;
+}
+
+int cli_common_opt(const char *verb, int opt, char **argv,
+		   void (*usage)(FILE *f))
+{
+	switch (opt) {
+	case 'v':
+		blitz_log_level = LOG_DEBUG;
+		return CLI_CONTINUE;
+	case 'h':
+		usage(stdout);
+		return 0;
+	case OPT_VERSION:
+		printf("blitz %s\n", BLITZ_VERSION);
+		return 0;
+	case ':':
+		pr_warn("option '%s' needs a value: see `blitz %s -h`\n",
+			argv[optind - 1], verb);
+		return 1;
+	default:
+		pr_warn("unknown option '%s': see `blitz %s -h`\n",
+			argv[optind - 1], verb);
+		return 1;
+	}
+}
+
+int cli_operands(const char *verb, int argc, char **argv, int min, int max,
+		 const char *what)
+{
+	int n = argc - optind;
+
+	if (n < min) {
+		pr_warn("missing %s: blitz %s %s\n", what, verb, what);
+		return -1;
+	}
+	if (n > max) {
+		pr_warn("unexpected argument '%s': see `blitz %s -h`\n",
+			argv[optind + max], verb);
+		return -1;
+	}
+	return 0;
+}
 
 void service_opts_init(struct blitz_service_opts *o)
 {

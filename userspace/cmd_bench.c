@@ -298,7 +298,7 @@ static void print_json(const struct bench_params *p,
 	       (double)h->max_ns / 1e3, busy_pct(r));
 }
 
-enum { OPT_PATH = 0x200, OPT_JSON, OPT_PORTS, OPT_BVERSION };
+enum { OPT_PATH = 0x200, OPT_JSON, OPT_PORTS };
 
 int cmd_bench(int argc, char **argv)
 {
@@ -312,9 +312,7 @@ int cmd_bench(int argc, char **argv)
 		{"queue", required_argument, NULL, 'q'},
 		{"ports", required_argument, NULL, OPT_PORTS},
 		{"json", no_argument, NULL, OPT_JSON},
-		{"verbose", no_argument, NULL, 'v'},
-		{"help", no_argument, NULL, 'h'},
-		{"version", no_argument, NULL, OPT_BVERSION},
+		BLITZ_COMMON_LONGOPTS,
 		{NULL, 0, NULL, 0},
 	};
 	struct bench_params p = {
@@ -329,12 +327,12 @@ int cmd_bench(int argc, char **argv)
 	char ifname_buf[IF_NAMESIZE];
 	struct bench_result *r;
 	struct sigaction sa;
-	int opt, json = 0, err;
+	int opt, json = 0, err, st;
 	uint64_t v, v2;
 	char *dash;
 
-	optind = 1;
-	while ((opt = getopt_long(argc, argv, "c:d:n:P:i:q:vh", longopts,
+	cli_getopt_reset();
+	while ((opt = getopt_long(argc, argv, ":c:d:n:P:i:q:vh", longopts,
 				  NULL)) != -1) {
 		switch (opt) {
 		case 'c':
@@ -395,25 +393,14 @@ int cmd_bench(int argc, char **argv)
 		case OPT_JSON:
 			json = 1;
 			break;
-		case 'v':
-			blitz_log_level = LOG_DEBUG;
-			break;
-		case 'h':
-			usage(stdout);
-			return 0;
-		case OPT_BVERSION:
-			printf("blitz %s\n", BLITZ_VERSION);
-			return 0;
 		default:
-			usage(stderr);
-			return 1;
+			st = cli_common_opt("bench", opt, argv, usage);
+			if (st != CLI_CONTINUE)
+				return st;
 		}
 	}
-	if (optind != argc - 1) {
-		pr_warn("bench needs one target, IPV4:PORT (see `blitz bench "
-			"-h`)\n");
+	if (cli_operands("bench", argc, argv, 1, 1, "<ip:port>"))
 		return 1;
-	}
 	if (parse_target(argv[optind], &p))
 		return 1;
 	if ((uint32_t)(p.port_hi - p.port_lo + 1) < 2 * p.conns) {

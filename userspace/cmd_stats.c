@@ -172,9 +172,7 @@ int cmd_stats(int argc, char **argv)
 		{"interval", required_argument, NULL, 'i'},
 		{"count", required_argument, NULL, 'c'},
 		{"json", no_argument, NULL, OPT_JSON},
-		{"verbose", no_argument, NULL, 'v'},
-		{"help", no_argument, NULL, 'h'},
-		{"version", no_argument, NULL, OPT_VERSION},
+		BLITZ_COMMON_LONGOPTS,
 		{NULL, 0, NULL, 0},
 	};
 	__u64 prev[BLITZ_CNT_MAX], tot[BLITZ_CNT_MAX], *vals = NULL;
@@ -183,10 +181,9 @@ int cmd_stats(int argc, char **argv)
 	bool json = false, verbose = false;
 	char path[PATH_MAX], *end;
 	const char *ifname;
-	int opt, fd = -1, ncpu, ret = 1, k;
+	int opt, st, fd = -1, ncpu, ret = 1, k;
 
-	opterr = 0;
-	optind = 1;
+	cli_getopt_reset();
 	while ((opt = getopt_long(argc, argv, ":i:c:vh", longopts, NULL)) !=
 	       -1) {
 		switch (opt) {
@@ -210,36 +207,17 @@ int cmd_stats(int argc, char **argv)
 		case OPT_JSON:
 			json = true;
 			break;
-		case 'v':
+		case 'v': /* also print the zero counters with -i */
 			verbose = true;
-			blitz_log_level = LOG_DEBUG;
-			break;
-		case 'h':
-			usage(stdout);
-			return 0;
-		case OPT_VERSION:
-			printf("blitz %s\n", BLITZ_VERSION);
-			return 0;
-		case ':':
-			pr_warn("option '%s' needs a value: see `blitz stats "
-				"-h`\n",
-				argv[optind - 1]);
-			return 1;
+			/* fall through */
 		default:
-			pr_warn("unknown option '%s': see `blitz stats -h`\n",
-				argv[optind - 1]);
-			return 1;
+			st = cli_common_opt("stats", opt, argv, usage);
+			if (st != CLI_CONTINUE)
+				return st;
 		}
 	}
-	if (optind >= argc) {
-		pr_warn("missing <ifname>: blitz stats <ifname>\n");
+	if (cli_operands("stats", argc, argv, 1, 1, "<ifname>"))
 		return 1;
-	}
-	if (optind + 1 < argc) {
-		pr_warn("unexpected argument '%s': see `blitz stats -h`\n",
-			argv[optind + 1]);
-		return 1;
-	}
 	if (count && !interval) {
 		pr_warn("-c counts intervals: give -i too\n");
 		return 1;

@@ -253,42 +253,24 @@ static void print_table(const struct row *rows, int n)
 int cmd_status(int argc, char **argv)
 {
 	static const struct option longopts[] = {
-		{"verbose", no_argument, NULL, 'v'},
-		{"help", no_argument, NULL, 'h'},
-		{"version", no_argument, NULL, OPT_VERSION},
+		BLITZ_COMMON_LONGOPTS,
 		{NULL, 0, NULL, 0},
 	};
 	struct if_nameindex *ifs, *it;
 	struct blitz_attached a;
 	struct dirent *de;
 	struct row *rows;
-	int opt, n = 0;
+	int opt, ret, n = 0;
 	DIR *d;
 
-	opterr = 0;
-	optind = 1;
+	cli_getopt_reset();
 	while ((opt = getopt_long(argc, argv, ":vh", longopts, NULL)) != -1) {
-		switch (opt) {
-		case 'v':
-			blitz_log_level = LOG_DEBUG;
-			break;
-		case 'h':
-			usage(stdout);
-			return 0;
-		case OPT_VERSION:
-			printf("blitz %s\n", BLITZ_VERSION);
-			return 0;
-		default:
-			pr_warn("unknown option '%s': see `blitz status -h`\n",
-				argv[optind - 1]);
-			return 1;
-		}
+		ret = cli_common_opt("status", opt, argv, usage);
+		if (ret != CLI_CONTINUE)
+			return ret;
 	}
-	if (optind + 1 < argc) {
-		pr_warn("unexpected argument '%s': see `blitz status -h`\n",
-			argv[optind + 1]);
+	if (cli_operands("status", argc, argv, 0, 1, "<ifname>"))
 		return 1;
-	}
 	blitz_log_quiet_libs();
 	if (blitz_check_privileges() || blitz_check_bpffs())
 		return 1;

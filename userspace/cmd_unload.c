@@ -26,41 +26,19 @@ static void usage(FILE *f)
 int cmd_unload(int argc, char **argv)
 {
 	static const struct option longopts[] = {
-		{"verbose", no_argument, NULL, 'v'},
-		{"help", no_argument, NULL, 'h'},
-		{"version", no_argument, NULL, OPT_VERSION},
+		BLITZ_COMMON_LONGOPTS,
 		{NULL, 0, NULL, 0},
 	};
-	int opt;
+	int opt, ret;
 
-	opterr = 0;
-	optind = 1;
+	cli_getopt_reset();
 	while ((opt = getopt_long(argc, argv, ":vh", longopts, NULL)) != -1) {
-		switch (opt) {
-		case 'v':
-			blitz_log_level = LOG_DEBUG;
-			break;
-		case 'h':
-			usage(stdout);
-			return 0;
-		case OPT_VERSION:
-			printf("blitz %s\n", BLITZ_VERSION);
-			return 0;
-		default:
-			pr_warn("unknown option '%s': see `blitz unload -h`\n",
-				argv[optind - 1]);
-			return 1;
-		}
+		ret = cli_common_opt("unload", opt, argv, usage);
+		if (ret != CLI_CONTINUE)
+			return ret;
 	}
-	if (optind >= argc) {
-		pr_warn("missing <ifname>: blitz unload <ifname>\n");
+	if (cli_operands("unload", argc, argv, 1, 1, "<ifname>"))
 		return 1;
-	}
-	if (optind + 1 < argc) {
-		pr_warn("unexpected argument '%s': see `blitz unload -h`\n",
-			argv[optind + 1]);
-		return 1;
-	}
 	blitz_log_quiet_libs();
 	return blitz_loader_unload(argv[optind]) ? 1 : 0;
 }

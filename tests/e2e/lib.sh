@@ -82,7 +82,8 @@ tb_up() {
 	E2E_PREFIX=$1
 	trap e2e_teardown EXIT
 	trap 'exit 130' INT TERM
-	if ! env=$(BUILD=$BUILD "$E2E_ROOT"/scripts/testbed.sh up "$E2E_PREFIX" 2>&1); then
+	# Its warnings go to stderr, not into the eval'd variables.
+	if ! env=$(BUILD=$BUILD "$E2E_ROOT"/scripts/testbed.sh up "$E2E_PREFIX"); then
 		printf '%s\n' "$env"
 		return 1
 	fi
@@ -116,4 +117,258 @@ counter() {
 has_xdp() {
 	# shellcheck disable=SC2086 # $SRV is a command prefix
 	$SRV ip link show dev "$1" 2>/dev/null | grep -q 'prog/xdp'
+}
+
+# wait_line LOG PATTERN PID [SECONDS] - wait until LOG has a line matching
+# PATTERN (grep -E) while PID lives. 0 when the line came.
+wait_line() {
+	local log=$1 pat=$2 pid=$3 secs=${4:-10} i
+	for ((i = 0; i < secs * 10; i++)); do
+		grep -qE -- "$pat" "$log" 2>/dev/null && return 0
+		kill -0 "$pid" 2>/dev/null || break
+		sleep 0.1
+	done
+	grep -qE -- "$pat" "$log" 2>/dev/null
+}
+
+# stop_pid PID [SIGNAL] [SECONDS] - send SIGNAL (default TERM), wait up to
+# SECONDS (default 5) for PID to end, then SIGKILL it. STOP_RC is its exit
+# status (137 when it had to be killed); returns 0 when it ended by itself.
+stop_pid() {
+	local pid=$1 sig=${2:-TERM} secs=${3:-5} i
+	kill -"$sig" "$pid" 2>/dev/null
+	for ((i = 0; i < secs * 10; i++)); do
+		kill -0 "$pid" 2>/dev/null || break
+		sleep 0.1
+	done
+	local alive=0
+	kill -0 "$pid" 2>/dev/null && alive=1
+	kill -9 "$pid" 2>/dev/null
+	wait "$pid" 2>/dev/null
+	# shellcheck disable=SC2034 # read by the scripts
+	STOP_RC=$?
+	return "$alive"
+}
+
+# build_driver SRC OUT LOG - compile a test's small C driver against
+# $BUILD's libblitz.a (the loader, the engines) into OUT; errors in LOG.
+build_driver() {
+	local dir=$BUILD
+	[[ $dir = /* ]] || dir=$E2E_ROOT/$BUILD
+	gcc -O2 -Wall -D_GNU_SOURCE -I"$dir" -I"$E2E_ROOT/bpf" -I"$E2E_ROOT/userspace" \
+		"$1" "$dir/libblitz.a" -o "$2" \
+		-lxdp -lbpf -lelf -lz -lpthread -lm >"$3" 2>&1
+}
+
+# ---- the preamble of an engine's script ----
+
+# need_blitz NAME [BINARY] - end the script with FAIL NAME_build unless
+# BINARY (default $BLITZ) is built.
+need_blitz() {
+	local bin=${2:-$BLITZ}
+	[ -x "$bin" ] && return 0
+	fail "${1}_build" "$bin is missing: run make"
+	exit 1
+}
+
+# e2e_up NAME PREFIX - the testbed (tb_up) and a scratch directory $TMP,
+# both gone when the script ends; FAIL NAME_testbed and end the script
+# when the testbed cannot be built.
+e2e_up() {
+	if ! tb_up "$2"; then
+		fail "${1}_testbed" "scripts/testbed.sh up failed"
+		exit 1
+	fi
+	TMP=$(mktemp -d)
+	on_exit "rm -rf '$TMP'"
+}
+
+# e2e_begin NAME PREFIX - root, a built blitz, then e2e_up.
+e2e_begin() {
+	need_root "$1"
+	need_blitz "$1"
+	e2e_up "$1" "$2"
+}
+
+# ---- real clients: what every engine must answer the same way ----
+# Each rc_* check prints one result line and returns 0 on PASS (1 on FAIL
+# or SKIP). Clients run in the client namespace ($CLI) under `timeout`,
+# expect the default answer ($BODY, text/plain) and write under $TMP.
+# Knobs (set by an engine's script, e.g. `RC_SYNACK_IF=$SRV_IF real_clients ...`):
+#   RC_SYNACK_IF    keep-alive must cost exactly one SYN-ACK on this
+#                   interface's blitz counters (engines that count them)
+#   COUNTER_SETTLE  seconds to wait for counters an engine publishes late
+#   RC_WRK_CONNS    wrk connections (default 10)
+
+# rc_headers_ok FILE - the headers curl saved in FILE (CR stripped into
+# FILE.lf) have Server, Date, Content-Type text/plain and the Content-Length
+# of $BODY; prints what is wrong.
+rc_headers_ok() {
+	local h=$1 hdr why=
+	tr -d '\r' <"$h" >"$h.lf"
+	for hdr in Server Date Content-Type Content-Length; do
+		grep -qi "^$hdr: " "$h.lf" || why="$why no $hdr"
+	done
+	grep -qix "Content-Length: $(printf '%s' "$BODY" | wc -c)" "$h.lf" ||
+		why="$why bad Content-Length"
+	grep -qi '^Content-Type: text/plain' "$h.lf" || why="$why bad Content-Type"
+	printf '%s' "$why"
+	[ -z "$why" ]
+}
+
+# rc_curl_get NAME URL - GET: 200 OK, the body, the contract's headers, and
+# a Date current to the second (2 s of slack).
+rc_curl_get() {
+	local name=$1 url=$2 why date_hdr skew
+	if ! $CLI timeout 10 curl -sS -g -D "$TMP/rc_h" -o "$TMP/rc_b" "$url" 2>"$TMP/rc_e"; then
+		fail "$name" "curl: $(cat "$TMP/rc_e")"
+		return 1
+	fi
+	why=$(rc_headers_ok "$TMP/rc_h")
+	[ "$(cat "$TMP/rc_b")" = "$BODY" ] || why="$why body '$(head -c 80 "$TMP/rc_b")'"
+	head -1 "$TMP/rc_h.lf" | grep -qx 'HTTP/1.1 200 OK' ||
+		why="$why status '$(head -1 "$TMP/rc_h.lf")'"
+	date_hdr=$(grep -i '^Date: ' "$TMP/rc_h.lf" | cut -d' ' -f2-)
+	skew=$("$PY" -c 'import sys,time,email.utils as e
+print(abs(int(e.parsedate_to_datetime(sys.argv[1]).timestamp() - time.time())))' "$date_hdr" 2>/dev/null || echo 999)
+	[ "$skew" -le 2 ] || why="$why Date '$date_hdr' off by ${skew}s"
+	[ -z "$why" ] && pass "$name" && return 0
+	fail "$name" "$why"
+	return 1
+}
+
+# rc_curl_head NAME URL - HEAD (curl -I): 200 OK and the GET's headers,
+# Content-Length included.
+rc_curl_head() {
+	local name=$1 url=$2 why
+	if ! $CLI timeout 10 curl -sS -g -I "$url" >"$TMP/rc_h" 2>"$TMP/rc_e"; then
+		fail "$name" "curl -I: $(cat "$TMP/rc_e")"
+		return 1
+	fi
+	why=$(rc_headers_ok "$TMP/rc_h")
+	head -1 "$TMP/rc_h.lf" | grep -qx 'HTTP/1.1 200 OK' ||
+		why="$why status '$(head -1 "$TMP/rc_h.lf")'"
+	[ -z "$why" ] && pass "$name" && return 0
+	fail "$name" "$why: $(head -c 200 "$TMP/rc_h")"
+	return 1
+}
+
+# rc_http10_close NAME URL - HTTP/1.0 without keep-alive: 200, the body,
+# and Connection: close.
+rc_http10_close() {
+	local name=$1 url=$2
+	if $CLI timeout 10 curl -sS -g --http1.0 -D "$TMP/rc_h" -o "$TMP/rc_b" "$url" 2>"$TMP/rc_e" &&
+		[ "$(cat "$TMP/rc_b")" = "$BODY" ] &&
+		head -1 "$TMP/rc_h" | grep -q '^HTTP/1\.[01] 200 ' &&
+		grep -qi '^Connection: close' "$TMP/rc_h"; then
+		pass "$name"
+		return 0
+	fi
+	fail "$name" "$(cat "$TMP/rc_e"; head -c 200 "$TMP/rc_h")"
+	return 1
+}
+
+# rc_wget NAME URL - wget fetches the body.
+rc_wget() {
+	local name=$1 url=$2
+	need_cmds "$name" wget || return 1
+	if [ "$($CLI timeout 10 wget -q -O - "$url" 2>"$TMP/rc_e")" = "$BODY" ]; then
+		pass "$name"
+		return 0
+	fi
+	fail "$name" "wget: $(cat "$TMP/rc_e")"
+	return 1
+}
+
+# rc_python_keepalive NAME IP PORT [N] - N (default 3) GETs on one
+# keep-alive connection with python's http.client, every one 200 with the
+# body, all from one local port (http.client reconnects silently when the
+# server closed). With RC_SYNACK_IF: exactly one SYN-ACK sent for them.
+rc_python_keepalive() {
+	local name=$1 ip=$2 port=$3 n=${4:-3} out syn0 syn1 why=
+	cat >"$TMP/rc_ka.py" <<'PYEOF'
+import http.client, sys
+host, port, n, want = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), sys.argv[4]
+c = http.client.HTTPConnection(host, port, timeout=5)
+ports = set()
+for i in range(n):
+    c.request("GET", "/ka%d" % i)
+    r = c.getresponse()
+    body = r.read()
+    if r.status != 200 or body != want.encode():
+        print("response %d: %d %r" % (i, r.status, body[:60]))
+        sys.exit(1)
+    ports.add(c.sock.getsockname()[1])
+c.close()
+print(len(ports))
+PYEOF
+	if [ -n "${RC_SYNACK_IF:-}" ]; then
+		sleep "${COUNTER_SETTLE:-0}"
+		syn0=$(counter "$RC_SYNACK_IF" synack)
+	fi
+	out=$($CLI timeout 20 "$PY" "$TMP/rc_ka.py" "$ip" "$port" "$n" "$BODY" 2>&1 | tail -1)
+	[ "$out" = 1 ] || why="connections used: '$out'"
+	if [ -n "${RC_SYNACK_IF:-}" ]; then
+		sleep "${COUNTER_SETTLE:-0}"
+		syn1=$(counter "$RC_SYNACK_IF" synack)
+		[ $((syn1 - syn0)) -eq 1 ] || why="$why SYN-ACKs sent: $((syn1 - syn0))"
+	fi
+	[ -z "$why" ] && pass "$name" && return 0
+	fail "$name" "$n requests: $why"
+	return 1
+}
+
+# rc_wrk NAME URL MIN_REQUESTS [WRK_OPTIONS...] - wrk -t1 -c10 -d5s
+# --timeout 2s (WRK_OPTIONS come after, and win): more than MIN_REQUESTS
+# answered, no socket error (timeouts included), no non-2xx.
+rc_wrk() {
+	local name=$1 url=$2 min=$3 reqs
+	shift 3
+	need_cmds "$name" wrk || return 1
+	$CLI timeout 30 wrk -t1 -c10 -d5s --timeout 2s "$@" "$url" >"$TMP/rc_wrk" 2>&1
+	reqs=$(awk '/requests in/ {print $1}' "$TMP/rc_wrk")
+	if [ "${reqs:-0}" -gt "$min" ] && ! grep -qE 'Socket errors|Non-2xx' "$TMP/rc_wrk"; then
+		pass "$name"
+		echo "# $name $*: $(grep Requests/sec "$TMP/rc_wrk")"
+		return 0
+	fi
+	fail "$name" "want more than $min: $(grep -E 'requests in|errors|Non-2xx' "$TMP/rc_wrk")"
+	return 1
+}
+
+# rc_ab NAME URL N [AB_ARGS...] - ab, N requests 10 at a time (HTTP/1.0; -k
+# for keep-alive): all complete, none failed, none non-2xx.
+rc_ab() {
+	local name=$1 url=$2 n=$3
+	shift 3
+	need_cmds "$name" ab || return 1
+	$CLI timeout 60 ab -q "$@" -n "$n" -c 10 -s 5 "$url" >"$TMP/rc_ab" 2>&1
+	if grep -qE "^Complete requests: +$n\$" "$TMP/rc_ab" &&
+		grep -qE '^Failed requests: +0$' "$TMP/rc_ab" &&
+		! grep -q '^Non-2xx' "$TMP/rc_ab"; then
+		pass "$name"
+		return 0
+	fi
+	fail "$name" "$(grep -E 'Complete|Failed|Non-2xx|apr_' "$TMP/rc_ab")"
+	return 1
+}
+
+# real_clients NAME IP PORT [IP6] - every real-client check against
+# http://IP:PORT/: NAME_curl_get, NAME_curl_head, NAME_http10_close,
+# NAME_curl_ipv6 (with IP6: the same checks as curl_get), NAME_wget,
+# NAME_python_keepalive (50 requests), NAME_wrk (over 1000 answered), NAME_ab and
+# NAME_ab_keepalive (2000 requests each).
+real_clients() {
+	local t=$1 ip=$2 port=$3 ip6=${4:-}
+	local url="http://$ip:$port/"
+	rc_curl_get "${t}_curl_get" "$url"
+	rc_curl_head "${t}_curl_head" "$url"
+	rc_http10_close "${t}_http10_close" "$url"
+	[ -z "$ip6" ] || rc_curl_get "${t}_curl_ipv6" "http://[$ip6]:$port/"
+	rc_wget "${t}_wget" "$url"
+	rc_python_keepalive "${t}_python_keepalive" "$ip" "$port" 50
+	rc_wrk "${t}_wrk" "$url" 1000 -c"${RC_WRK_CONNS:-10}"
+	rc_ab "${t}_ab" "$url" 2000
+	rc_ab "${t}_ab_keepalive" "$url" 2000 -k
+	return 0
 }

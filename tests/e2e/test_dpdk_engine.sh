@@ -46,14 +46,8 @@ if [ ! -c /dev/net/tun ]; then
 	skip "$T" "no /dev/net/tun: the TAP exception path cannot exist"
 	exit 0
 fi
-if ! tb_up "$PREFIX"; then
-	fail "${T}_testbed" "scripts/testbed.sh up failed"
-	exit 1
-fi
-TMP=$(mktemp -d)
-on_exit "rm -rf '$TMP'"
+e2e_up "$T" "$PREFIX"
 URL="http://$SRV_IP:$PORT/"
-URL6="http://[$SRV_IP6]:$PORT/"
 SRV_MAC=$($SRV ip -br link show dev "$SRV_IF" | awk '{print $3}')
 
 # ---- one network stack on the veth: blitz's (--takeover does it) ----
@@ -67,7 +61,7 @@ $CLI ethtool -K "$CLI_IF" tso off gso off >/dev/null 2>&1
 # (and its routes) to the TAP until it exits. Waits for its "serving" line.
 # Sets DPDK_PID.
 start_dpdk() {
-	local lcores=$1 nq=$2 i vdev
+	local lcores=$1 nq=$2 vdev
 	shift 2
 	vdev=${VDEV:-net_af_packet0,iface=$SRV_IF,qpairs=$nq,qdisc_bypass=1}
 	: >"$TMP/dpdk.log"
@@ -78,27 +72,12 @@ start_dpdk() {
 		>"$TMP/dpdk.log" 2>&1 &
 	DPDK_PID=$!
 	on_exit "kill $DPDK_PID"
-	for ((i = 0; i < 100; i++)); do
-		grep -q '^blitz-dpdk: serving' "$TMP/dpdk.log" && break
-		kill -0 "$DPDK_PID" 2>/dev/null || break
-		sleep 0.1
-	done
-	grep -q '^blitz-dpdk: serving' "$TMP/dpdk.log"
+	wait_line "$TMP/dpdk.log" '^blitz-dpdk: serving' "$DPDK_PID" 10
 }
 
 # stop_dpdk - SIGTERM, bounded wait; 0 when it exited 0 by itself.
 stop_dpdk() {
-	local i
-	kill -TERM "$DPDK_PID" 2>/dev/null
-	for ((i = 0; i < 50; i++)); do
-		kill -0 "$DPDK_PID" 2>/dev/null || break
-		sleep 0.1
-	done
-	if kill -0 "$DPDK_PID" 2>/dev/null; then
-		kill -KILL "$DPDK_PID"
-		return 1
-	fi
-	wait "$DPDK_PID"
+	stop_pid "$DPDK_PID" TERM 5 && [ "$STOP_RC" -eq 0 ]
 }
 
 if start_dpdk 0 1; then
@@ -131,36 +110,6 @@ else
 	fail "${T}_arp_learned" "client's entry for $SRV_IP: '$neigh', want lladdr $SRV_MAC learnt"
 fi
 
-# ---- real clients ----
-if $CLI timeout 10 curl -sS -D "$TMP/h" -o "$TMP/b" "$URL" 2>"$TMP/e"; then
-	why=
-	[ "$(cat "$TMP/b")" = "$BODY" ] || why="body '$(head -c 80 "$TMP/b")'"
-	head -1 "$TMP/h" | grep -q '^HTTP/1.1 200 OK' || why="$why status '$(head -1 "$TMP/h")'"
-	for hdr in Server Date Content-Type Content-Length; do
-		grep -qi "^$hdr: " "$TMP/h" || why="$why no $hdr"
-	done
-	grep -qi '^Content-Length: 12' "$TMP/h" || why="$why bad Content-Length"
-	grep -qi '^Content-Type: text/plain' "$TMP/h" || why="$why bad Content-Type"
-	if [ -z "$why" ]; then pass "${T}_curl_get"; else fail "${T}_curl_get" "$why"; fi
-else
-	fail "${T}_curl_get" "curl: $(tr '\n' ' ' <"$TMP/e")"
-fi
-
-if $CLI timeout 10 curl -sS -I "$URL" >"$TMP/h" 2>"$TMP/e" &&
-	head -1 "$TMP/h" | grep -q '^HTTP/1.1 200' &&
-	grep -qi '^Content-Length: 12' "$TMP/h"; then
-	pass "${T}_curl_head"
-else
-	fail "${T}_curl_head" "$(head -c 200 "$TMP/h" "$TMP/e" | tr '\r\n' '  ')"
-fi
-
-if $CLI timeout 10 curl -sS --http1.0 -D "$TMP/h" -o "$TMP/b" "$URL" 2>"$TMP/e" &&
-	[ "$(cat "$TMP/b")" = "$BODY" ] && grep -qi '^Connection: close' "$TMP/h"; then
-	pass "${T}_http10_close"
-else
-	fail "${T}_http10_close" "$(head -c 200 "$TMP/h" "$TMP/e" | tr '\r\n' '  ')"
-fi
-
 # IPv6: blitz answers the neighbour solicitation and the echo itself.
 $CLI ip -6 neigh flush dev "$CLI_IF"
 if $CLI timeout 10 ping -6 -c 2 -i 0.2 -W 2 "$SRV_IP6" >"$TMP/ping" 2>&1 &&
@@ -169,42 +118,9 @@ if $CLI timeout 10 ping -6 -c 2 -i 0.2 -W 2 "$SRV_IP6" >"$TMP/ping" 2>&1 &&
 else
 	fail "${T}_ping6" "$(tail -2 "$TMP/ping")"
 fi
-if [ "$($CLI timeout 10 curl -sS -g "$URL6" 2>"$TMP/e")" = "$BODY" ]; then
-	pass "${T}_curl_ipv6"
-else
-	fail "${T}_curl_ipv6" "curl over IPv6: $(tr '\n' ' ' <"$TMP/e")"
-fi
 
-if need_cmds "${T}_wget" wget; then
-	if [ "$($CLI timeout 10 wget -q -O - "$URL" 2>"$TMP/e")" = "$BODY" ]; then
-		pass "${T}_wget"
-	else
-		fail "${T}_wget" "wget: $(tr '\n' ' ' <"$TMP/e")"
-	fi
-fi
-
-# Three requests on one keep-alive connection (one local port).
-cat >"$TMP/ka.py" <<'PYEOF'
-import http.client, sys
-c = http.client.HTTPConnection(sys.argv[1], int(sys.argv[2]), timeout=5)
-ports = set()
-for i in range(3):
-    c.request("GET", "/ka%d" % i)
-    r = c.getresponse()
-    body = r.read()
-    if r.status != 200 or body != b"Hello World!":
-        print("response %d: %d %r" % (i, r.status, body[:60]))
-        sys.exit(1)
-    ports.add(c.sock.getsockname()[1])
-c.close()
-print(len(ports))
-PYEOF
-out=$($CLI timeout 20 "$PY" "$TMP/ka.py" "$SRV_IP" "$PORT" 2>&1)
-if [ "$out" = 1 ]; then
-	pass "${T}_python_keepalive"
-else
-	fail "${T}_python_keepalive" "$out"
-fi
+# ---- real clients (lib.sh; wrk: af_packet on veth is slow by nature) ----
+real_clients "$T" "$SRV_IP" "$PORT" "$SRV_IP6"
 
 # A request larger than one segment (5 KB of headers) is reassembled.
 big=$(head -c 5000 /dev/zero | tr '\0' a)
@@ -212,26 +128,6 @@ if [ "$($CLI timeout 10 curl -sS -H "X-Big: $big" "$URL" 2>"$TMP/e")" = "$BODY" 
 	pass "${T}_multi_segment_request"
 else
 	fail "${T}_multi_segment_request" "$(tr '\n' ' ' <"$TMP/e")"
-fi
-
-if need_cmds "${T}_wrk" wrk; then
-	$CLI timeout 20 wrk -t1 -c10 -d5 "$URL" >"$TMP/wrk" 2>&1
-	rps=$(awk '/^Requests\/sec/ {print int($2)}' "$TMP/wrk")
-	if [ "${rps:-0}" -gt 0 ] && ! grep -qE 'Non-2xx|Socket errors' "$TMP/wrk"; then
-		pass "${T}_wrk (${rps} req/s, af_packet on veth: slow by nature)"
-	else
-		fail "${T}_wrk" "$(grep -E 'Requests/sec|Non-2xx|Socket errors' "$TMP/wrk" | tr '\n' ' ')"
-	fi
-fi
-
-if need_cmds "${T}_ab" ab; then
-	$CLI timeout 30 ab -q -n 2000 -c 10 "$URL" >"$TMP/ab" 2>&1
-	if grep -qE '^Complete requests: +2000' "$TMP/ab" &&
-		grep -qE '^Failed requests: +0' "$TMP/ab"; then
-		pass "${T}_ab"
-	else
-		fail "${T}_ab" "$(grep -E 'requests|apr_' "$TMP/ab" | tr '\n' ' ')"
-	fi
 fi
 
 # ---- the exception path: another port, served by the kernel ----

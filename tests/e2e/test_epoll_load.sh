@@ -7,7 +7,8 @@
 # again once connections close).
 #
 # Bounded: the idle holder releases after at most 120 s, the slow sender
-# after 10 s, every client runs under `timeout`.
+# after 10 s, every client runs under `timeout`. Testbed prefix:
+# $EPOLL_LOAD_TB (default h4al).
 # $SRV and $CLI are command prefixes: they must split.
 # shellcheck disable=SC2086
 # shellcheck source=tests/e2e/lib.sh
@@ -21,10 +22,7 @@ IDLE=${IDLE_CONNS:-10000}
 BODY="Hello World!"
 
 need_root "$T"
-if [ ! -x "$BLITZ" ]; then
-	fail "${T}_build" "$BLITZ is missing: run make"
-	exit 1
-fi
+need_blitz "$T"
 need_cmds "${T}_wrk" wrk || exit 0
 # Client and server each need an fd per idle connection.
 hard=$(ulimit -Hn)
@@ -32,12 +30,7 @@ if [ "$hard" != unlimited ] && [ "$hard" -lt $((IDLE + 200)) ]; then
 	skip "${T}_idle" "open files hard limit $hard is below $((IDLE + 200)) (ulimit -Hn)"
 	exit 0
 fi
-if ! tb_up h4al; then
-	fail "${T}_testbed" "scripts/testbed.sh up failed"
-	exit 1
-fi
-TMP=$(mktemp -d)
-on_exit "rm -rf '$TMP'"
+e2e_up "$T" "${EPOLL_LOAD_TB:-h4al}"
 URL="http://$SRV_IP:$PORT/"
 write_holder "$TMP/hold.py"
 write_slow_sender "$TMP/slow.py"

@@ -24,10 +24,7 @@ BODY="Hello World!"
 P=${NETNS_TB:-h8n}
 
 need_root "$T"
-if [ ! -x "$BLITZ" ]; then
-	fail "${T}_build" "$BLITZ is missing: run make"
-	exit 1
-fi
+need_blitz "$T"
 TMP=$(mktemp -d)
 # B by hand (lib.sh's tb_up keeps one testbed), A through tb_up.
 if ! BUILD=$BUILD scripts/testbed.sh up "${P}b" >"$TMP/b.env" 2>&1; then
@@ -166,11 +163,7 @@ $A_SRV "$BLITZ" unload "$A_IF" >/dev/null 2>&1
 $B_SRV "$BLITZ" serve "$B_IF" --engine xdp -p "$PORT" >"$TMP/serve.log" 2>&1 &
 serve_pid=$!
 on_exit "kill -9 $serve_pid"
-for ((i = 0; i < 100; i++)); do
-	grep -q "tier xdp" "$TMP/serve.log" && break
-	kill -0 "$serve_pid" 2>/dev/null || break
-	sleep 0.1
-done
+wait_line "$TMP/serve.log" "tier xdp" "$serve_pid" 10
 s_prog=$(xdp_id "$B_SRV" "$B_IF")
 if [ -n "$s_prog" ] && answered "$B_CLI" "$B_IP"; then
 	$A_SRV "$BLITZ" load "$A_IF" -p "$PORT" >"$TMP/la" 2>&1
@@ -188,10 +181,7 @@ if [ -n "$s_prog" ] && answered "$B_CLI" "$B_IP"; then
 else
 	fail "${T}_serve_b_survives_a" "serve did not start: $(tr '\n' ' ' <"$TMP/serve.log")"
 fi
-kill -INT "$serve_pid" 2>/dev/null
-for ((i = 0; i < 50; i++)); do kill -0 "$serve_pid" 2>/dev/null || break; sleep 0.1; done
-kill -9 "$serve_pid" 2>/dev/null
-wait "$serve_pid" 2>/dev/null
+stop_pid "$serve_pid" INT 5
 
 # ---- afxdp: the body need not fit an XDP template ----
 head -c 65536 /dev/urandom >"$TMP/body64k"
@@ -232,13 +222,9 @@ int main(int argc, char **argv)
 	return blitz_loader_detach(l) ? 3 : 0;
 }
 CEOF
-BUILD_DIR=$BUILD
-[[ $BUILD_DIR = /* ]] || BUILD_DIR=$E2E_ROOT/$BUILD
 if ! need_cmds "${T}_afxdp_loader_big_body" gcc; then
 	:
-elif ! gcc -O2 -Wall -D_GNU_SOURCE -I"$BUILD_DIR" -I"$E2E_ROOT/bpf" -I"$E2E_ROOT/userspace" \
-	"$TMP/attach.c" "$BUILD_DIR/libblitz.a" -o "$TMP/attach" \
-	-lxdp -lbpf -lelf -lz -lpthread -lm >"$TMP/cc.log" 2>&1; then
+elif ! build_driver "$TMP/attach.c" "$TMP/attach" "$TMP/cc.log"; then
 	fail "${T}_afxdp_loader_big_body" "the driver does not build: $(head -3 "$TMP/cc.log")"
 else
 	afx=$($A_SRV "$TMP/attach" "$A_IF" 1 "$TMP/body64k" 2>&1)
@@ -258,11 +244,7 @@ $A_SRV "$BLITZ" serve "$A_IF" --engine afxdp -p "$PORT" --body-file "$TMP/body64
 	--content-type application/octet-stream >"$TMP/afxdp.log" 2>&1 &
 serve_pid=$!
 on_exit "kill -9 $serve_pid"
-for ((i = 0; i < 100; i++)); do
-	grep -q "^afxdp: $A_IF" "$TMP/afxdp.log" && break
-	kill -0 "$serve_pid" 2>/dev/null || break
-	sleep 0.1
-done
+wait_line "$TMP/afxdp.log" "^afxdp: $A_IF" "$serve_pid" 10
 if grep -q "does not fit one segment" "$TMP/afxdp.log"; then
 	fail "${T}_afxdp_big_body" "the loader refused it: $(head -1 "$TMP/afxdp.log")"
 elif grep -q "^afxdp: $A_IF" "$TMP/afxdp.log"; then
@@ -278,9 +260,6 @@ elif grep -q "response template" "$TMP/afxdp.log"; then
 else
 	fail "${T}_afxdp_big_body" "$(tr '\n' ' ' <"$TMP/afxdp.log" | cut -c1-200)"
 fi
-kill -INT "$serve_pid" 2>/dev/null
-for ((i = 0; i < 50; i++)); do kill -0 "$serve_pid" 2>/dev/null || break; sleep 0.1; done
-kill -9 "$serve_pid" 2>/dev/null
-wait "$serve_pid" 2>/dev/null
+stop_pid "$serve_pid" INT 5
 
 e2e_status

@@ -74,21 +74,28 @@ static void stop(struct epoll_engine_stats *st)
 	eng = NULL;
 }
 
-static int dial(void)
+/* Connect to the engine on loopback with one socket option set first
+ * (before connect: SO_RCVBUF sizes the window the handshake offers). */
+static int dial_with(int level, int name, int val)
 {
 	struct sockaddr_in a = {.sin_family = AF_INET,
 				.sin_port = htons(port),
 				.sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
-	int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0), one = 1;
+	int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
 
 	if (fd < 0)
 		return -1;
-	setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+	setsockopt(fd, level, name, &val, sizeof(val));
 	if (connect(fd, (struct sockaddr *)&a, sizeof(a)) < 0) {
 		close(fd);
 		return -1;
 	}
 	return fd;
+}
+
+static int dial(void)
+{
+	return dial_with(IPPROTO_TCP, TCP_NODELAY, 1);
 }
 
 static int send_all(int fd, const void *p, size_t n)
@@ -151,6 +158,22 @@ static bool same_response(const uint8_t *p, size_t len, int k)
 
 static const char GET[] = "GET / HTTP/1.1\r\nHost: x\r\n\r\n";
 
+/* Send @req on @fd and expect exactly @n keep-alive GET answers back, byte
+ * for byte (Date excepted), within @ms; @buf holds @n answers. */
+static void expect_get_answers(int fd, const char *req, size_t n, uint8_t *buf,
+			       int ms)
+{
+	size_t one = ref.len[BLITZ_RESP_GET_KA], want = n * one, got, i;
+	int eof, bad = 0;
+
+	T_CHECK(!send_all(fd, req, strlen(req)));
+	got = recv_upto(fd, buf, want, ms, &eof);
+	T_EQ_INT(got, want);
+	for (i = 0; i < n && got == want; i++)
+		bad += !same_response(buf + i * one, one, BLITZ_RESP_GET_KA);
+	T_EQ_INT(bad, 0);
+}
+
 static void test_get_exact_bytes(void)
 {
 	uint8_t buf[4096];
@@ -171,52 +194,32 @@ static void test_get_exact_bytes(void)
 	close(fd);
 }
 
-static void test_pipelined_16(void)
+/* @n GETs in one send on a fresh connection: @n answers, in order. */
+static void pipelined_gets(int n, int ms)
 {
-	char req[16 * sizeof(GET)];
-	uint8_t buf[16 * 512];
-	size_t n, want = 16 * (size_t)ref.len[BLITZ_RESP_GET_KA], i;
-	int fd = dial(), eof;
+	static char req[200 * sizeof(GET)];
+	static uint8_t buf[200 * 512];
+	int fd = dial(), i;
 
-	T_CHECK(fd >= 0);
-	if (fd < 0)
+	T_CHECK(n <= 200 && fd >= 0);
+	if (n > 200 || fd < 0)
 		return;
 	req[0] = 0;
-	for (i = 0; i < 16; i++)
+	for (i = 0; i < n; i++)
 		strcat(req, GET);
-	T_CHECK(!send_all(fd, req, strlen(req)));
-	n = recv_upto(fd, buf, want, 2000, &eof);
-	T_EQ_INT(n, want);
-	for (i = 0; i < 16 && n == want; i++)
-		T_CHECK(same_response(buf + i * ref.len[BLITZ_RESP_GET_KA],
-				      ref.len[BLITZ_RESP_GET_KA],
-				      BLITZ_RESP_GET_KA));
+	expect_get_answers(fd, req, (size_t)n, buf, ms);
 	close(fd);
+}
+
+static void test_pipelined_16(void)
+{
+	pipelined_gets(16, 2000);
 }
 
 /* More answers than one output buffer holds: parsing pauses and resumes. */
 static void test_pipelined_200(void)
 {
-	static char req[200 * sizeof(GET)];
-	static uint8_t buf[200 * 512];
-	size_t n, want = 200 * (size_t)ref.len[BLITZ_RESP_GET_KA], i;
-	int fd = dial(), eof, bad = 0;
-
-	T_CHECK(fd >= 0);
-	if (fd < 0)
-		return;
-	req[0] = 0;
-	for (i = 0; i < 200; i++)
-		strcat(req, GET);
-	T_CHECK(!send_all(fd, req, strlen(req)));
-	n = recv_upto(fd, buf, want, 3000, &eof);
-	T_EQ_INT(n, want);
-	for (i = 0; i < 200 && n == want; i++)
-		bad += !same_response(buf + i * ref.len[BLITZ_RESP_GET_KA],
-				      ref.len[BLITZ_RESP_GET_KA],
-				      BLITZ_RESP_GET_KA);
-	T_EQ_INT(bad, 0);
-	close(fd);
+	pipelined_gets(200, 3000);
 }
 
 static void test_split_request(void)
@@ -330,19 +333,12 @@ static void test_bodies_skipped(void)
 		"5\r\nhello\r\n0\r\n\r\n"
 		"GET / HTTP/1.1\r\n\r\n";
 	uint8_t buf[4096];
-	size_t want = 3 * (size_t)ref.len[BLITZ_RESP_GET_KA], n, i;
-	int fd = dial(), eof;
+	int fd = dial();
 
 	T_CHECK(fd >= 0);
 	if (fd < 0)
 		return;
-	T_CHECK(!send_all(fd, req, strlen(req)));
-	n = recv_upto(fd, buf, want, 2000, &eof);
-	T_EQ_INT(n, want);
-	for (i = 0; i < 3 && n == want; i++)
-		T_CHECK(same_response(buf + i * ref.len[BLITZ_RESP_GET_KA],
-				      ref.len[BLITZ_RESP_GET_KA],
-				      BLITZ_RESP_GET_KA));
+	expect_get_answers(fd, req, 3, buf, 2000);
 	close(fd);
 }
 
@@ -534,19 +530,7 @@ static bool stream_matches(const uint8_t *got, size_t glen,
  * and it must resume mid-header or mid-body on EPOLLOUT. */
 static int dial_small_rcvbuf(void)
 {
-	struct sockaddr_in a = {.sin_family = AF_INET,
-				.sin_port = htons(port),
-				.sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
-	int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0), rb = 4096;
-
-	if (fd < 0)
-		return -1;
-	setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &rb, sizeof(rb));
-	if (connect(fd, (struct sockaddr *)&a, sizeof(a)) < 0) {
-		close(fd);
-		return -1;
-	}
-	return fd;
+	return dial_with(SOL_SOCKET, SO_RCVBUF, 4096);
 }
 
 static void test_big_get_and_head(void)
