@@ -464,21 +464,50 @@ static int rx_queue_count(const char *ifname)
 	return n > AFXDP_MAX_QUEUES ? AFXDP_MAX_QUEUES : n;
 }
 
+/* The counters the engine owns in the BPF map: keys the XDP program never
+ * touches in afxdp mode (it counts frames, service, redirect and pass_*). */
+static const uint32_t engine_keys[] = {
+	BLITZ_CNT_SYNACK,   BLITZ_CNT_REQUESTS, BLITZ_CNT_REPLIES,
+	BLITZ_CNT_TX_BYTES, BLITZ_CNT_FINACK,	BLITZ_CNT_DROP_BAD_COOKIE,
+	BLITZ_CNT_DROP_RST,
+};
+#define N_ENGINE_KEYS (sizeof(engine_keys) / sizeof(engine_keys[0]))
+
 /*
- * Write the cores' totals into the BPF per-CPU counters map so `blitz
- * stats` shows them: only keys the XDP program never touches in afxdp mode
- * (it counts frames, service, redirect and pass_*), so overwriting the
- * whole per-CPU entry (total on CPU 0, zero elsewhere) loses nothing.
+ * What the map holds for the engine's keys when it starts (summed over
+ * the CPUs): an earlier engine's totals, published by a child that serve
+ * has since restarted. The engine publishes base + its own totals, so the
+ * counters `blitz stats` shows never go back.
+ */
+static void read_counter_base(const struct afxdp_engine_opts *o,
+			      uint64_t base[N_ENGINE_KEYS])
+{
+	int ncpu = libbpf_num_possible_cpus(), c;
+	uint64_t *vals;
+	size_t k;
+
+	memset(base, 0, N_ENGINE_KEYS * sizeof(*base));
+	if (o->counters_fd < 0 || ncpu < 1)
+		return;
+	vals = calloc((size_t)ncpu, sizeof(*vals));
+	if (!vals)
+		return;
+	for (k = 0; k < N_ENGINE_KEYS; k++)
+		if (!bpf_map_lookup_elem(o->counters_fd, &engine_keys[k], vals))
+			for (c = 0; c < ncpu; c++)
+				base[k] += vals[c];
+	free(vals);
+}
+
+/*
+ * Write base + the cores' totals into the BPF per-CPU counters map so
+ * `blitz stats` shows them. The engine alone writes these keys, so
+ * overwriting the whole per-CPU entry (the sum on CPU 0, zero elsewhere)
+ * loses nothing, and the sum stays what it was plus what this engine did.
  */
 static void publish_counters(const struct afxdp_engine_opts *o, struct xq *qs,
-			     int nq)
+			     int nq, const uint64_t base[N_ENGINE_KEYS])
 {
-	static const uint32_t keys[] = {
-		BLITZ_CNT_SYNACK,   BLITZ_CNT_REQUESTS,
-		BLITZ_CNT_REPLIES,  BLITZ_CNT_TX_BYTES,
-		BLITZ_CNT_FINACK,   BLITZ_CNT_DROP_BAD_COOKIE,
-		BLITZ_CNT_DROP_RST,
-	};
 	uint64_t tot[BLITZ_CNT_MAX], *vals;
 	int ncpu = libbpf_num_possible_cpus(), i;
 	size_t k;
@@ -493,9 +522,9 @@ static void publish_counters(const struct afxdp_engine_opts *o, struct xq *qs,
 		if (qs[i].core)
 			tcp_core_counters_add_blitz(
 				tcp_core_counters(qs[i].core), tot);
-	for (k = 0; k < sizeof(keys) / sizeof(keys[0]); k++) {
-		vals[0] = tot[keys[k]];
-		bpf_map_update_elem(o->counters_fd, &keys[k], vals, 0);
+	for (k = 0; k < N_ENGINE_KEYS; k++) {
+		vals[0] = base[k] + tot[engine_keys[k]];
+		bpf_map_update_elem(o->counters_fd, &engine_keys[k], vals, 0);
 	}
 	free(vals);
 }
@@ -522,6 +551,7 @@ int afxdp_engine_run(const struct afxdp_engine_opts *o,
 	cpu_set_t allowed;
 	int nq, i, ret = 0, ncpu;
 	uint64_t busy = 0, polls = 0, rxf = 0, kick = 0, kicks = 0;
+	uint64_t base[N_ENGINE_KEYS];
 
 	if (!o || !o->ifname || !o->svc || o->xsks_fd < 0) {
 		pr_warn("afxdp engine: missing interface, service or xsks "
@@ -546,6 +576,7 @@ int afxdp_engine_run(const struct afxdp_engine_opts *o,
 	qs = calloc((size_t)nq, sizeof(*qs));
 	if (!qs)
 		return -ENOMEM;
+	read_counter_base(o, base);
 	for (i = 0; i < nq; i++) {
 		qs[i].o = o;
 		qs[i].stop = stop;
@@ -575,13 +606,13 @@ int afxdp_engine_run(const struct afxdp_engine_opts *o,
 	while (!*stop) {
 		struct timespec ts = {.tv_nsec = 250 * 1000000L};
 
-		publish_counters(o, qs, nq);
+		publish_counters(o, qs, nq, base);
 		nanosleep(&ts, NULL);
 	}
 	for (i = 0; i < nq; i++)
 		if (qs[i].started)
 			pthread_join(qs[i].th, NULL);
-	publish_counters(o, qs, nq);
+	publish_counters(o, qs, nq, base);
 out:
 	memset(&tot, 0, sizeof(tot));
 	for (i = 0; i < nq; i++) {

@@ -4,26 +4,37 @@
  * Attaches the chosen fast path (auto: xdp native, then xdp skb, then
  * none) with the epoll engine listening on the same port as the fallback,
  * says which tier is active, and on SIGINT/SIGTERM detaches everything it
- * attached. The afxdp engine runs in a child process that serve supervises
- * (a dead engine leaves the kernel path answering, and is restarted); the
- * dpdk engine is its own binary: serve execs it.
+ * attached. The afxdp engine and blitz-dpdk run in a child process that
+ * serve supervises: a dead engine leaves the kernel path answering (for
+ * dpdk, serve first gives the interface back what the engine's takeover
+ * took from it), and is restarted.
  *
  *   blitz serve (epoll listener, XDP bpf_link, supervisor)
  *     `- blitz-afxdp child (AF_XDP sockets, poll threads), --engine afxdp
+ *     `- blitz-dpdk child (fork + exec, takes the interface), --engine dpdk
  *
  * Owns: serve's command line, the order of attach/start/stop/detach, the
- * afxdp engine's process, and the signal handling of the serving process.
+ * engine children's processes, the record of the interface's addresses,
+ * routes and sysctls that a dpdk child may take over, and the signal
+ * handling of the serving process.
  * Must never leave anything attached when it returns: the XDP program is a
  * bpf_link owned by this process (it goes away even on SIGKILL, and the
  * engine child with it; the pins left then are shown by `blitz status` and
- * removed by `blitz unload`).
+ * removed by `blitz unload`); the interface a dpdk child took over gets
+ * its state back after the child, whatever ended it (a SIGKILLed serve
+ * leaves that to blitz-dpdk, which PR_SET_PDEATHSIG stops with SIGTERM).
  */
+#include <arpa/inet.h>
 #include <errno.h>
+#include <fcntl.h>
+#include <ifaddrs.h>
 #include <getopt.h>
 #include <limits.h>
 #include <net/if.h>
+#include <netinet/in.h>
 #include <sched.h>
 #include <signal.h>
+#include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -66,12 +77,14 @@ static const char *const engine_names[] = {
 
 enum { OPT_MAX_CONNS = 0x200, OPT_IDLE, OPT_HEADER };
 
-static volatile sig_atomic_t serve_stop;
+static volatile sig_atomic_t serve_stop, serve_usr1;
 
 static void on_signal(int sig)
 {
-	(void)sig;
-	serve_stop = 1;
+	if (sig == SIGUSR1)
+		serve_usr1 = 1;
+	else
+		serve_stop = 1;
 }
 
 static void usage(FILE *f)
@@ -293,6 +306,16 @@ static void install_signals(void)
 	signal(SIGPIPE, SIG_IGN);
 }
 
+static void install_usr1(void)
+{
+	struct sigaction sa;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_signal;
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGUSR1, &sa, NULL);
+}
+
 /* Sum one per-CPU counter of the XDP program (0 when unreadable). */
 static unsigned long long xdp_counter(int fd, __u32 key)
 {
@@ -351,110 +374,6 @@ static const char *where(const struct serve_args *a)
 	return a->ifname ? a->ifname : "all interfaces";
 }
 
-/* "-l" for EAL: the first n CPUs this process may run on, one lcore per
- * queue (so `taskset` still decides where the engine runs). */
-static void dpdk_lcores(int n, char *buf, size_t len)
-{
-	cpu_set_t set;
-	size_t off = 0;
-	int cpu, k = 0;
-
-	buf[0] = '\0';
-	if (sched_getaffinity(0, sizeof(set), &set))
-		CPU_ZERO(&set);
-	for (cpu = 0; cpu < CPU_SETSIZE && k < n && off + 8 < len; cpu++)
-		if (CPU_ISSET(cpu, &set))
-			off += (size_t)snprintf(buf + off, len - off, "%s%d",
-						k++ ? "," : "", cpu);
-	if (!k)
-		snprintf(buf, len, "0");
-}
-
-/*
- * blitz-dpdk lives next to the blitz binary. With an interface name the
- * port is that kernel interface through the af_packet PMD, so blitz-dpdk
- * takes it over (--takeover: its addresses move to a TAP, the exception
- * path, and come back at exit; see dpdk/engine.h). EAL runs without
- * hugepages (--no-huge is refused together with --in-memory, hence
- * --no-shconf and a file prefix per interface).
- */
-static int exec_dpdk(struct serve_args *a)
-{
-	char self[PATH_MAX], bin[PATH_MAX + 16], vdev[IF_NAMESIZE + 96],
-		port[16], prefix[IF_NAMESIZE + 16], tap[IF_NAMESIZE],
-		lcores[256];
-	char *args[MAX_FWD + 32];
-	int i, k = 0, nq = a->queues > 0 ? a->queues : 1;
-	ssize_t n;
-	char *slash;
-
-	n = readlink("/proc/self/exe", self, sizeof(self) - 1);
-	if (n <= 0) {
-		pr_warn("cannot find the blitz binary: %s\n", strerror(errno));
-		return 1;
-	}
-	self[n] = '\0';
-	slash = strrchr(self, '/');
-	if (slash)
-		slash[1] = '\0';
-	snprintf(bin, sizeof(bin), "%s%s", slash ? self : "./", DPDK_BIN);
-	if (access(bin, X_OK)) {
-		pr_warn("dpdk engine not available: %s not found (build it "
-			"with `make`; needs libdpdk-dev)\n",
-			bin);
-		return 1;
-	}
-	snprintf(vdev, sizeof(vdev),
-		 "--vdev=net_af_packet0,iface=%s,qpairs=%d,qdisc_bypass=1",
-		 a->ifname, nq);
-	snprintf(prefix, sizeof(prefix), "blitz-%s", a->ifname);
-	snprintf(tap, sizeof(tap), "bz%.*s", IF_NAMESIZE - 3, a->ifname);
-	snprintf(port, sizeof(port), "%u", a->svc.port);
-	dpdk_lcores(nq, lcores, sizeof(lcores));
-	args[k++] = bin;
-	args[k++] = "--no-huge";
-	args[k++] = "-m";
-	args[k++] = "512";
-	args[k++] = "--no-pci";
-	args[k++] = "--no-shconf";
-	args[k++] = "--no-telemetry";
-	args[k++] = "--file-prefix";
-	args[k++] = prefix;
-	args[k++] = "-l";
-	args[k++] = lcores;
-	args[k++] = vdev;
-	args[k++] = "--";
-	args[k++] = "-p";
-	args[k++] = port;
-	args[k++] = "--takeover";
-	args[k++] = (char *)a->ifname;
-	args[k++] = "--tap";
-	args[k++] = tap;
-	if (blitz_log_level >= LOG_DEBUG)
-		args[k++] = "-v";
-	for (i = 0; i < a->n_fwd; i++) {
-		/* -p is given above from the parsed value; drop duplicates. */
-		if (!strcmp(a->fwd[i], "-p") || !strcmp(a->fwd[i], "--port")) {
-			i++;
-			continue;
-		}
-		if (!strncmp(a->fwd[i], "-p", 2) ||
-		    !strncmp(a->fwd[i], "--port=", 7))
-			continue;
-		args[k++] = a->fwd[i];
-	}
-	args[k] = NULL;
-	printf("blitz: serving on %s port %u: tier dpdk: exec", a->ifname,
-	       a->svc.port);
-	for (i = 0; i < k; i++)
-		printf(" %s", args[i]);
-	printf("\n");
-	fflush(stdout);
-	execv(bin, args);
-	pr_warn("cannot run %s: %s\n", bin, strerror(errno));
-	return 1;
-}
-
 static int serve_epoll_alone(struct serve_args *a, const char *why)
 {
 	struct epoll_engine *e;
@@ -493,22 +412,28 @@ static struct tc_handoff *attach_handoff(struct serve_args *a,
 	return h;
 }
 
-#ifdef HAVE_AFXDP
 /*
- * The afxdp engine runs in a child process so that its death (a crash, a
- * SIGKILL) cannot take the kernel path with it: the child's AF_XDP sockets
- * close, their xsks entries go, the XDP program passes service traffic to
- * the kernel (pass_no_xsk) and this process's epoll listener answers it.
- * The parent restarts the engine after a back-off, a bounded number of
- * times. The parent owns the XDP attachment (a bpf_link of this process),
- * so a SIGKILL of the parent detaches it; the child then dies too
- * (PR_SET_PDEATHSIG), never lingering on sockets nothing redirects to.
+ * Engines in a child process. The afxdp engine and blitz-dpdk run in a
+ * child of serve so that their death (a crash, a SIGKILL) cannot take the
+ * kernel path with it: serve's epoll listener keeps answering whatever
+ * reaches the kernel, and serve restarts the engine after a back-off, a
+ * bounded number of times. A first child that cannot start fails serve.
  */
-#define AFXDP_RESTARTS_PER_MIN 5
-#define AFXDP_BACKOFF_MS 1000 /* doubled for each restart in the minute */
-#define AFXDP_STOP_MS 3000    /* SIGTERM, then SIGKILL after this */
-/* The child's exit status when the engine did not start. */
-#define AFXDP_EXIT_NOSTART 2
+#define CHILD_RESTARTS_PER_MIN 5
+#define CHILD_BACKOFF_MS 1000 /* doubled for each restart in the minute */
+
+struct engine_child {
+	const char *name; /* "afxdp", "dpdk": for the messages */
+	int stop_ms;	  /* SIGTERM, then SIGKILL after this */
+	/* Fork the engine; -1 when it could not (said why). */
+	pid_t (*spawn)(struct serve_args *a, void *ctx);
+	/* The exit status says the engine never started. */
+	bool (*nostart)(int status);
+	/* After the child is gone (reaped): undo what it left; returns the
+	 * words for the exit line ("interface restored, ") or "". */
+	const char *(*cleanup)(struct serve_args *a, void *ctx);
+	void *ctx;
+};
 
 static double mono_s(void)
 {
@@ -531,7 +456,8 @@ static void close_fds_except(int *keep, int n)
 	unsigned int from = 3;
 	int i;
 
-	qsort(keep, (size_t)n, sizeof(*keep), cmp_int);
+	if (n > 0)
+		qsort(keep, (size_t)n, sizeof(*keep), cmp_int);
 	for (i = 0; i < n; i++) {
 		if (keep[i] < (int)from)
 			continue;
@@ -541,6 +467,145 @@ static void close_fds_except(int *keep, int n)
 	}
 	close_range(from, ~0U, 0);
 }
+
+static void describe_exit(int status, char *buf, size_t len)
+{
+	if (WIFSIGNALED(status))
+		snprintf(buf, len, "signal %d", WTERMSIG(status));
+	else
+		snprintf(buf, len, "status %d", WEXITSTATUS(status));
+}
+
+/* SIGTERM, a bounded wait, then SIGKILL. Returns the exit status. */
+static int stop_child(const struct engine_child *c, pid_t pid)
+{
+	struct timespec nap = {.tv_nsec = 20 * 1000 * 1000};
+	int status = 0, i;
+
+	kill(pid, SIGTERM);
+	for (i = 0; i < c->stop_ms / 20; i++) {
+		if (waitpid(pid, &status, WNOHANG) == pid)
+			return status;
+		nanosleep(&nap, NULL);
+	}
+	pr_warn("%s engine pid %d did not stop in %d ms: killing it\n", c->name,
+		(int)pid, c->stop_ms);
+	kill(pid, SIGKILL);
+	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+		;
+	return status;
+}
+
+/*
+ * Run the engine in a child and keep it running until SIGINT/SIGTERM: a
+ * child that dies is cleaned up after and restarted after
+ * CHILD_BACKOFF_MS, doubled for every restart in the last minute; after
+ * CHILD_RESTARTS_PER_MIN of them the kernel path serves alone until serve
+ * stops. A first child that cannot start fails serve.
+ */
+static int supervise_child(struct serve_args *a, const struct engine_child *c,
+			   const struct epoll_engine *e)
+{
+	struct timespec nap = {.tv_nsec = 100 * 1000 * 1000};
+	double restarts[CHILD_RESTARTS_PER_MIN] = {0}, restart_at = 0, now;
+	int n_restarts = 0, recent, status, i, ret = 0;
+	bool gave_up = false;
+	const char *done;
+	char why[32];
+	pid_t pid;
+
+	pid = c->spawn(a, c->ctx);
+	if (pid < 0) {
+		c->cleanup(a, c->ctx);
+		return 1;
+	}
+	while (!serve_stop && !epoll_engine_failed(e)) {
+		nanosleep(&nap, NULL); /* a signal cuts it short */
+		if (serve_stop)
+			break;
+		now = mono_s();
+		if (serve_usr1) {
+			/* "print your counters": the engine's business */
+			serve_usr1 = 0;
+			if (pid > 0)
+				kill(pid, SIGUSR1);
+		}
+		if (pid > 0) {
+			if (waitpid(pid, &status, WNOHANG) != pid)
+				continue;
+			pid = 0;
+			describe_exit(status, why, sizeof(why));
+			done = c->cleanup(a, c->ctx);
+			if (!n_restarts && c->nostart(status)) {
+				pr_warn("%s engine could not start (%s)\n",
+					c->name, why);
+				return 1;
+			}
+			for (i = 0, recent = 0;
+			     i < n_restarts && i < CHILD_RESTARTS_PER_MIN; i++)
+				recent += now - restarts[i] < 60.0;
+			if (recent >= CHILD_RESTARTS_PER_MIN) {
+				printf("blitz: %s engine exited (%s): "
+				       "%sserving "
+				       "from the kernel path; %d restarts in "
+				       "the last minute: staying on the kernel "
+				       "path\n",
+				       c->name, why, done, recent);
+				gave_up = true;
+			} else {
+				double wait = CHILD_BACKOFF_MS / 1000.0 *
+					      (double)(1 << recent);
+
+				printf("blitz: %s engine exited (%s): "
+				       "%sserving "
+				       "from the kernel path; restarting it in "
+				       "%.0f s\n",
+				       c->name, why, done, wait);
+				restart_at = now + wait;
+			}
+			fflush(stdout);
+			continue;
+		}
+		if (gave_up || now < restart_at)
+			continue;
+		restarts[n_restarts++ % CHILD_RESTARTS_PER_MIN] = now;
+		pid = c->spawn(a, c->ctx);
+		/* A failed fork leaves the kernel path serving. */
+		if (pid < 0) {
+			c->cleanup(a, c->ctx);
+			gave_up = true;
+		}
+	}
+	if (pid > 0) {
+		status = stop_child(c, pid);
+		/* Ended by our SIGTERM itself (blitz-dpdk before its
+		 * handlers are in place): stopped, as asked. */
+		if (WIFSIGNALED(status) && WTERMSIG(status) == SIGTERM)
+			status = 0;
+		if (!WIFEXITED(status) || WEXITSTATUS(status)) {
+			describe_exit(status, why, sizeof(why));
+			pr_warn("%s engine pid %d exited (%s)\n", c->name,
+				(int)pid, why);
+			ret = 1;
+		}
+	}
+	/* A clean stop undid what the engine changed; check it anyway. */
+	c->cleanup(a, c->ctx);
+	return ret;
+}
+
+#ifdef HAVE_AFXDP
+/*
+ * The afxdp child: its AF_XDP sockets close when it dies, their xsks
+ * entries go, the XDP program passes service traffic to the kernel
+ * (pass_no_xsk) and serve's epoll listener answers it. The parent owns the
+ * XDP attachment (a bpf_link of this process), so a SIGKILL of the parent
+ * detaches it; the child then dies too (PR_SET_PDEATHSIG), never
+ * lingering on sockets nothing redirects to.
+ */
+#define AFXDP_STOP_MS 3000
+/* The child's exit status when the engine did not start. */
+#define AFXDP_EXIT_NOSTART 2
 
 /* The child's whole life: serve until SIGINT/SIGTERM, never return. */
 static void __attribute__((noreturn))
@@ -576,7 +641,7 @@ afxdp_child(struct serve_args *a, struct blitz_loaded *l, pid_t parent)
 	_exit(0); /* not exit(): the parent's atexit handlers are not ours */
 }
 
-static pid_t afxdp_spawn(struct serve_args *a, struct blitz_loaded *l)
+static pid_t afxdp_spawn(struct serve_args *a, void *ctx)
 {
 	pid_t parent = getpid(), pid;
 
@@ -588,7 +653,7 @@ static pid_t afxdp_spawn(struct serve_args *a, struct blitz_loaded *l)
 		return -1;
 	}
 	if (!pid)
-		afxdp_child(a, l, parent);
+		afxdp_child(a, ctx, parent);
 	if (a->queues)
 		printf("blitz: afxdp engine pid %d on %s queues 0-%d\n",
 		       (int)pid, a->ifname, a->queues - 1);
@@ -599,113 +664,513 @@ static pid_t afxdp_spawn(struct serve_args *a, struct blitz_loaded *l)
 	return pid;
 }
 
-static void describe_exit(int status, char *buf, size_t len)
+static bool afxdp_nostart(int status)
 {
-	if (WIFSIGNALED(status))
-		snprintf(buf, len, "signal %d", WTERMSIG(status));
-	else
-		snprintf(buf, len, "status %d", WEXITSTATUS(status));
+	return WIFEXITED(status) && WEXITSTATUS(status) == AFXDP_EXIT_NOSTART;
 }
 
-/* SIGTERM, a bounded wait, then SIGKILL. Returns the exit status. */
-static int afxdp_stop_child(pid_t pid)
+/* Nothing to undo: the kernel closed the dead child's sockets. */
+static const char *afxdp_cleanup(struct serve_args *a, void *ctx)
 {
-	struct timespec nap = {.tv_nsec = 20 * 1000 * 1000};
-	int status = 0, i;
+	(void)a;
+	(void)ctx;
+	return "";
+}
+#endif
 
-	kill(pid, SIGTERM);
-	for (i = 0; i < AFXDP_STOP_MS / 20; i++) {
-		if (waitpid(pid, &status, WNOHANG) == pid)
-			return status;
-		nanosleep(&nap, NULL);
+/*
+ * The dpdk engine: blitz-dpdk, forked and exec'd by serve. On a kernel
+ * interface (the af_packet PMD) it takes the interface over: its
+ * addresses and routes move to a TAP and it gets disable_ipv6=1,
+ * rp_filter=1, arp_ignore=8, accept_ra=0 (dpdk/takeover.c); blitz-dpdk
+ * gives them back only on a clean exit. So serve records the interface as
+ * it was before the first child and puts it back after every child,
+ * whatever killed it: the kernel then owns the NIC again and serve's epoll
+ * listener (bound before the takeover, on the wildcard unless -a) answers
+ * on it until the engine is restarted.
+ *
+ *   blitz serve (epoll listener, interface record, supervisor)
+ *     `- blitz-dpdk child (EAL, af_packet port, TAP), --engine dpdk
+ */
+extern char **environ;
+
+#define DPDK_STOP_MS 8000 /* EAL teardown and the restore take a while */
+#define IFS_MAX 16
+#define IFS_LINE 256
+#define IFS_OUT 4096
+
+/* What takeover changes on the interface (dpdk/takeover.c), and the
+ * order to put it back: IPv6 on again before its addresses go back. */
+static const char *const ifs_sysctl[] = {
+	"net/ipv6/conf/%s/disable_ipv6",
+	"net/ipv4/conf/%s/rp_filter",
+	"net/ipv4/conf/%s/arp_ignore",
+	"net/ipv6/conf/%s/accept_ra",
+};
+#define IFS_N_SYSCTL (sizeof(ifs_sysctl) / sizeof(ifs_sysctl[0]))
+
+struct iface_state {
+	char ifname[IF_NAMESIZE];
+	int n_addr;
+	char addr[IFS_MAX][2 * INET6_ADDRSTRLEN + 16]; /* "a/len [brd b]" */
+	bool addr6[IFS_MAX];
+	int n_route;
+	char route[IFS_MAX][IFS_LINE];
+	bool route6[IFS_MAX];
+	char sysctl[IFS_N_SYSCTL][16]; /* "": could not be read */
+};
+
+struct dpdk_child {
+	char *args[MAX_FWD + 32];
+	char bin[PATH_MAX + 16], vdev[IF_NAMESIZE + 96], port[16],
+		prefix[IF_NAMESIZE + 16], tap[IF_NAMESIZE], lcores[256];
+	struct iface_state st;
+};
+
+/*
+ * Run `ip` with the fixed words argv0.. and then the words of line (split
+ * on blanks), no shell. With out: its stdout, NUL-terminated (truncated
+ * to len). 0 when ip exited 0.
+ */
+static int run_ip(const char *const *words, const char *line, char *out,
+		  size_t len)
+{
+	char buf[IFS_LINE * 2], sink[256], *argv[64], *save = NULL, *w;
+	int argc = 0, status, err, p[2] = {-1, -1};
+	posix_spawn_file_actions_t fa;
+	size_t got = 0;
+	ssize_t n;
+	pid_t pid;
+
+	argv[argc++] = "ip";
+	for (; *words && argc < 32; words++)
+		argv[argc++] = (char *)*words;
+	snprintf(buf, sizeof(buf), "%s", line ? line : "");
+	for (w = strtok_r(buf, " \t\n", &save); w && argc < 62;
+	     w = strtok_r(NULL, " \t\n", &save))
+		if (strcmp(w, "linkdown")) /* a state, not a route option */
+			argv[argc++] = w;
+	argv[argc] = NULL;
+	if (out && pipe2(p, O_CLOEXEC))
+		return -1;
+	/* posix_spawn, not fork: serve has threads (the epoll workers). */
+	posix_spawn_file_actions_init(&fa);
+	if (out)
+		posix_spawn_file_actions_adddup2(&fa, p[1], 1);
+	else
+		posix_spawn_file_actions_addopen(&fa, 1, "/dev/null", O_WRONLY,
+						 0);
+	if (blitz_log_level < LOG_DEBUG)
+		posix_spawn_file_actions_addopen(&fa, 2, "/dev/null", O_WRONLY,
+						 0);
+	err = posix_spawnp(&pid, "ip", &fa, NULL, argv, environ);
+	posix_spawn_file_actions_destroy(&fa);
+	if (err) {
+		pr_warn("cannot run ip: %s (iproute2 installed?)\n",
+			strerror(err));
+		if (out) {
+			close(p[0]);
+			close(p[1]);
+		}
+		return -1;
 	}
-	pr_warn("afxdp engine pid %d did not stop in %d ms: killing it\n",
-		(int)pid, AFXDP_STOP_MS);
-	kill(pid, SIGKILL);
-	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
-		;
-	return status;
+	if (out) {
+		close(p[1]);
+		while (got + 1 < len &&
+		       ((n = read(p[0], out + got, len - 1 - got)) > 0 ||
+			(n < 0 && errno == EINTR)))
+			if (n > 0)
+				got += (size_t)n;
+		out[got] = '\0';
+		/* The rest is dropped, but read: a full pipe would block ip. */
+		while ((n = read(p[0], sink, sizeof(sink))) > 0 ||
+		       (n < 0 && errno == EINTR))
+			;
+		close(p[0]);
+	}
+	while (waitpid(pid, &status, 0) < 0)
+		if (errno != EINTR)
+			return -1;
+	return WIFEXITED(status) && !WEXITSTATUS(status) ? 0 : -1;
+}
+
+static int sysctl_read(const char *fmt, const char *ifname, char *buf,
+		       size_t len)
+{
+	char path[160], rel[128];
+	FILE *f;
+
+	snprintf(rel, sizeof(rel), fmt, ifname);
+	snprintf(path, sizeof(path), "/proc/sys/%s", rel);
+	f = fopen(path, "r");
+	buf[0] = '\0';
+	if (!f)
+		return -1;
+	if (!fgets(buf, (int)len, f))
+		buf[0] = '\0';
+	fclose(f);
+	buf[strcspn(buf, "\n")] = '\0';
+	return buf[0] ? 0 : -1;
+}
+
+static int sysctl_write(const char *fmt, const char *ifname, const char *val)
+{
+	char path[160], rel[128];
+	FILE *f;
+
+	snprintf(rel, sizeof(rel), fmt, ifname);
+	snprintf(path, sizeof(path), "/proc/sys/%s", rel);
+	f = fopen(path, "w");
+	if (!f)
+		return -1;
+	fputs(val, f);
+	return fclose(f) ? -1 : 0;
+}
+
+static int mask_len(const struct sockaddr *mask, int fam)
+{
+	const uint8_t *b;
+	int n, len = 0, i;
+
+	if (!mask)
+		return fam == AF_INET ? 32 : 128;
+	if (fam == AF_INET) {
+		b = (const uint8_t *)&((const struct sockaddr_in *)mask)
+			    ->sin_addr;
+		n = 4;
+	} else {
+		b = (const uint8_t *)&((const struct sockaddr_in6 *)mask)
+			    ->sin6_addr;
+		n = 16;
+	}
+	for (i = 0; i < n; i++)
+		len += __builtin_popcount(b[i]);
+	return len;
+}
+
+/* Routes through the interface that the kernel did not make itself (the
+ * same choice as dpdk/takeover.c: those come back with the addresses). */
+static void record_routes(struct iface_state *st, bool v6)
+{
+	const char *const words[] = {v6 ? "-6" : "-4", "route", "show", "dev",
+				     st->ifname,       NULL};
+	char out[IFS_OUT], *line, *save = NULL;
+
+	if (run_ip(words, NULL, out, sizeof(out)))
+		return;
+	for (line = strtok_r(out, "\n", &save); line && st->n_route < IFS_MAX;
+	     line = strtok_r(NULL, "\n", &save)) {
+		if (strstr(line, "proto kernel") || !strncmp(line, "fe80", 4) ||
+		    !strncmp(line, "multicast", 9) || !line[0])
+			continue;
+		snprintf(st->route[st->n_route], IFS_LINE, "%s", line);
+		st->route6[st->n_route++] = v6;
+	}
+}
+
+/* The interface's addresses (IPv6 link-local aside: the kernel makes it
+ * again), its routes and the sysctls takeover sets. */
+static int iface_record(struct iface_state *st, const char *ifname)
+{
+	struct ifaddrs *ifa, *i;
+	char a[INET6_ADDRSTRLEN], b[INET6_ADDRSTRLEN];
+	size_t k;
+
+	memset(st, 0, sizeof(*st));
+	snprintf(st->ifname, sizeof(st->ifname), "%s", ifname);
+	if (getifaddrs(&ifa)) {
+		pr_warn("getifaddrs: %s\n", strerror(errno));
+		return -1;
+	}
+	for (i = ifa; i && st->n_addr < IFS_MAX; i = i->ifa_next) {
+		char *dst = st->addr[st->n_addr];
+		size_t dlen = sizeof(st->addr[0]);
+		const void *src;
+		int fam;
+
+		if (!i->ifa_addr || strcmp(i->ifa_name, ifname))
+			continue;
+		fam = i->ifa_addr->sa_family;
+		if (fam == AF_INET)
+			src = &((struct sockaddr_in *)i->ifa_addr)->sin_addr;
+		else if (fam == AF_INET6)
+			src = &((struct sockaddr_in6 *)i->ifa_addr)->sin6_addr;
+		else
+			continue;
+		if (fam == AF_INET6 &&
+		    IN6_IS_ADDR_LINKLOCAL((const struct in6_addr *)src))
+			continue;
+		inet_ntop(fam, src, a, sizeof(a));
+		if (fam == AF_INET && (i->ifa_flags & IFF_BROADCAST) &&
+		    i->ifa_broadaddr &&
+		    inet_ntop(
+			    AF_INET,
+			    &((struct sockaddr_in *)i->ifa_broadaddr)->sin_addr,
+			    b, sizeof(b)))
+			snprintf(dst, dlen, "%s/%d brd %s", a,
+				 mask_len(i->ifa_netmask, fam), b);
+		else
+			snprintf(dst, dlen, "%s/%d", a,
+				 mask_len(i->ifa_netmask, fam));
+		st->addr6[st->n_addr++] = fam == AF_INET6;
+	}
+	freeifaddrs(ifa);
+	record_routes(st, false);
+	record_routes(st, true);
+	for (k = 0; k < IFS_N_SYSCTL; k++)
+		sysctl_read(ifs_sysctl[k], ifname, st->sysctl[k],
+			    sizeof(st->sysctl[k]));
+	return 0;
+}
+
+/* Put the recorded state back. Idempotent (replace, not add), so it also
+ * checks a clean exit of blitz-dpdk, which restored it itself. Returns
+ * how many steps failed. */
+static int iface_restore(const struct iface_state *st)
+{
+	const char *const a4[] = {"-4", "addr", "replace", NULL};
+	const char *const a6[] = {"-6", "addr", "replace", "nodad", NULL};
+	const char *const r4[] = {"-4", "route", "replace", NULL};
+	const char *const r6[] = {"-6", "route", "replace", NULL};
+	char line[IFS_LINE + IF_NAMESIZE + 16];
+	int k, bad = 0;
+	size_t s;
+
+	for (s = 0; s < IFS_N_SYSCTL; s++)
+		if (st->sysctl[s][0] &&
+		    sysctl_write(ifs_sysctl[s], st->ifname, st->sysctl[s]))
+			bad++;
+	for (k = 0; k < st->n_addr; k++) {
+		snprintf(line, sizeof(line), "%s dev %s", st->addr[k],
+			 st->ifname);
+		bad += !!run_ip(st->addr6[k] ? a6 : a4, line, NULL, 0);
+	}
+	for (k = 0; k < st->n_route; k++) {
+		snprintf(line, sizeof(line), "%s dev %s", st->route[k],
+			 st->ifname);
+		bad += !!run_ip(st->route6[k] ? r6 : r4, line, NULL, 0);
+	}
+	return bad;
+}
+
+/* "-l" for EAL: the first n CPUs this process may run on, one lcore per
+ * queue (so `taskset` still decides where the engine runs). */
+static void dpdk_lcores(int n, char *buf, size_t len)
+{
+	cpu_set_t set;
+	size_t off = 0;
+	int cpu, k = 0;
+
+	buf[0] = '\0';
+	if (sched_getaffinity(0, sizeof(set), &set))
+		CPU_ZERO(&set);
+	for (cpu = 0; cpu < CPU_SETSIZE && k < n && off + 8 < len; cpu++)
+		if (CPU_ISSET(cpu, &set))
+			off += (size_t)snprintf(buf + off, len - off, "%s%d",
+						k++ ? "," : "", cpu);
+	if (!k)
+		snprintf(buf, len, "0");
 }
 
 /*
- * Run the engine in a child and keep it running until SIGINT/SIGTERM: a
- * child that dies is restarted after AFXDP_BACKOFF_MS, doubled for every
- * restart in the last minute; after AFXDP_RESTARTS_PER_MIN of them the
- * kernel path serves alone until serve stops. A first child that cannot
- * start (AFXDP_EXIT_NOSTART) fails serve, as it did in one process.
+ * blitz-dpdk lives next to the blitz binary. With an interface name the
+ * port is that kernel interface through the af_packet PMD, so blitz-dpdk
+ * takes it over (--takeover: its addresses move to a TAP, the exception
+ * path; see dpdk/engine.h). EAL runs without hugepages (--no-huge is
+ * refused together with --in-memory, hence --no-shconf and a file prefix
+ * per interface).
  */
-static int supervise_afxdp(struct serve_args *a, struct blitz_loaded *l,
-			   const struct epoll_engine *e)
+static int dpdk_args(struct serve_args *a, struct dpdk_child *d)
 {
-	struct timespec nap = {.tv_nsec = 100 * 1000 * 1000};
-	double restarts[AFXDP_RESTARTS_PER_MIN] = {0}, restart_at = 0, now;
-	int n_restarts = 0, recent, status, i, ret = 0;
-	bool gave_up = false;
-	char why[32];
-	pid_t pid;
+	char self[PATH_MAX], *slash;
+	int i, k = 0, nq = a->queues > 0 ? a->queues : 1;
+	ssize_t n;
 
-	pid = afxdp_spawn(a, l);
-	if (pid < 0)
+	n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+	if (n <= 0) {
+		pr_warn("cannot find the blitz binary: %s\n", strerror(errno));
+		return -1;
+	}
+	self[n] = '\0';
+	slash = strrchr(self, '/');
+	if (slash)
+		slash[1] = '\0';
+	snprintf(d->bin, sizeof(d->bin), "%s%s", slash ? self : "./", DPDK_BIN);
+	if (access(d->bin, X_OK)) {
+		pr_warn("dpdk engine not available: %s not found (build it "
+			"with `make`; needs libdpdk-dev)\n",
+			d->bin);
+		return -1;
+	}
+	snprintf(d->vdev, sizeof(d->vdev),
+		 "--vdev=net_af_packet0,iface=%s,qpairs=%d,qdisc_bypass=1",
+		 a->ifname, nq);
+	snprintf(d->prefix, sizeof(d->prefix), "blitz-%s", a->ifname);
+	snprintf(d->tap, sizeof(d->tap), "bz%.*s", IF_NAMESIZE - 3, a->ifname);
+	snprintf(d->port, sizeof(d->port), "%u", a->svc.port);
+	dpdk_lcores(nq, d->lcores, sizeof(d->lcores));
+	d->args[k++] = d->bin;
+	d->args[k++] = "--no-huge";
+	d->args[k++] = "-m";
+	d->args[k++] = "512";
+	d->args[k++] = "--no-pci";
+	d->args[k++] = "--no-shconf";
+	d->args[k++] = "--no-telemetry";
+	d->args[k++] = "--file-prefix";
+	d->args[k++] = d->prefix;
+	d->args[k++] = "-l";
+	d->args[k++] = d->lcores;
+	d->args[k++] = d->vdev;
+	d->args[k++] = "--";
+	d->args[k++] = "-p";
+	d->args[k++] = d->port;
+	d->args[k++] = "--takeover";
+	d->args[k++] = (char *)a->ifname;
+	d->args[k++] = "--tap";
+	d->args[k++] = d->tap;
+	if (blitz_log_level >= LOG_DEBUG)
+		d->args[k++] = "-v";
+	for (i = 0; i < a->n_fwd; i++) {
+		/* -p is given above from the parsed value; drop duplicates. */
+		if (!strcmp(a->fwd[i], "-p") || !strcmp(a->fwd[i], "--port")) {
+			i++;
+			continue;
+		}
+		if (!strncmp(a->fwd[i], "-p", 2) ||
+		    !strncmp(a->fwd[i], "--port=", 7))
+			continue;
+		d->args[k++] = a->fwd[i];
+	}
+	d->args[k] = NULL;
+	return 0;
+}
+
+static pid_t dpdk_spawn(struct serve_args *a, void *ctx)
+{
+	struct dpdk_child *d = ctx;
+	pid_t parent = getpid(), pid;
+	int i;
+
+	printf("blitz: dpdk engine: exec");
+	for (i = 0; d->args[i]; i++)
+		printf(" %s", d->args[i]);
+	printf("\n");
+	fflush(stdout);
+	fflush(stderr);
+	pid = fork();
+	if (pid < 0) {
+		pr_warn("fork (dpdk engine): %s\n", strerror(errno));
+		return -1;
+	}
+	if (!pid) {
+		/* A dead serve cannot restore the interface: blitz-dpdk
+		 * must then stop and restore it itself (SIGTERM). The
+		 * death signal survives execv. */
+		if (prctl(PR_SET_PDEATHSIG, SIGTERM) || getppid() != parent)
+			_exit(1);
+		close_fds_except(NULL, 0);
+		signal(SIGPIPE, SIG_DFL);
+		execv(d->bin, d->args);
+		fprintf(stderr, "blitz: cannot run %s: %s\n", d->bin,
+			strerror(errno));
+		_exit(127);
+	}
+	printf("blitz: dpdk engine pid %d on %s\n", (int)pid, a->ifname);
+	fflush(stdout);
+	return pid;
+}
+
+/* blitz-dpdk exits non-zero only when its setup failed; at run time it
+ * stops on a signal (0 after SIGINT/SIGTERM, a crash by the signal). */
+static bool dpdk_nostart(int status)
+{
+	return WIFEXITED(status) && WEXITSTATUS(status);
+}
+
+/* The TAP goes with the process that opened it; a leftover one (net_tap
+ * not done closing, or persistent) would make the next start refuse. */
+static void dpdk_drop_tap(const struct dpdk_child *d)
+{
+	const char *const del[] = {"link", "del", "dev", d->tap, NULL};
+	struct timespec nap = {.tv_nsec = 50 * 1000 * 1000};
+	int i;
+
+	for (i = 0; i < 20 && if_nametoindex(d->tap); i++)
+		nanosleep(&nap, NULL);
+	if (if_nametoindex(d->tap) && run_ip(del, NULL, NULL, 0))
+		pr_warn("dpdk engine left its TAP %s: `ip link del %s`\n",
+			d->tap, d->tap);
+}
+
+static const char *dpdk_cleanup(struct serve_args *a, void *ctx)
+{
+	struct dpdk_child *d = ctx;
+
+	dpdk_drop_tap(d);
+	if (iface_restore(&d->st)) {
+		pr_warn("%s: could not restore all of its addresses, routes "
+			"and settings (see `ip addr show %s`)\n",
+			a->ifname, a->ifname);
+		return "interface restored in part, ";
+	}
+	return "interface restored, ";
+}
+
+static int serve_dpdk(struct serve_args *a)
+{
+	struct engine_child c = {
+		.name = "dpdk",
+		.stop_ms = DPDK_STOP_MS,
+		.spawn = dpdk_spawn,
+		.nostart = dpdk_nostart,
+		.cleanup = dpdk_cleanup,
+	};
+	struct epoll_engine *e;
+	struct dpdk_child *d;
+	int ret;
+
+	d = calloc(1, sizeof(*d));
+	if (!d) {
+		pr_warn("out of memory\n");
 		return 1;
-	while (!serve_stop && !epoll_engine_failed(e)) {
-		nanosleep(&nap, NULL); /* a signal cuts it short */
-		if (serve_stop)
-			break;
-		now = mono_s();
-		if (pid > 0) {
-			if (waitpid(pid, &status, WNOHANG) != pid)
-				continue;
-			pid = 0;
-			describe_exit(status, why, sizeof(why));
-			if (!n_restarts && WIFEXITED(status) &&
-			    WEXITSTATUS(status) == AFXDP_EXIT_NOSTART) {
-				pr_warn("afxdp engine could not start (%s)\n",
-					why);
-				return 1;
-			}
-			for (i = 0, recent = 0;
-			     i < n_restarts && i < AFXDP_RESTARTS_PER_MIN; i++)
-				recent += now - restarts[i] < 60.0;
-			if (recent >= AFXDP_RESTARTS_PER_MIN) {
-				printf("blitz: afxdp engine exited (%s): "
-				       "serving from the kernel path; %d "
-				       "restarts in the last minute: staying "
-				       "on the kernel path\n",
-				       why, recent);
-				gave_up = true;
-			} else {
-				double wait = AFXDP_BACKOFF_MS / 1000.0 *
-					      (double)(1 << recent);
-
-				printf("blitz: afxdp engine exited (%s): "
-				       "serving from the kernel path; "
-				       "restarting it in %.0f s\n",
-				       why, wait);
-				restart_at = now + wait;
-			}
-			fflush(stdout);
-			continue;
-		}
-		if (gave_up || now < restart_at)
-			continue;
-		restarts[n_restarts++ % AFXDP_RESTARTS_PER_MIN] = now;
-		pid = afxdp_spawn(a, l);
-		/* A failed fork leaves the kernel path serving. */
-		if (pid < 0)
-			gave_up = true;
 	}
-	if (pid > 0) {
-		status = afxdp_stop_child(pid);
-		if (!WIFEXITED(status) || WEXITSTATUS(status)) {
-			describe_exit(status, why, sizeof(why));
-			pr_warn("afxdp engine pid %d exited (%s)\n", (int)pid,
-				why);
-			ret = 1;
-		}
+	c.ctx = d;
+	if (dpdk_args(a, d)) {
+		free(d);
+		return 1;
 	}
+	/* Another engine on this interface: its TAP is there and the
+	 * interface is not in the state to record (nor is that TAP ours to
+	 * remove after a child of ours). */
+	if (if_nametoindex(d->tap)) {
+		pr_warn("interface %s already exists: another `blitz serve %s "
+			"--engine dpdk` (or blitz-dpdk) running?\n",
+			d->tap, a->ifname);
+		free(d);
+		return 1;
+	}
+	if (iface_record(&d->st, a->ifname)) {
+		free(d);
+		return 1;
+	}
+	/* Bound before the takeover: the listeners stay when the addresses
+	 * move, and answer on the interface once they are back. */
+	if (epoll_engine_start(&a->eo, &e)) {
+		free(d);
+		return 1;
+	}
+	say_epoll_limits(e);
+	/* blitz-dpdk prints its counters on SIGUSR1; serve passes it on. */
+	install_usr1();
+	printf("blitz: serving on %s port %u: tier dpdk + epoll fallback\n",
+	       a->ifname, a->svc.port);
+	fflush(stdout);
+	ret = supervise_child(a, &c, e);
+	if (stop_epoll(e, true))
+		ret = 1;
+	free(d);
 	return ret;
 }
-#endif
 
 /*
  * xdp (or afxdp) on the interface, epoll listening behind it. The epoll
@@ -751,11 +1216,20 @@ static int serve_fast(struct serve_args *a)
 
 	if (a->engine == ENG_AFXDP) {
 #ifdef HAVE_AFXDP
+		struct engine_child c = {
+			.name = "afxdp",
+			.stop_ms = AFXDP_STOP_MS,
+			.spawn = afxdp_spawn,
+			.nostart = afxdp_nostart,
+			.cleanup = afxdp_cleanup,
+			.ctx = l,
+		};
+
 		printf("blitz: serving on %s port %u: tier afxdp (%s) + epoll "
 		       "fallback\n",
 		       a->ifname, a->svc.port, blitz_loaded_mode(l));
 		fflush(stdout);
-		ret = supervise_afxdp(a, l, e);
+		ret = supervise_child(a, &c, e);
 #endif
 	} else {
 		h = attach_handoff(a, l);
@@ -808,7 +1282,7 @@ int cmd_serve(int argc, char **argv)
 	install_signals();
 	switch (a.engine) {
 	case ENG_DPDK:
-		ret = exec_dpdk(&a);
+		ret = serve_dpdk(&a);
 		break;
 	case ENG_EPOLL:
 		ret = serve_epoll_alone(&a, "");

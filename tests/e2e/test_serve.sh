@@ -5,7 +5,8 @@
 # connection), SIGTERM detaching everything, SIGKILL leaving only what
 # `blitz status` reports and `blitz unload` removes, auto falling back to
 # epoll alone when XDP cannot attach, and argument errors that attach
-# nothing.
+# nothing; the dpdk engine in a child of serve, the interface it takes
+# over given back when it dies (SIGKILL too) and when serve stops.
 # SERVE_TB sets the testbed prefix (default h4av).
 #
 # Every client runs under `timeout`; the testbed goes down in a trap.
@@ -230,5 +231,171 @@ serve_error "${T}_err_bad_port" "bad port" "$SRV_IF" --engine xdp -p 99999
 serve_error "${T}_err_bad_mode" "bad mode" "$SRV_IF" -m fast -p "$PORT"
 serve_error "${T}_err_unknown_if" "unknown interface" nosuchif0 -p "$PORT"
 serve_error "${T}_err_extra_arg" "unexpected argument" "$SRV_IF" extra -p "$PORT"
+
+# ---- dpdk: blitz-dpdk in a child of serve, the interface given back ----
+# serve forks blitz-dpdk, which takes the veth over (its addresses move to
+# a TAP; IPv6 off, arp_ignore=8, rp_filter=1 on the veth). serve recorded
+# the veth first and keeps its epoll listener: when the child dies, even
+# by SIGKILL (no clean exit to restore anything), serve puts the veth back
+# as it was and the kernel path answers; the engine is then restarted.
+# SIGTERM to serve stops the child and leaves the veth as it was at start.
+veth_state() {
+	local s
+	for s in net.ipv6.conf.$SRV_IF.disable_ipv6 net.ipv4.conf.$SRV_IF.rp_filter \
+		net.ipv4.conf.$SRV_IF.arp_ignore net.ipv6.conf.$SRV_IF.accept_ra; do
+		printf '%s=%s ' "$s" "$($SRV sysctl -n "$s" 2>/dev/null)"
+	done
+	# addresses as a sorted set (their order may differ once put back)
+	$SRV ip -br addr show dev "$SRV_IF" | awk '{for (i = 3; i <= NF; i++) print $i}' | sort | tr '\n' ' '
+	$SRV ip route show dev "$SRV_IF" | sort | tr '\n' ' '
+	$SRV ip -6 route show dev "$SRV_IF" | grep -v '^fe80\|^multicast' | sort | tr '\n' ' '
+}
+# veth_state_is STATE SECONDS - wait until the veth is in STATE (IPv6
+# link-local addresses come back a moment after disable_ipv6=0).
+veth_state_is() {
+	local i
+	for ((i = 0; i < $2 * 10; i++)); do
+		[ "$(veth_state)" = "$1" ] && return 0
+		sleep 0.1
+	done
+	return 1
+}
+has_srv_ip() { $SRV ip -br addr show dev "$SRV_IF" | grep -q " $SRV_IP/"; }
+dpdk_pids() { sed -n 's/^blitz: dpdk engine pid \([0-9]*\) .*/\1/p' "$SERVE_LOG"; }
+DPDK_BIN=$(dirname "$BLITZ")/blitz-dpdk
+if [ ! -x "$DPDK_BIN" ]; then
+	skip "${T}_dpdk" "$DPDK_BIN is missing (DPDK not installed, or not built)"
+elif [ ! -c /dev/net/tun ]; then
+	skip "${T}_dpdk" "no /dev/net/tun: blitz-dpdk's exception path (TAP) cannot exist"
+else
+	# af_packet truncates veth's TSO/GSO super-frames (dpdk/engine.h)
+	$CLI ethtool -K "$CLI_IF" tso off gso off >/dev/null 2>&1
+	before=$(veth_state)
+	serve_start "$TMP/dpdk.log" "$SRV_IF" --engine dpdk -p "$PORT"
+	if ! serve_wait_line "^blitz-dpdk: serving" 30; then
+		serve_stop TERM 15
+		if grep -q "dpdk engine could not start" "$TMP/dpdk.log" && [ "$SERVE_RC" = 1 ]; then
+			skip "${T}_dpdk" "blitz-dpdk cannot start here: $(grep -vE '^(blitz: |epoll: )' "$TMP/dpdk.log" | tail -2 | tr '\n' ' ')"
+		else
+			fail "${T}_dpdk" "rc $SERVE_RC: $(tail -4 "$TMP/dpdk.log" | tr '\n' ' ')"
+		fi
+		if veth_state_is "$before" 3; then
+			pass "${T}_dpdk_nostart_restored"
+		else
+			fail "${T}_dpdk_nostart_restored" "before: $before after: $(veth_state)"
+		fi
+	else
+		child=$(dpdk_pids | tail -1)
+		if serve_wait_line "tier dpdk + epoll fallback" 1 && [ -n "$child" ] &&
+			[ "$(ps -o ppid= -p "$child" | tr -d ' ')" = "$SERVE_PID" ] &&
+			[ "$(ps -o comm= -p "$child")" = blitz-dpdk ]; then
+			pass "${T}_dpdk_engine_child"
+		else
+			fail "${T}_dpdk_engine_child" "engine pid '$child' is not a blitz-dpdk child of serve $SERVE_PID: $(tr '\n' ' ' <"$TMP/dpdk.log")"
+		fi
+		# Answered by blitz-dpdk: the veth has no address (the kernel
+		# cannot answer on it) and the engine counted the requests.
+		ok=1
+		for i in 1 2 3; do answered || ok=; done
+		kill -USR1 "${child:-0}" 2>/dev/null
+		for ((i = 0; i < 20; i++)); do
+			grep -q '^stats:.* tcp\.requests=' "$TMP/dpdk.log" && break
+			sleep 0.1
+		done
+		n=$(grep '^stats:' "$TMP/dpdk.log" | tail -1 | grep -oE 'tcp\.requests=[0-9]+' | cut -d= -f2)
+		if [ -n "$ok" ] && ! has_srv_ip && [ "${n:-0}" -ge 3 ]; then
+			pass "${T}_dpdk_answers"
+		else
+			fail "${T}_dpdk_answers" "curl ok='$ok', veth $($SRV ip -br addr show dev "$SRV_IF"), engine tcp.requests '${n}'"
+		fi
+		# SIGKILL: no clean exit; serve restores the veth, the kernel
+		# path answers until the engine is back.
+		kill -9 "${child:-0}" 2>/dev/null
+		if serve_wait_line "dpdk engine exited (signal 9): interface restored, serving from the kernel path" 10 &&
+			has_srv_ip; then
+			pass "${T}_dpdk_sigkill_restored"
+		else
+			fail "${T}_dpdk_sigkill_restored" "veth $($SRV ip -br addr show dev "$SRV_IF"): $(tail -3 "$TMP/dpdk.log" | tr '\n' ' ')"
+		fi
+		# Before the restart (1 s back-off) the kernel's listener, in
+		# serve, answers on the veth: counted in serve's epoll summary.
+		ok=
+		for ((i = 0; i < 10; i++)); do
+			answered && ok=1 && break
+			sleep 0.2
+		done
+		if [ -n "$ok" ]; then
+			pass "${T}_dpdk_sigkill_kernel_answers"
+		else
+			fail "${T}_dpdk_sigkill_kernel_answers" "no answer after the engine died: $(tail -3 "$TMP/dpdk.log" | tr '\n' ' ')"
+		fi
+		# The restart: a second blitz-dpdk takes the veth again and
+		# answers.
+		for ((i = 0; i < 150; i++)); do
+			[ "$(grep -c '^blitz-dpdk: serving' "$TMP/dpdk.log")" -ge 2 ] && break
+			sleep 0.1
+		done
+		child2=$(dpdk_pids | tail -1)
+		ok=1
+		for i in 1 2 3; do answered || ok=; done
+		if [ "$child2" != "$child" ] && kill -0 "${child2:-0}" 2>/dev/null && [ -n "$ok" ] && ! has_srv_ip; then
+			pass "${T}_dpdk_restarted"
+		else
+			fail "${T}_dpdk_restarted" "engine '$child' -> '$child2', curl ok='$ok', veth $($SRV ip -br addr show dev "$SRV_IF"): $(tail -3 "$TMP/dpdk.log" | tr '\n' ' ')"
+		fi
+		# SIGTERM to serve: the child stops (restoring the veth itself),
+		# serve checks, exits 0; the veth is as it was at start.
+		serve_stop TERM 20
+		epoll_req=$(sed -n 's/^epoll: .* \([0-9]*\) requests .*/\1/p' "$TMP/dpdk.log" | tail -1)
+		if [ "$SERVE_RC" = 0 ] && ! kill -0 "${child2:-0}" 2>/dev/null &&
+			veth_state_is "$before" 5 && ! $SRV ip link show "bz$SRV_IF" >/dev/null 2>&1; then
+			pass "${T}_dpdk_sigterm_restored"
+		else
+			fail "${T}_dpdk_sigterm_restored" "rc $SERVE_RC, engine ${child2:-?} $(kill -0 "${child2:-0}" 2>/dev/null && echo 'still runs' || echo gone); before: $before after: $(veth_state)"
+		fi
+		if [ "${epoll_req:-0}" -ge 1 ]; then
+			pass "${T}_dpdk_kernel_path_counted"
+		else
+			fail "${T}_dpdk_kernel_path_counted" "serve's epoll summary: '$(grep '^epoll: .*requests' "$TMP/dpdk.log" | tail -1)'"
+		fi
+		# SIGKILL of serve: nobody is left to restore the veth but the
+		# engine, which its parent's death stops (SIGTERM) cleanly.
+		serve_start "$TMP/dpdk_kill.log" "$SRV_IF" --engine dpdk -p "$PORT"
+		if serve_wait_line "^blitz-dpdk: serving" 30; then
+			child=$(dpdk_pids | tail -1)
+			serve_stop KILL 5
+			for ((i = 0; i < 100; i++)); do
+				kill -0 "${child:-0}" 2>/dev/null || break
+				sleep 0.1
+			done
+			if ! kill -0 "${child:-0}" 2>/dev/null && veth_state_is "$before" 5 &&
+				grep -q '^totals:' "$TMP/dpdk_kill.log"; then
+				pass "${T}_dpdk_serve_sigkill_engine_restores"
+			else
+				fail "${T}_dpdk_serve_sigkill_engine_restores" "engine ${child:-?} $(kill -0 "${child:-0}" 2>/dev/null && echo 'still runs' || echo gone); before: $before after: $(veth_state)"
+				kill -9 "${child:-0}" 2>/dev/null
+			fi
+		else
+			fail "${T}_dpdk_serve_sigkill_engine_restores" "did not start: $(tail -3 "$TMP/dpdk_kill.log" | tr '\n' ' ')"
+			serve_stop KILL 5
+		fi
+	fi
+	# A TAP of that name: another dpdk engine has the veth. serve must
+	# refuse before recording or touching anything (and not remove it).
+	# (a bridge: every kernel has one; dummy may be a missing module)
+	if $SRV ip link add "bz$SRV_IF" type bridge 2>"$TMP/e"; then
+		out=$($SRV timeout 20 "$BLITZ" serve "$SRV_IF" --engine dpdk -p "$PORT" 2>&1)
+		rc=$?
+		if [ "$rc" = 1 ] && printf '%s\n' "$out" | grep -q "bz$SRV_IF already exists" &&
+			$SRV ip link show "bz$SRV_IF" >/dev/null 2>&1 && veth_state_is "$before" 1; then
+			pass "${T}_dpdk_refuses_second"
+		else
+			fail "${T}_dpdk_refuses_second" "rc $rc: $(printf '%s' "$out" | tr '\n' '|')"
+		fi
+		$SRV ip link del "bz$SRV_IF" 2>/dev/null
+	else
+		skip "${T}_dpdk_refuses_second" "cannot make an interface bz$SRV_IF: $(cat "$TMP/e")"
+	fi
+fi
 
 e2e_status
