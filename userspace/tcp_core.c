@@ -1077,7 +1077,11 @@ static void conn_ack(struct tcp_core *c, struct tcp_conn *k, uint32_t ack)
  * state (snd_nxt, cwnd) is left as it is: one loss, one segment. */
 static void fast_retransmit(struct tcp_core *c, struct tcp_conn *k)
 {
-	uint32_t n = min_u32(k->q_bytes, k->mss);
+	/* Only bytes sent before: past snd_max the peer's window may be
+	 * closed, and an ACK of them would be taken for one of data never
+	 * sent. */
+	uint32_t sent = k->snd_max - k->snd_una - (k->fin_sent ? 1 : 0);
+	uint32_t n = min_u32(min_u32(k->q_bytes, k->mss), sent);
 	bool fin = k->fin_sent && n == k->q_bytes;
 
 	send_data(c, k, k->snd_una, n, fin);
