@@ -14,9 +14,10 @@
  *     `- blitz-dpdk child (fork + exec, takes the interface), --engine dpdk
  *
  * Owns: serve's command line, the order of attach/start/stop/detach, the
- * engine children's processes, the record of the interface's addresses,
- * routes and sysctls that a dpdk child may take over, and the signal
- * handling of the serving process.
+ * engine children's processes, when the interface a dpdk child may take
+ * over is recorded and restored (netif_state.c does it), the serve's
+ * state file (serve_state.c writes it) and the signal handling of the
+ * serving process.
  * Must never leave anything attached when it returns: the XDP program is a
  * bpf_link owned by this process (it goes away even on SIGKILL, and the
  * engine child with it; the pins left then are shown by `blitz status` and
@@ -24,17 +25,13 @@
  * its state back after the child, whatever ended it (a SIGKILLed serve
  * leaves that to blitz-dpdk, which PR_SET_PDEATHSIG stops with SIGTERM).
  */
-#include <arpa/inet.h>
 #include <errno.h>
-#include <fcntl.h>
-#include <ifaddrs.h>
 #include <getopt.h>
 #include <limits.h>
 #include <net/if.h>
 #include <netinet/in.h>
 #include <sched.h>
 #include <signal.h>
-#include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -51,6 +48,8 @@
 #include "epoll_engine.h"
 #include "loader.h"
 #include "log.h"
+#include "netif_state.h"
+#include "serve_state.h"
 #include "tc_handoff.h"
 /* The afxdp engine is linked in only once its source exists (the
  * Makefile puts every userspace C file into libblitz.a). */
@@ -78,6 +77,9 @@ static const char *const engine_names[] = {
 enum { OPT_MAX_CONNS = 0x200, OPT_IDLE, OPT_HEADER };
 
 static volatile sig_atomic_t serve_stop, serve_usr1;
+/* What `blitz status` reads about this serve (serve_state.h): written by
+ * the main thread whenever the tier changes, removed at a clean exit. */
+static struct serve_state serve_st;
 
 static void on_signal(int sig)
 {
@@ -384,6 +386,7 @@ static int serve_epoll_alone(struct serve_args *a, const char *why)
 	printf("blitz: serving on %s port %u: tier epoll (%d threads)%s\n",
 	       where(a), epoll_engine_port(e), epoll_engine_threads(e), why);
 	fflush(stdout);
+	serve_state_set(&serve_st, "epoll", 0);
 	wait_for_stop(e);
 	return stop_epoll(e, true) ? 1 : 0;
 }
@@ -424,6 +427,7 @@ static struct tc_handoff *attach_handoff(struct serve_args *a,
 
 struct engine_child {
 	const char *name; /* "afxdp", "dpdk": for the messages */
+	const char *tier; /* the state file's tier while it runs */
 	int stop_ms;	  /* SIGTERM, then SIGKILL after this */
 	/* Fork the engine; -1 when it could not (said why). */
 	pid_t (*spawn)(struct serve_args *a, void *ctx);
@@ -511,7 +515,7 @@ static int supervise_child(struct serve_args *a, const struct engine_child *c,
 	int n_restarts = 0, recent, status, i, ret = 0;
 	bool gave_up = false;
 	const char *done;
-	char why[32];
+	char why[32], tier[sizeof(serve_st.tier)];
 	pid_t pid;
 
 	pid = c->spawn(a, c->ctx);
@@ -519,6 +523,7 @@ static int supervise_child(struct serve_args *a, const struct engine_child *c,
 		c->cleanup(a, c->ctx);
 		return 1;
 	}
+	serve_state_set(&serve_st, c->tier, pid);
 	while (!serve_stop && !epoll_engine_failed(e)) {
 		nanosleep(&nap, NULL); /* a signal cuts it short */
 		if (serve_stop)
@@ -552,6 +557,8 @@ static int supervise_child(struct serve_args *a, const struct engine_child *c,
 				       "path\n",
 				       c->name, why, done, recent);
 				gave_up = true;
+				snprintf(tier, sizeof(tier),
+					 "epoll (%s gave up)", c->name);
 			} else {
 				double wait = CHILD_BACKOFF_MS / 1000.0 *
 					      (double)(1 << recent);
@@ -562,8 +569,11 @@ static int supervise_child(struct serve_args *a, const struct engine_child *c,
 				       "%.0f s\n",
 				       c->name, why, done, wait);
 				restart_at = now + wait;
+				snprintf(tier, sizeof(tier),
+					 "epoll (%s restarting)", c->name);
 			}
 			fflush(stdout);
+			serve_state_set(&serve_st, tier, 0);
 			continue;
 		}
 		if (gave_up || now < restart_at)
@@ -574,6 +584,11 @@ static int supervise_child(struct serve_args *a, const struct engine_child *c,
 		if (pid < 0) {
 			c->cleanup(a, c->ctx);
 			gave_up = true;
+			snprintf(tier, sizeof(tier), "epoll (%s failed)",
+				 c->name);
+			serve_state_set(&serve_st, tier, 0);
+		} else {
+			serve_state_set(&serve_st, c->tier, pid);
 		}
 	}
 	if (pid > 0) {
@@ -692,266 +707,14 @@ static const char *afxdp_cleanup(struct serve_args *a, void *ctx)
  *   blitz serve (epoll listener, interface record, supervisor)
  *     `- blitz-dpdk child (EAL, af_packet port, TAP), --engine dpdk
  */
-extern char **environ;
-
 #define DPDK_STOP_MS 8000 /* EAL teardown and the restore take a while */
-#define IFS_MAX 16
-#define IFS_LINE 256
-#define IFS_OUT 4096
-
-/* What takeover changes on the interface (dpdk/takeover.c), and the
- * order to put it back: IPv6 on again before its addresses go back. */
-static const char *const ifs_sysctl[] = {
-	"net/ipv6/conf/%s/disable_ipv6",
-	"net/ipv4/conf/%s/rp_filter",
-	"net/ipv4/conf/%s/arp_ignore",
-	"net/ipv6/conf/%s/accept_ra",
-};
-#define IFS_N_SYSCTL (sizeof(ifs_sysctl) / sizeof(ifs_sysctl[0]))
-
-struct iface_state {
-	char ifname[IF_NAMESIZE];
-	int n_addr;
-	char addr[IFS_MAX][2 * INET6_ADDRSTRLEN + 16]; /* "a/len [brd b]" */
-	bool addr6[IFS_MAX];
-	int n_route;
-	char route[IFS_MAX][IFS_LINE];
-	bool route6[IFS_MAX];
-	char sysctl[IFS_N_SYSCTL][16]; /* "": could not be read */
-};
 
 struct dpdk_child {
 	char *args[MAX_FWD + 32];
 	char bin[PATH_MAX + 16], vdev[IF_NAMESIZE + 96], port[16],
 		prefix[IF_NAMESIZE + 16], tap[IF_NAMESIZE], lcores[256];
-	struct iface_state st;
+	struct netif_state st;
 };
-
-/*
- * Run `ip` with the fixed words argv0.. and then the words of line (split
- * on blanks), no shell. With out: its stdout, NUL-terminated (truncated
- * to len). 0 when ip exited 0.
- */
-static int run_ip(const char *const *words, const char *line, char *out,
-		  size_t len)
-{
-	char buf[IFS_LINE * 2], sink[256], *argv[64], *save = NULL, *w;
-	int argc = 0, status, err, p[2] = {-1, -1};
-	posix_spawn_file_actions_t fa;
-	size_t got = 0;
-	ssize_t n;
-	pid_t pid;
-
-	argv[argc++] = "ip";
-	for (; *words && argc < 32; words++)
-		argv[argc++] = (char *)*words;
-	snprintf(buf, sizeof(buf), "%s", line ? line : "");
-	for (w = strtok_r(buf, " \t\n", &save); w && argc < 62;
-	     w = strtok_r(NULL, " \t\n", &save))
-		if (strcmp(w, "linkdown")) /* a state, not a route option */
-			argv[argc++] = w;
-	argv[argc] = NULL;
-	if (out && pipe2(p, O_CLOEXEC))
-		return -1;
-	/* posix_spawn, not fork: serve has threads (the epoll workers). */
-	posix_spawn_file_actions_init(&fa);
-	if (out)
-		posix_spawn_file_actions_adddup2(&fa, p[1], 1);
-	else
-		posix_spawn_file_actions_addopen(&fa, 1, "/dev/null", O_WRONLY,
-						 0);
-	if (blitz_log_level < LOG_DEBUG)
-		posix_spawn_file_actions_addopen(&fa, 2, "/dev/null", O_WRONLY,
-						 0);
-	err = posix_spawnp(&pid, "ip", &fa, NULL, argv, environ);
-	posix_spawn_file_actions_destroy(&fa);
-	if (err) {
-		pr_warn("cannot run ip: %s (iproute2 installed?)\n",
-			strerror(err));
-		if (out) {
-			close(p[0]);
-			close(p[1]);
-		}
-		return -1;
-	}
-	if (out) {
-		close(p[1]);
-		while (got + 1 < len &&
-		       ((n = read(p[0], out + got, len - 1 - got)) > 0 ||
-			(n < 0 && errno == EINTR)))
-			if (n > 0)
-				got += (size_t)n;
-		out[got] = '\0';
-		/* The rest is dropped, but read: a full pipe would block ip. */
-		while ((n = read(p[0], sink, sizeof(sink))) > 0 ||
-		       (n < 0 && errno == EINTR))
-			;
-		close(p[0]);
-	}
-	while (waitpid(pid, &status, 0) < 0)
-		if (errno != EINTR)
-			return -1;
-	return WIFEXITED(status) && !WEXITSTATUS(status) ? 0 : -1;
-}
-
-static int sysctl_read(const char *fmt, const char *ifname, char *buf,
-		       size_t len)
-{
-	char path[160], rel[128];
-	FILE *f;
-
-	snprintf(rel, sizeof(rel), fmt, ifname);
-	snprintf(path, sizeof(path), "/proc/sys/%s", rel);
-	f = fopen(path, "r");
-	buf[0] = '\0';
-	if (!f)
-		return -1;
-	if (!fgets(buf, (int)len, f))
-		buf[0] = '\0';
-	fclose(f);
-	buf[strcspn(buf, "\n")] = '\0';
-	return buf[0] ? 0 : -1;
-}
-
-static int sysctl_write(const char *fmt, const char *ifname, const char *val)
-{
-	char path[160], rel[128];
-	FILE *f;
-
-	snprintf(rel, sizeof(rel), fmt, ifname);
-	snprintf(path, sizeof(path), "/proc/sys/%s", rel);
-	f = fopen(path, "w");
-	if (!f)
-		return -1;
-	fputs(val, f);
-	return fclose(f) ? -1 : 0;
-}
-
-static int mask_len(const struct sockaddr *mask, int fam)
-{
-	const uint8_t *b;
-	int n, len = 0, i;
-
-	if (!mask)
-		return fam == AF_INET ? 32 : 128;
-	if (fam == AF_INET) {
-		b = (const uint8_t *)&((const struct sockaddr_in *)mask)
-			    ->sin_addr;
-		n = 4;
-	} else {
-		b = (const uint8_t *)&((const struct sockaddr_in6 *)mask)
-			    ->sin6_addr;
-		n = 16;
-	}
-	for (i = 0; i < n; i++)
-		len += __builtin_popcount(b[i]);
-	return len;
-}
-
-/* Routes through the interface that the kernel did not make itself (the
- * same choice as dpdk/takeover.c: those come back with the addresses). */
-static void record_routes(struct iface_state *st, bool v6)
-{
-	const char *const words[] = {v6 ? "-6" : "-4", "route", "show", "dev",
-				     st->ifname,       NULL};
-	char out[IFS_OUT], *line, *save = NULL;
-
-	if (run_ip(words, NULL, out, sizeof(out)))
-		return;
-	for (line = strtok_r(out, "\n", &save); line && st->n_route < IFS_MAX;
-	     line = strtok_r(NULL, "\n", &save)) {
-		if (strstr(line, "proto kernel") || !strncmp(line, "fe80", 4) ||
-		    !strncmp(line, "multicast", 9) || !line[0])
-			continue;
-		snprintf(st->route[st->n_route], IFS_LINE, "%s", line);
-		st->route6[st->n_route++] = v6;
-	}
-}
-
-/* The interface's addresses (IPv6 link-local aside: the kernel makes it
- * again), its routes and the sysctls takeover sets. */
-static int iface_record(struct iface_state *st, const char *ifname)
-{
-	struct ifaddrs *ifa, *i;
-	char a[INET6_ADDRSTRLEN], b[INET6_ADDRSTRLEN];
-	size_t k;
-
-	memset(st, 0, sizeof(*st));
-	snprintf(st->ifname, sizeof(st->ifname), "%s", ifname);
-	if (getifaddrs(&ifa)) {
-		pr_warn("getifaddrs: %s\n", strerror(errno));
-		return -1;
-	}
-	for (i = ifa; i && st->n_addr < IFS_MAX; i = i->ifa_next) {
-		char *dst = st->addr[st->n_addr];
-		size_t dlen = sizeof(st->addr[0]);
-		const void *src;
-		int fam;
-
-		if (!i->ifa_addr || strcmp(i->ifa_name, ifname))
-			continue;
-		fam = i->ifa_addr->sa_family;
-		if (fam == AF_INET)
-			src = &((struct sockaddr_in *)i->ifa_addr)->sin_addr;
-		else if (fam == AF_INET6)
-			src = &((struct sockaddr_in6 *)i->ifa_addr)->sin6_addr;
-		else
-			continue;
-		if (fam == AF_INET6 &&
-		    IN6_IS_ADDR_LINKLOCAL((const struct in6_addr *)src))
-			continue;
-		inet_ntop(fam, src, a, sizeof(a));
-		if (fam == AF_INET && (i->ifa_flags & IFF_BROADCAST) &&
-		    i->ifa_broadaddr &&
-		    inet_ntop(
-			    AF_INET,
-			    &((struct sockaddr_in *)i->ifa_broadaddr)->sin_addr,
-			    b, sizeof(b)))
-			snprintf(dst, dlen, "%s/%d brd %s", a,
-				 mask_len(i->ifa_netmask, fam), b);
-		else
-			snprintf(dst, dlen, "%s/%d", a,
-				 mask_len(i->ifa_netmask, fam));
-		st->addr6[st->n_addr++] = fam == AF_INET6;
-	}
-	freeifaddrs(ifa);
-	record_routes(st, false);
-	record_routes(st, true);
-	for (k = 0; k < IFS_N_SYSCTL; k++)
-		sysctl_read(ifs_sysctl[k], ifname, st->sysctl[k],
-			    sizeof(st->sysctl[k]));
-	return 0;
-}
-
-/* Put the recorded state back. Idempotent (replace, not add), so it also
- * checks a clean exit of blitz-dpdk, which restored it itself. Returns
- * how many steps failed. */
-static int iface_restore(const struct iface_state *st)
-{
-	const char *const a4[] = {"-4", "addr", "replace", NULL};
-	const char *const a6[] = {"-6", "addr", "replace", "nodad", NULL};
-	const char *const r4[] = {"-4", "route", "replace", NULL};
-	const char *const r6[] = {"-6", "route", "replace", NULL};
-	char line[IFS_LINE + IF_NAMESIZE + 16];
-	int k, bad = 0;
-	size_t s;
-
-	for (s = 0; s < IFS_N_SYSCTL; s++)
-		if (st->sysctl[s][0] &&
-		    sysctl_write(ifs_sysctl[s], st->ifname, st->sysctl[s]))
-			bad++;
-	for (k = 0; k < st->n_addr; k++) {
-		snprintf(line, sizeof(line), "%s dev %s", st->addr[k],
-			 st->ifname);
-		bad += !!run_ip(st->addr6[k] ? a6 : a4, line, NULL, 0);
-	}
-	for (k = 0; k < st->n_route; k++) {
-		snprintf(line, sizeof(line), "%s dev %s", st->route[k],
-			 st->ifname);
-		bad += !!run_ip(st->route6[k] ? r6 : r4, line, NULL, 0);
-	}
-	return bad;
-}
 
 /* "-l" for EAL: the first n CPUs this process may run on, one lcore per
  * queue (so `taskset` still decides where the engine runs). */
@@ -1097,7 +860,7 @@ static void dpdk_drop_tap(const struct dpdk_child *d)
 
 	for (i = 0; i < 20 && if_nametoindex(d->tap); i++)
 		nanosleep(&nap, NULL);
-	if (if_nametoindex(d->tap) && run_ip(del, NULL, NULL, 0))
+	if (if_nametoindex(d->tap) && netif_run_ip(del, NULL, NULL, 0))
 		pr_warn("dpdk engine left its TAP %s: `ip link del %s`\n",
 			d->tap, d->tap);
 }
@@ -1107,7 +870,7 @@ static const char *dpdk_cleanup(struct serve_args *a, void *ctx)
 	struct dpdk_child *d = ctx;
 
 	dpdk_drop_tap(d);
-	if (iface_restore(&d->st)) {
+	if (netif_restore(&d->st)) {
 		pr_warn("%s: could not restore all of its addresses, routes "
 			"and settings (see `ip addr show %s`)\n",
 			a->ifname, a->ifname);
@@ -1120,6 +883,7 @@ static int serve_dpdk(struct serve_args *a)
 {
 	struct engine_child c = {
 		.name = "dpdk",
+		.tier = "dpdk+epoll",
 		.stop_ms = DPDK_STOP_MS,
 		.spawn = dpdk_spawn,
 		.nostart = dpdk_nostart,
@@ -1149,7 +913,7 @@ static int serve_dpdk(struct serve_args *a)
 		free(d);
 		return 1;
 	}
-	if (iface_record(&d->st, a->ifname)) {
+	if (netif_record(&d->st, a->ifname)) {
 		free(d);
 		return 1;
 	}
@@ -1210,6 +974,10 @@ static int serve_fast(struct serve_args *a)
 					"left there"
 				      : ": no XDP");
 		fflush(stdout);
+		serve_state_set(&serve_st,
+				ret == -EEXIST ? "epoll (behind blitz load)"
+					       : "epoll",
+				0);
 		wait_for_stop(e);
 		return stop_epoll(e, true) ? 1 : 0;
 	}
@@ -1218,6 +986,7 @@ static int serve_fast(struct serve_args *a)
 #ifdef HAVE_AFXDP
 		struct engine_child c = {
 			.name = "afxdp",
+			.tier = "afxdp+epoll",
 			.stop_ms = AFXDP_STOP_MS,
 			.spawn = afxdp_spawn,
 			.nostart = afxdp_nostart,
@@ -1232,11 +1001,16 @@ static int serve_fast(struct serve_args *a)
 		ret = supervise_child(a, &c, e);
 #endif
 	} else {
+		char tier[sizeof(serve_st.tier)];
+
 		h = attach_handoff(a, l);
 		printf("blitz: serving on %s port %u: tier xdp (%s) + epoll "
 		       "fallback\n",
 		       a->ifname, a->svc.port, blitz_loaded_mode(l));
 		fflush(stdout);
+		snprintf(tier, sizeof(tier), "xdp-%s+epoll",
+			 blitz_loaded_mode(l));
+		serve_state_set(&serve_st, tier, 0);
 		wait_for_stop(e);
 	}
 
@@ -1280,6 +1054,7 @@ int cmd_serve(int argc, char **argv)
 	}
 #endif
 	install_signals();
+	serve_state_init(&serve_st, a.ifname, &a.svc);
 	switch (a.engine) {
 	case ENG_DPDK:
 		ret = serve_dpdk(&a);
@@ -1291,6 +1066,7 @@ int cmd_serve(int argc, char **argv)
 		ret = serve_fast(&a);
 		break;
 	}
+	serve_state_remove(&serve_st);
 	service_opts_free(&a.svc);
 	return ret;
 }

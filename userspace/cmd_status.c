@@ -2,10 +2,12 @@
 /*
  * cmd_status.c - `blitz status [ifname]`: one aligned row per interface
  * blitz is on, read from the pinned config map and the program attached
- * to the interface (nothing else is stored anywhere).
+ * to the interface; then one row per running `blitz serve` of this
+ * network namespace, read from its state file (serve_state.h), which is
+ * all there is of an epoll-only or dpdk serve.
  *
- * Owns: the status table and the stale-state hints. Read-only: must never
- * change an attachment or a pin.
+ * Owns: the status tables and the stale-state hints. Read-only: must
+ * never change an attachment, a pin or a state file.
  */
 #include <arpa/inet.h>
 #include <dirent.h>
@@ -20,9 +22,11 @@
 #include "cli.h"
 #include "loader.h"
 #include "log.h"
+#include "serve_state.h"
 #include "tc_handoff.h"
 
 #define MAX_ROWS 256
+#define MAX_SERVES 64
 
 struct row {
 	char ifname[IF_NAMESIZE];
@@ -250,6 +254,131 @@ static void print_table(const struct row *rows, int n)
 			printf("%s\n", rows[i].note);
 }
 
+/* ---- the serve table ---- */
+
+/* The pid first: a row never starts with an interface name, which is
+ * what the interface table's rows start with. */
+enum { S_PID, S_TIER, S_IF, S_PORT, S_ADDR, S_ENG, S_SINCE, S_N };
+
+struct serve_row {
+	char cell[S_N][BLITZ_MAX_ADDRS * 2 * 48];
+	char note[320];
+};
+
+static void serve_row_fill(const struct serve_state *st, bool gone,
+			   struct serve_row *r)
+{
+	struct tm tm;
+	time_t t = (time_t)st->started;
+
+	memset(r, 0, sizeof(*r));
+	snprintf(r->cell[S_IF], sizeof(r->cell[0]), "%s",
+		 st->ifname[0] ? st->ifname : "*");
+	snprintf(r->cell[S_PID], sizeof(r->cell[0]), "%d%s", (int)st->pid,
+		 gone ? " (gone)" : "");
+	snprintf(r->cell[S_TIER], sizeof(r->cell[0]), "%s",
+		 st->tier[0] ? st->tier : "-");
+	snprintf(r->cell[S_PORT], sizeof(r->cell[0]), "%u", st->port);
+	snprintf(r->cell[S_ADDR], sizeof(r->cell[0]), "%s",
+		 st->addrs[0] ? st->addrs : "*");
+	if (st->engine_pid > 0)
+		snprintf(r->cell[S_ENG], sizeof(r->cell[0]), "%d",
+			 (int)st->engine_pid);
+	else
+		snprintf(r->cell[S_ENG], sizeof(r->cell[0]), "-");
+	if (t && localtime_r(&t, &tm))
+		strftime(r->cell[S_SINCE], sizeof(r->cell[0]),
+			 "%Y-%m-%d %H:%M:%S", &tm);
+	else
+		snprintf(r->cell[S_SINCE], sizeof(r->cell[0]), "-");
+	if (!gone)
+		return;
+	if (st->ifname[0])
+		snprintf(r->note, sizeof(r->note),
+			 "%s: stale: serve pid %d is gone: its XDP link went "
+			 "with it; run `blitz unload %s` if pins remain (it "
+			 "also removes %s)",
+			 st->ifname, (int)st->pid, st->ifname, st->path);
+	else
+		snprintf(r->note, sizeof(r->note),
+			 "stale: serve pid %d (every interface, port %u) is "
+			 "gone: nothing of it is left but %s (the next serve "
+			 "removes it)",
+			 (int)st->pid, st->port, st->path);
+}
+
+/*
+ * The serves of this network namespace (only those on ifname when not
+ * NULL) as a table, after a blank line when gap (the interface table
+ * came first), with a line per stale one. Serves of another
+ * namespace are not shown as if they were here: one line counts them.
+ * Returns how many rows it printed.
+ */
+static int print_serves(const char *ifname, bool gap)
+{
+	static const char *const head[S_N] = {
+		[S_PID] = "SERVE PID",	[S_TIER] = "TIER",
+		[S_IF] = "INTERFACE",	[S_PORT] = "PORT",
+		[S_ADDR] = "ADDRESSES", [S_ENG] = "ENGINE PID",
+		[S_SINCE] = "STARTED",
+	};
+	struct serve_state *st;
+	struct serve_row *rows;
+	enum serve_state_life life;
+	int i, j, n, shown = 0, other = 0;
+	size_t width[S_N];
+
+	st = calloc(MAX_SERVES, sizeof(*st));
+	rows = calloc(MAX_SERVES, sizeof(*rows));
+	if (!st || !rows) {
+		free(st);
+		free(rows);
+		return 0;
+	}
+	n = serve_state_list(st, MAX_SERVES);
+	for (i = 0; i < n; i++) {
+		if (ifname && strcmp(st[i].ifname, ifname))
+			continue;
+		life = serve_state_life(&st[i]);
+		/* A gone serve's namespace is not ours to judge either. */
+		if (life == SERVE_OTHER_NETNS ||
+		    (st[i].netns && st[i].netns != serve_state_netns_here())) {
+			other++;
+			continue;
+		}
+		serve_row_fill(&st[i], life == SERVE_GONE, &rows[shown++]);
+	}
+	if (shown) {
+		if (gap) /* after the interface table */
+			printf("\n");
+		for (j = 0; j < S_N; j++)
+			width[j] = strlen(head[j]);
+		for (i = 0; i < shown; i++)
+			for (j = 0; j < S_N; j++)
+				if (strlen(rows[i].cell[j]) > width[j])
+					width[j] = strlen(rows[i].cell[j]);
+		for (j = 0; j + 1 < S_N; j++)
+			printf("%-*s  ", (int)width[j], head[j]);
+		printf("%s\n", head[S_N - 1]);
+		for (i = 0; i < shown; i++) {
+			for (j = 0; j + 1 < S_N; j++)
+				printf("%-*s  ", (int)width[j],
+				       rows[i].cell[j]);
+			printf("%s\n", rows[i].cell[S_N - 1]);
+		}
+		for (i = 0; i < shown; i++)
+			if (rows[i].note[0])
+				printf("%s\n", rows[i].note);
+	}
+	if (other)
+		printf("%d serve%s in another network namespace not shown: "
+		       "run `blitz status` there\n",
+		       other, other == 1 ? "" : "s");
+	free(st);
+	free(rows);
+	return shown;
+}
+
 int cmd_status(int argc, char **argv)
 {
 	static const struct option longopts[] = {
@@ -282,7 +411,10 @@ int cmd_status(int argc, char **argv)
 
 	if (optind < argc) {
 		n = add_row(rows, n, argv[optind]);
-		if (!n) {
+		if (n)
+			print_table(rows, n);
+		/* A serve with nothing in BPF (epoll alone, dpdk) counts. */
+		if (!print_serves(argv[optind], n > 0) && !n) {
 			if (!if_nametoindex(argv[optind]))
 				pr_warn("no interface '%s' and no pins for "
 					"it: see `ip link`\n",
@@ -292,30 +424,29 @@ int cmd_status(int argc, char **argv)
 			free(rows);
 			return 1;
 		}
-	} else {
-		d = opendir(BLITZ_PIN_ROOT);
-		while (d && (de = readdir(d)))
-			if (de->d_name[0] != '.')
-				n = add_row(rows, n, de->d_name);
-		if (d)
-			closedir(d);
-		/* Also interfaces of this namespace with blitz attached but
-		 * no pins (or only a hand-off left). */
-		ifs = if_nameindex();
-		for (it = ifs; it && it->if_index; it++)
-			if ((!blitz_find_attached((int)it->if_index, &a) &&
-			     a.prog_id) ||
-			    tc_handoff_present((int)it->if_index))
-				n = add_row(rows, n, it->if_name);
-		if (ifs)
-			if_freenameindex(ifs);
-		if (!n) {
-			printf("blitz is not loaded on any interface\n");
-			free(rows);
-			return 0;
-		}
+		free(rows);
+		return 0;
 	}
-	print_table(rows, n);
+	d = opendir(BLITZ_PIN_ROOT);
+	while (d && (de = readdir(d)))
+		if (de->d_name[0] != '.')
+			n = add_row(rows, n, de->d_name);
+	if (d)
+		closedir(d);
+	/* Also interfaces of this namespace with blitz attached but no pins
+	 * (or only a hand-off left). */
+	ifs = if_nameindex();
+	for (it = ifs; it && it->if_index; it++)
+		if ((!blitz_find_attached((int)it->if_index, &a) &&
+		     a.prog_id) ||
+		    tc_handoff_present((int)it->if_index))
+			n = add_row(rows, n, it->if_name);
+	if (ifs)
+		if_freenameindex(ifs);
+	if (n)
+		print_table(rows, n);
+	if (!print_serves(NULL, n > 0) && !n)
+		printf("blitz is not loaded on any interface\n");
 	free(rows);
 	return 0;
 }

@@ -2,15 +2,19 @@
 /*
  * cmd_unload.c - `blitz unload <ifname>`: take blitz off an interface of
  * this network namespace, whoever attached it (load, or a serve that was
- * killed), and remove its pins. Owns only the command line; loader.c does
- * the work (and leaves another namespace's blitz alone).
+ * killed), and remove its pins and the state file a killed serve left
+ * (serve_state.h). Owns only the command line; loader.c does the work
+ * (and leaves another namespace's blitz alone), serve_state.c removes
+ * only the files of serves that are gone.
  */
+#include <errno.h>
 #include <getopt.h>
 #include <stdio.h>
 
 #include "cli.h"
 #include "loader.h"
 #include "log.h"
+#include "serve_state.h"
 
 static void usage(FILE *f)
 {
@@ -29,7 +33,7 @@ int cmd_unload(int argc, char **argv)
 		BLITZ_COMMON_LONGOPTS,
 		{NULL, 0, NULL, 0},
 	};
-	int opt, ret;
+	int opt, ret, stale;
 
 	cli_getopt_reset();
 	while ((opt = getopt_long(argc, argv, ":vh", longopts, NULL)) != -1) {
@@ -40,5 +44,12 @@ int cmd_unload(int argc, char **argv)
 	if (cli_operands("unload", argc, argv, 1, 1, "<ifname>"))
 		return 1;
 	blitz_log_quiet_libs();
-	return blitz_loader_unload(argv[optind]) ? 1 : 0;
+	ret = blitz_loader_unload(argv[optind]);
+	/* A killed serve's file goes whatever the pins said: it is stale.
+	 * When that file was all there was (an epoll-only serve, or the
+	 * interface gone), the unload did what was asked. */
+	stale = serve_state_remove_stale(argv[optind]);
+	if (stale && (ret == -ENOENT || ret == -ENODEV))
+		ret = 0;
+	return ret ? 1 : 0;
 }

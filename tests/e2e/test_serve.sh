@@ -6,7 +6,11 @@
 # `blitz status` reports and `blitz unload` removes, auto falling back to
 # epoll alone when XDP cannot attach, and argument errors that attach
 # nothing; the dpdk engine in a child of serve, the interface it takes
-# over given back when it dies (SIGKILL too) and when serve stops.
+# over given back when it dies (SIGKILL too) and when serve stops. For
+# every tier (epoll alone, xdp, afxdp, dpdk) `blitz status` shows the
+# serve's pid and tier from its state file under /run/blitz, not in
+# another network namespace; a SIGKILLed serve shows as stale until
+# `blitz unload` removes it; SIGTERM leaves no state file.
 # SERVE_TB sets the testbed prefix (default h4av).
 #
 # Every client runs under `timeout`; the testbed goes down in a trap.
@@ -40,6 +44,79 @@ write_raw_client "$TMP/raw.py"
 nothing_left() { ! has_xdp "$SRV_IF" && [ ! -e "$PINS" ]; }
 answered() { [ "$($CLI timeout 5 curl -sS -m 3 "$URL" 2>/dev/null)" = "$BODY" ]; }
 
+# state_file PID - the state file of serve PID on $SRV_IF port $PORT.
+state_file() { echo "/run/blitz/serve-$SRV_IF-$PORT-$1.state"; }
+# states - the state files there are, on one line.
+states() { find /run/blitz -name 'serve-*' 2>/dev/null | tr '\n' ' '; }
+# serve_row PID TIER [ENGINE_PID] - wait (3 s at most) until `blitz status`
+# in the server namespace has the row of serve PID with TIER on $SRV_IF
+# port $PORT (and ENGINE_PID in its column); $TMP/sst holds the output.
+serve_row() {
+	local tier i re
+	tier=$(printf '%s' "$2" | sed 's/[+()]/\\&/g')
+	re="^$1 +$tier +$SRV_IF +$PORT +[^ ]+ +${3:-[-0-9]+} "
+	for ((i = 0; i < 30; i++)); do
+		$SRV "$BLITZ" status >"$TMP/sst" 2>&1
+		grep -qE -- "$re" "$TMP/sst" && return 0
+		sleep 0.1
+	done
+	return 1
+}
+# check_serve_row NAME PID TIER [ENGINE_PID] - PASS/FAIL on serve_row.
+check_serve_row() {
+	local name=$1
+	shift
+	if serve_row "$@"; then
+		pass "$name"
+	else
+		fail "$name" "want pid $1 tier '$2': $(tr '\n' '|' <"$TMP/sst")"
+	fi
+}
+
+# ---- engine epoll alone: nothing in BPF, status shows it from its state ----
+serve_start "$TMP/ep.log" "$SRV_IF" --engine epoll -p "$PORT"
+if serve_wait_line "tier epoll" 20 && answered; then
+	check_serve_row "${T}_epoll_status" "$SERVE_PID" epoll -
+	# Another namespace's status does not show it as its own.
+	$CLI "$BLITZ" status >"$TMP/cst" 2>&1
+	if ! grep -qE "^$SERVE_PID " "$TMP/cst" && grep -q "in another network namespace not shown" "$TMP/cst"; then
+		pass "${T}_epoll_status_other_netns"
+	else
+		fail "${T}_epoll_status_other_netns" "$(tr '\n' '|' <"$TMP/cst")"
+	fi
+else
+	fail "${T}_epoll_status" "$(tr '\n' ' ' <"$TMP/ep.log")"
+fi
+pid=$SERVE_PID
+if serve_stop TERM 10 && [ "$SERVE_RC" = 0 ] && [ ! -e "$(state_file "$pid")" ]; then
+	pass "${T}_epoll_sigterm_no_state"
+else
+	fail "${T}_epoll_sigterm_no_state" "rc $SERVE_RC: $(states)"
+fi
+# SIGKILL: the state file stays, status calls it stale, unload removes it.
+serve_start "$TMP/ep2.log" "$SRV_IF" --engine epoll -p "$PORT"
+if serve_wait_line "tier epoll" 20 && serve_row "$SERVE_PID" epoll; then
+	pid=$SERVE_PID
+	serve_stop KILL 5
+	$SRV "$BLITZ" status >"$TMP/st" 2>&1
+	if [ -e "$(state_file "$pid")" ] && grep -qE "^$pid \(gone\) +epoll " "$TMP/st" &&
+		grep -q "stale: serve pid $pid is gone: .*blitz unload $SRV_IF" "$TMP/st"; then
+		pass "${T}_epoll_sigkill_status_stale"
+	else
+		fail "${T}_epoll_sigkill_status_stale" "$(tr '\n' '|' <"$TMP/st")"
+	fi
+	out=$($SRV "$BLITZ" unload "$SRV_IF" 2>&1)
+	rc=$?
+	if [ "$rc" = 0 ] && [ ! -e "$(state_file "$pid")" ]; then
+		pass "${T}_epoll_sigkill_unload_state"
+	else
+		fail "${T}_epoll_sigkill_unload_state" "rc $rc: $out; $(states)"
+	fi
+else
+	fail "${T}_epoll_sigkill_status_stale" "$(tr '\n' ' ' <"$TMP/ep2.log") $(tr '\n' '|' <"$TMP/sst")"
+	serve_stop KILL 5
+fi
+
 # ---- engine xdp ----
 serve_start "$TMP/xdp.log" "$SRV_IF" --engine xdp -p "$PORT"
 if serve_wait_line "tier xdp (native) + epoll fallback" 20 && has_xdp "$SRV_IF"; then
@@ -70,6 +147,8 @@ if grep -E "^$SRV_IF " "$TMP/st" | grep -qE " native .* xdp .* serve .* $PORT ";
 else
 	fail "${T}_xdp_status" "$(tr '\n' '|' <"$TMP/st")"
 fi
+check_serve_row "${T}_xdp_status_tier" "$SERVE_PID" "xdp-native+epoll" -
+xdp_pid=$SERVE_PID
 
 # What XDP does not answer reaches the epoll listener on the same
 # connection through the TC hand-off (when this kernel has it).
@@ -95,10 +174,10 @@ if serve_stop TERM 10 && [ "$SERVE_RC" -eq 0 ]; then
 else
 	fail "${T}_xdp_sigterm_exit0" "rc $SERVE_RC: $(tail -3 "$TMP/xdp.log" | tr '\n' ' ')"
 fi
-if nothing_left; then
+if nothing_left && [ ! -e "$(state_file "$xdp_pid")" ]; then
 	pass "${T}_xdp_sigterm_detached"
 else
-	fail "${T}_xdp_sigterm_detached" "XDP or pins left: $($SRV ip link show "$SRV_IF" | grep -o 'prog/xdp.*') $(ls "$PINS" 2>&1)"
+	fail "${T}_xdp_sigterm_detached" "XDP, pins or state left: $(states) $($SRV ip link show "$SRV_IF" | grep -o 'prog/xdp.*') $(ls "$PINS" 2>&1)"
 fi
 grep -E '^(xdp|epoll): ' "$TMP/xdp.log" | sed 's/^/  /'
 
@@ -109,6 +188,8 @@ if serve_wait_line "tier xdp (native) + epoll fallback" 20 && answered; then
 else
 	fail "${T}_auto_xdp_native" "$(tr '\n' ' ' <"$TMP/auto.log")"
 fi
+auto_pid=$SERVE_PID
+serve_row "$auto_pid" "xdp-native+epoll"
 serve_stop KILL 5
 sleep 0.5
 if ! has_xdp "$SRV_IF"; then
@@ -122,8 +203,14 @@ if [ ! -e "$PINS" ] || grep -q "blitz unload $SRV_IF" "$TMP/st"; then
 else
 	fail "${T}_sigkill_status_says_unload" "$(tr '\n' '|' <"$TMP/st")"
 fi
+if grep -qE "^$auto_pid \(gone\) +xdp-native\+epoll " "$TMP/st" &&
+	grep -q "serve pid $auto_pid is gone: its XDP link went with it" "$TMP/st"; then
+	pass "${T}_sigkill_status_stale_serve"
+else
+	fail "${T}_sigkill_status_stale_serve" "$(tr '\n' '|' <"$TMP/st")"
+fi
 out=$($SRV "$BLITZ" unload "$SRV_IF" 2>&1)
-if nothing_left; then
+if nothing_left && [ ! -e "$(state_file "$auto_pid")" ]; then
 	pass "${T}_sigkill_unload_cleans"
 else
 	fail "${T}_sigkill_unload_cleans" "unload said '$out'; XDP or pins left"
@@ -155,11 +242,14 @@ elif serve_wait_line "tier afxdp (native) + epoll fallback" 20 &&
 	else
 		fail "${T}_afxdp_engine_child" "engine pid '$child' is not a child of serve $SERVE_PID: $(tr '\n' ' ' <"$TMP/afxdp.log")"
 	fi
+	check_serve_row "${T}_afxdp_status_tier" "$SERVE_PID" "afxdp+epoll" "${child:-x}"
 else
 	fail "${T}_afxdp" "$(tr '\n' ' ' <"$TMP/afxdp.log")"
 fi
+afxdp_pid=$SERVE_PID
 serve_stop TERM 10
-if nothing_left && [ "$SERVE_RC" = 0 ] && ! kill -0 "${child:-0}" 2>/dev/null; then
+if nothing_left && [ "$SERVE_RC" = 0 ] && ! kill -0 "${child:-0}" 2>/dev/null &&
+	[ ! -e "$(state_file "$afxdp_pid")" ]; then
 	pass "${T}_afxdp_sigterm_detached"
 else
 	fail "${T}_afxdp_sigterm_detached" "rc $SERVE_RC, engine ${child:-?} $(kill -0 "${child:-0}" 2>/dev/null && echo 'still runs' || echo gone), XDP or pins: $(nothing_left && echo none || echo left)"
@@ -293,6 +383,7 @@ else
 		else
 			fail "${T}_dpdk_engine_child" "engine pid '$child' is not a blitz-dpdk child of serve $SERVE_PID: $(tr '\n' ' ' <"$TMP/dpdk.log")"
 		fi
+		check_serve_row "${T}_dpdk_status_tier" "$SERVE_PID" "dpdk+epoll" "${child:-x}"
 		# Answered by blitz-dpdk: the veth has no address (the kernel
 		# cannot answer on it) and the engine counted the requests.
 		ok=1
@@ -317,6 +408,8 @@ else
 		else
 			fail "${T}_dpdk_sigkill_restored" "veth $($SRV ip -br addr show dev "$SRV_IF"): $(tail -3 "$TMP/dpdk.log" | tr '\n' ' ')"
 		fi
+		# The state says so until the engine is back (1 s back-off).
+		check_serve_row "${T}_dpdk_status_restarting" "$SERVE_PID" "epoll (dpdk restarting)" -
 		# Before the restart (1 s back-off) the kernel's listener, in
 		# serve, answers on the veth: counted in serve's epoll summary.
 		ok=
@@ -345,10 +438,12 @@ else
 		fi
 		# SIGTERM to serve: the child stops (restoring the veth itself),
 		# serve checks, exits 0; the veth is as it was at start.
+		dpdk_pid=$SERVE_PID
 		serve_stop TERM 20
 		epoll_req=$(sed -n 's/^epoll: .* \([0-9]*\) requests .*/\1/p' "$TMP/dpdk.log" | tail -1)
 		if [ "$SERVE_RC" = 0 ] && ! kill -0 "${child2:-0}" 2>/dev/null &&
-			veth_state_is "$before" 5 && ! $SRV ip link show "bz$SRV_IF" >/dev/null 2>&1; then
+			veth_state_is "$before" 5 && ! $SRV ip link show "bz$SRV_IF" >/dev/null 2>&1 &&
+			[ ! -e "$(state_file "$dpdk_pid")" ]; then
 			pass "${T}_dpdk_sigterm_restored"
 		else
 			fail "${T}_dpdk_sigterm_restored" "rc $SERVE_RC, engine ${child2:-?} $(kill -0 "${child2:-0}" 2>/dev/null && echo 'still runs' || echo gone); before: $before after: $(veth_state)"
