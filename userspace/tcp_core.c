@@ -1126,6 +1126,11 @@ static void conn_handle(struct tcp_core *c, struct tcp_conn *k,
 	}
 	k->idle_at = c->now_ms + (k->fin_acked ? FIN_WAIT_MS : c->p.idle_ms);
 	k->snd_wnd = (uint32_t)s->win << k->snd_wscale;
+	/* An answer to a zero-window probe: the peer is alive, and a closed
+	 * window is probed for as long as the probes are answered (RFC 1122
+	 * 4.2.2.17); only unanswered RTOs count towards max_retries. */
+	if (!k->snd_wnd)
+		k->retries = 0;
 
 	if (len || fin) {
 		if (seq != k->rcv_nxt) {

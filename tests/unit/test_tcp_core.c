@@ -175,6 +175,11 @@ static uint32_t get32(const uint8_t *p)
 	       (uint32_t)p[2] << 8 | p[3];
 }
 
+static bool seq_after(uint32_t a, uint32_t b)
+{
+	return (int32_t)(a - b) > 0;
+}
+
 static uint16_t get16(const uint8_t *p)
 {
 	return (uint16_t)(p[0] << 8 | p[1]);
@@ -1423,6 +1428,453 @@ out:
 	tcp_core_free(c);
 }
 
+/* ------------------------------------------------------------------ */
+/* Small windows, losses and every retransmission path                */
+/* ------------------------------------------------------------------ */
+
+/* Handshake without the window scale option, so pe->win is the window in
+ * bytes (a peer that offers scaling would make 255 mean 255 << 7). */
+static bool peer_connect_noscale(struct tcp_core *c, struct peer *pe,
+				 uint16_t port, uint32_t iss)
+{
+	uint8_t f[256], opts[4] = {2, 4, 0x05, 0xb4};
+	struct seg s;
+
+	pe->port = port;
+	RX_FRAME(c, f, pe, 0x02, iss, 0, NULL, 0, opts, 4);
+	if (!next_out(&s) || s.flags != (0x02 | 0x10) || s.wscale != -1) {
+		T_CHECK_MSG(0, "no SYN-ACK without window scale");
+		return false;
+	}
+	pe->srv_isn = s.seq;
+	pe->rcv_nxt = s.seq + 1;
+	pe->snd_nxt = iss + 1;
+	peer_send(c, pe, 0x10, NULL, 0);
+	return true;
+}
+
+/* Length on the wire of the response of this kind for this body. */
+static uint32_t wire_len(int kind, const void *body, size_t blen)
+{
+	static struct http_responses r;
+	struct iovec iov[2];
+	uint32_t len = 0;
+	int i, n;
+
+	if (http_responses_build(&r, body, blen, NULL, 0, NULL, 0))
+		return 0;
+	n = http_response_iov(&r, kind, iov);
+	for (i = 0; i < n; i++)
+		len += (uint32_t)iov[i].iov_len;
+	return len;
+}
+
+static void fill_body(uint8_t *b, size_t n)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		b[i] = (uint8_t)('a' + (i * 7 + i / 13) % 26);
+}
+
+/*
+ * Regression (commit 1442615, fuzz seed big_fastrtx_small_window): with a
+ * peer window under one MSS, the fast retransmit resent min(q_bytes, mss)
+ * bytes from snd_una, past what had ever been sent; the peer's ACK of
+ * them was taken for one of data never sent and the connection stalled
+ * until the RTO gave up with a RST.
+ */
+static void test_fast_retransmit_small_window(void)
+{
+	static uint8_t body[65536], lost_data[FRAME_SZ];
+	const struct tcp_core_counters *cnt;
+	struct tcp_core *c;
+	struct peer pe = {.win = 255};
+	struct seg s, lost;
+	uint32_t total;
+	int i, rounds;
+
+	fill_body(body, sizeof(body));
+	total = wire_len(BLITZ_RESP_GET_KA, body, sizeof(body));
+	c = mk_core_ex(64, body, sizeof(body), 0);
+	T_CHECK(c);
+	if (!c || !peer_connect_noscale(c, &pe, 40030, 500))
+		goto out;
+	cnt = tcp_core_counters(c);
+	peer_send(c, &pe, 0x18, GET, sizeof(GET) - 1);
+	/* One segment fills the 255-byte window; it is lost. */
+	T_CHECK(next_out(&lost) && lost.seq == pe.rcv_nxt);
+	T_EQ_INT(lost.len, 255);
+	memcpy(lost_data, lost.data, lost.len);
+	T_EQ_INT(nwire - wire_rd, 0);
+	for (i = 0; i < 3; i++) {
+		T_EQ_INT(nwire - wire_rd, 0); /* not before the third */
+		peer_send(c, &pe, 0x10, NULL, 0);
+	}
+	T_CHECK(next_out(&s));
+	T_EQ_INT(cnt->fast_retransmits, 1);
+	T_EQ_INT(s.seq, lost.seq);
+	/* At most the bytes sent before (the fix); here exactly those. */
+	T_CHECK_MSG(s.len <= lost.len,
+		    "fast retransmit of %u bytes, only %u ever sent", s.len,
+		    lost.len);
+	T_CHECK(s.len == lost.len && !memcmp(s.data, lost_data, s.len));
+	/* The peer takes what it got and opens its window. */
+	wire_rd--;
+	peer_read(&pe);
+	pe.win = 65535;
+	for (rounds = 0; rounds < 200 && !pe.got_rst && pe.nstream < total;
+	     rounds++) {
+		uint32_t before = pe.nstream;
+
+		peer_send(c, &pe, 0x10, NULL, 0);
+		peer_read(&pe);
+		if (pe.nstream == before) {
+			/* Stalled: let the timers run (the bug ended in a
+			 * RST after max_retries). */
+			now_ns += 250 * MS;
+			tcp_core_poll_timers(c, now_ns);
+			peer_read(&pe);
+		}
+	}
+	T_CHECK(!pe.got_rst);
+	T_CHECK(stream_is(pe.stream, pe.nstream, (int[]){BLITZ_RESP_GET_KA}, 1,
+			  body, sizeof(body)));
+	T_EQ_INT(cnt->retransmits, 1); /* no RTO was needed */
+	T_EQ_INT(cnt->conn_reset, 0);
+	T_EQ_INT(tcp_core_active(c), 1);
+	T_EQ_INT(tcp_core_check(c), 0);
+out:
+	peer_free(&pe);
+	tcp_core_free(c);
+}
+
+/*
+ * A strict peer for the loss tests: it takes in-order bytes only up to
+ * the window it advertises now (trimming the rest, as a kernel does),
+ * drops the data segments the pattern says are lost, and checks that the
+ * core never sends past the highest right edge it was ever given (only a
+ * one-byte probe into a zero window may).
+ */
+struct strict_peer {
+	struct peer pe;
+	uint32_t edge;		     /* highest rcv_nxt + win advertised */
+	uint32_t nseg;		     /* data/FIN segments seen */
+	uint32_t drop_mod, drop_rem; /* lose segment i if i % mod == rem */
+	uint32_t past_edge;	     /* segments past the edge */
+	uint32_t probes;	     /* one-byte segments into a zero window */
+	uint32_t max_len;	     /* largest payload seen */
+};
+
+static void strict_ack(struct tcp_core *c, struct strict_peer *sp)
+{
+	struct peer *pe = &sp->pe;
+
+	if (seq_after(pe->rcv_nxt + pe->win, sp->edge))
+		sp->edge = pe->rcv_nxt + pe->win;
+	peer_send(c, pe, 0x10, NULL, 0);
+}
+
+/* Take every frame sent; returns the stream bytes taken. */
+static uint32_t strict_read(struct strict_peer *sp)
+{
+	struct peer *pe = &sp->pe;
+	uint32_t got = 0;
+	struct seg s;
+
+	while (next_out(&s)) {
+		uint32_t take;
+
+		if (s.flags & 0x04) {
+			pe->got_rst = true;
+			continue;
+		}
+		if (!s.len && !(s.flags & 0x01))
+			continue; /* a pure ACK */
+		if (s.len > sp->max_len)
+			sp->max_len = s.len;
+		if (s.len == 1 && !pe->win)
+			sp->probes++;
+		else if (seq_after(s.seq + s.len, sp->edge))
+			sp->past_edge++;
+		if (sp->drop_mod && sp->nseg++ % sp->drop_mod == sp->drop_rem)
+			continue; /* lost on the wire */
+		if (s.seq != pe->rcv_nxt)
+			continue;
+		take = s.len < pe->win ? s.len : pe->win;
+		if (take) {
+			pe->stream = realloc(pe->stream, pe->nstream + take);
+			memcpy(pe->stream + pe->nstream, s.data, take);
+			pe->nstream += take;
+			pe->rcv_nxt += take;
+			got += take;
+		}
+		if ((s.flags & 0x01) && take == s.len && !pe->got_fin) {
+			pe->got_fin = true;
+			pe->rcv_nxt++;
+			got++;
+		}
+	}
+	wire_reset(); /* long transfers: keep the capture small */
+	return got;
+}
+
+/*
+ * Drive a transfer: each round the peer reads what was sent and ACKs with
+ * the window win_at(round) gives; a round that brings nothing sends two
+ * more duplicate ACKs, then lets 250 ms pass (the RTO). Stops when `total`
+ * bytes (and the FIN when fin) arrived, on a RST, or after max_rounds. Returns
+ * the rounds used.
+ */
+static int strict_drive(struct tcp_core *c, struct strict_peer *sp,
+			uint32_t total, bool fin, uint16_t (*win_at)(int),
+			int max_rounds)
+{
+	struct peer *pe = &sp->pe;
+	int r;
+
+	for (r = 0; r < max_rounds && !pe->got_rst; r++) {
+		uint32_t got = strict_read(sp);
+
+		if (pe->nstream >= total && (!fin || pe->got_fin))
+			break;
+		pe->win = win_at(r);
+		strict_ack(c, sp);
+		if (!got) {
+			/* Two more duplicates (the third one triggers the
+			 * fast retransmit), and if that brings nothing
+			 * either, the RTO. */
+			strict_ack(c, sp);
+			strict_ack(c, sp);
+			if (strict_read(sp))
+				continue;
+			now_ns += 250 * MS;
+			tcp_core_poll_timers(c, now_ns);
+		}
+	}
+	return r;
+}
+
+static uint16_t win_255(int r)
+{
+	(void)r;
+	return 255;
+}
+
+/* Open, then shrunk under one MSS, then closed (probes), then open. */
+static uint16_t win_shrink(int r)
+{
+	if (r < 3)
+		return 65535;
+	if (r < 40)
+		return 300;
+	if (r < 52)
+		return 0;
+	return 65535;
+}
+
+/* A 255-byte window all along and every 4th data segment lost: fast
+ * retransmits and RTO retransmits both happen, none goes past the
+ * window, and every byte arrives exactly once, in order. */
+static void test_small_window_losses(void)
+{
+	static uint8_t body[65536];
+	const struct tcp_core_counters *cnt;
+	struct strict_peer sp = {.pe.win = 255, .drop_mod = 4, .drop_rem = 1};
+	struct tcp_core *c;
+	uint32_t total;
+
+	fill_body(body, sizeof(body));
+	total = wire_len(BLITZ_RESP_GET_KA, body, sizeof(body));
+	c = mk_core_ex(64, body, sizeof(body), 0xfffff000u);
+	T_CHECK(c);
+	if (!c || !peer_connect_noscale(c, &sp.pe, 40031, 7))
+		goto out;
+	cnt = tcp_core_counters(c);
+	sp.edge = sp.pe.rcv_nxt + 255;
+	peer_send(c, &sp.pe, 0x18, GET, sizeof(GET) - 1);
+	strict_drive(c, &sp, total, false, win_255, 5000);
+	T_CHECK(!sp.pe.got_rst);
+	T_EQ_INT(sp.past_edge, 0);
+	T_CHECK(sp.max_len <= 255);
+	T_CHECK(stream_is(sp.pe.stream, sp.pe.nstream,
+			  (int[]){BLITZ_RESP_GET_KA}, 1, body, sizeof(body)));
+	T_CHECK(cnt->fast_retransmits > 0);
+	T_CHECK(cnt->retransmits > cnt->fast_retransmits); /* RTOs too */
+	T_EQ_INT(cnt->conn_reset, 0);
+	T_EQ_INT(tcp_core_check(c), 0);
+out:
+	peer_free(&sp.pe);
+	tcp_core_free(c);
+}
+
+/* The window opens, shrinks under one MSS (retracting what was offered),
+ * closes (zero-window probes), then opens again, with losses; the
+ * response is `Connection: close`, so the FIN goes out and is lost and
+ * retransmitted too. Everything arrives exactly; then a clean close. */
+static void test_window_shrink_close_losses(void)
+{
+	static const char req[] = "GET / HTTP/1.1\r\nConnection: close\r\n\r\n";
+	static uint8_t body[65536];
+	const struct tcp_core_counters *cnt;
+	struct strict_peer sp = {.pe.win = 65535, .drop_mod = 5, .drop_rem = 2};
+	struct tcp_core *c;
+	uint32_t total;
+
+	fill_body(body, sizeof(body));
+	total = wire_len(BLITZ_RESP_GET_CLOSE, body, sizeof(body));
+	c = mk_core_ex(64, body, sizeof(body), 0);
+	T_CHECK(c);
+	if (!c || !peer_connect_noscale(c, &sp.pe, 40032, 9))
+		goto out;
+	cnt = tcp_core_counters(c);
+	sp.edge = sp.pe.rcv_nxt + 65535;
+	peer_send(c, &sp.pe, 0x18, req, sizeof(req) - 1);
+	strict_drive(c, &sp, total, true, win_shrink, 5000);
+	T_CHECK(!sp.pe.got_rst);
+	T_CHECK(sp.pe.got_fin);
+	T_EQ_INT(sp.past_edge, 0);
+	T_CHECK(sp.probes > 0);
+	T_CHECK(stream_is(sp.pe.stream, sp.pe.nstream,
+			  (int[]){BLITZ_RESP_GET_CLOSE}, 1, body,
+			  sizeof(body)));
+	/* acks our FIN and sends theirs: freed, a clean close */
+	peer_send(c, &sp.pe, 0x11, NULL, 0);
+	T_EQ_INT(tcp_core_active(c), 0);
+	T_EQ_INT(cnt->conn_close, 1);
+	T_EQ_INT(cnt->conn_reset, 0);
+	T_EQ_INT(tcp_core_check(c), 0);
+out:
+	peer_free(&sp.pe);
+	tcp_core_free(c);
+}
+
+/* The FIN alone is lost (the data arrived): the RTO resends just the FIN
+ * at the same sequence number, with no data, until it is acknowledged. */
+static void test_fin_retransmit(void)
+{
+	static const char req[] = "GET / HTTP/1.1\r\nConnection: close\r\n\r\n";
+	struct tcp_core *c = mk_core();
+	struct peer pe = {0};
+	uint32_t n = resp_len(BLITZ_RESP_GET_CLOSE, HELLO), fin_seq;
+	struct seg s;
+	int i;
+
+	if (!c || !peer_connect(c, &pe, 40033, 11))
+		goto out;
+	peer_send(c, &pe, 0x18, req, sizeof(req) - 1);
+	T_CHECK(next_out(&s) && s.len == n && (s.flags & 0x01));
+	fin_seq = s.seq + s.len;
+	/* the data arrived, the FIN did not (as if the peer trimmed it):
+	 * it acks the data only */
+	pe.rcv_nxt = fin_seq;
+	peer_send(c, &pe, 0x10, NULL, 0);
+	T_CHECK(!next_out(&s));
+	for (i = 0; i < 3; i++) {
+		uint32_t before = nwire;
+
+		now_ns += 3100 * MS;
+		tcp_core_poll_timers(c, now_ns);
+		T_CHECK_MSG(nwire > before, "no FIN retransmission %d", i);
+		T_CHECK(next_out(&s));
+		T_CHECK_MSG(s.seq == fin_seq && !s.len && (s.flags & 0x01),
+			    "seq %u len %u flags %x", s.seq, s.len, s.flags);
+		T_CHECK(!next_out(&s));
+	}
+	T_EQ_INT(tcp_core_active(c), 1);
+	pe.rcv_nxt = fin_seq + 1;
+	peer_send(c, &pe, 0x11, NULL, 0);
+	T_EQ_INT(tcp_core_active(c), 0);
+	T_EQ_INT(tcp_core_counters(c)->conn_close, 1);
+out:
+	peer_free(&pe);
+	tcp_core_free(c);
+}
+
+/* RFC 1122 4.2.2.17: a zero window is probed for as long as the peer
+ * answers the probes; the connection is not given up on. */
+static void test_zero_window_persist(void)
+{
+	static uint8_t body[20000];
+	const struct tcp_core_counters *cnt;
+	struct tcp_core *c;
+	struct peer pe = {0};
+	uint32_t total, probes = 0;
+	struct seg s;
+	int i;
+
+	fill_body(body, sizeof(body));
+	total = wire_len(BLITZ_RESP_GET_KA, body, sizeof(body));
+	c = mk_core_ex(64, body, sizeof(body), 0);
+	T_CHECK(c);
+	if (!c || !peer_connect_noscale(c, &pe, 40034, 13))
+		goto out;
+	cnt = tcp_core_counters(c);
+	pe.win = 0;
+	peer_send(c, &pe, 0x18, GET, sizeof(GET) - 1);
+	/* 60 s of a closed window; each probe is answered (window 0) */
+	for (i = 0; i < 600 && !pe.got_rst; i++) {
+		now_ns += 100 * MS;
+		tcp_core_poll_timers(c, now_ns);
+		while (next_out(&s)) {
+			if (s.flags & 0x04)
+				pe.got_rst = true;
+			T_CHECK(s.len <= 1);
+			if (s.len == 1) {
+				probes++;
+				peer_send(c, &pe, 0x10, NULL, 0);
+			}
+		}
+	}
+	T_CHECK_MSG(!pe.got_rst, "reset after %u answered probes", probes);
+	T_CHECK(probes >= 6);
+	T_EQ_INT(cnt->rto_giveup, 0);
+	/* the window opens: the whole response */
+	pe.win = 65535;
+	for (i = 0; i < 50 && pe.nstream < total && !pe.got_rst; i++) {
+		peer_send(c, &pe, 0x10, NULL, 0);
+		peer_read(&pe);
+	}
+	T_CHECK(stream_is(pe.stream, pe.nstream, (int[]){BLITZ_RESP_GET_KA}, 1,
+			  body, sizeof(body)));
+out:
+	peer_free(&pe);
+	tcp_core_free(c);
+}
+
+/* A closed window whose probes are never answered: the peer is gone, and
+ * after max_retries probes the connection is reset and freed. */
+static void test_zero_window_unanswered(void)
+{
+	struct tcp_core *c = mk_core();
+	struct peer pe = {0};
+	uint32_t probes = 0;
+	struct seg s;
+	int i;
+
+	if (!c || !peer_connect(c, &pe, 40035, 15))
+		goto out;
+	pe.win = 0;
+	peer_send(c, &pe, 0x18, GET, sizeof(GET) - 1);
+	for (i = 0; i < 600 && tcp_core_active(c); i++) {
+		now_ns += 100 * MS;
+		tcp_core_poll_timers(c, now_ns);
+	}
+	while (next_out(&s)) {
+		T_CHECK(s.len <= 1);
+		probes += s.len == 1;
+		pe.got_rst |= (s.flags & 0x04) != 0;
+	}
+	T_EQ_INT(tcp_core_active(c), 0);
+	T_CHECK(pe.got_rst);
+	T_EQ_INT(probes, 6); /* max_retries */
+	T_EQ_INT(tcp_core_counters(c)->rto_giveup, 1);
+	T_EQ_INT(tcp_core_check(c), 0);
+out:
+	peer_free(&pe);
+	tcp_core_free(c);
+}
+
 int main(void)
 {
 	wire = calloc(WIRE_MAX, sizeof(*wire));
@@ -1454,6 +1906,12 @@ int main(void)
 	T_RUN(test_idle_timeout);
 	T_RUN(test_not_mine);
 	T_RUN(test_tx_exhausted);
+	T_RUN(test_fast_retransmit_small_window);
+	T_RUN(test_small_window_losses);
+	T_RUN(test_window_shrink_close_losses);
+	T_RUN(test_fin_retransmit);
+	T_RUN(test_zero_window_persist);
+	T_RUN(test_zero_window_unanswered);
 	free(wire);
 	T_EXIT();
 }
