@@ -57,35 +57,41 @@
 	} while (0)
 
 /*
- * SipHash-2-4 of nwords little-endian 64-bit words (a message of
- * 8 * nwords bytes). nwords is a compile-time constant at every caller so
- * the loop unrolls and the BPF verifier sees straight-line code.
+ * SipHash-c-d of nwords little-endian 64-bit words (a message of
+ * 8 * nwords bytes). nwords, c and d are compile-time constants at every
+ * caller so the loops unroll and the BPF verifier sees straight-line code.
+ * The userspace TCP core uses it too (1-3 for its table hash).
  */
-BLITZ_INLINE __u64 blitz_siphash(__u64 k0, __u64 k1, const __u64 *m, int nwords)
+BLITZ_INLINE __u64 blitz_siphash_cd(__u64 k0, __u64 k1, const __u64 *m,
+				    int nwords, int c, int d)
 {
 	__u64 v0 = k0 ^ 0x736f6d6570736575ULL;
 	__u64 v1 = k1 ^ 0x646f72616e646f6dULL;
 	__u64 v2 = k0 ^ 0x6c7967656e657261ULL;
 	__u64 v3 = k1 ^ 0x7465646279746573ULL;
 	__u64 b = (__u64)(nwords * 8) << 56;
-	int i;
+	int i, r;
 
 	for (i = 0; i < nwords; i++) {
 		v3 ^= m[i];
-		BLITZ_SIPROUND(v0, v1, v2, v3);
-		BLITZ_SIPROUND(v0, v1, v2, v3);
+		for (r = 0; r < c; r++)
+			BLITZ_SIPROUND(v0, v1, v2, v3);
 		v0 ^= m[i];
 	}
 	v3 ^= b;
-	BLITZ_SIPROUND(v0, v1, v2, v3);
-	BLITZ_SIPROUND(v0, v1, v2, v3);
+	for (r = 0; r < c; r++)
+		BLITZ_SIPROUND(v0, v1, v2, v3);
 	v0 ^= b;
 	v2 ^= 0xff;
-	BLITZ_SIPROUND(v0, v1, v2, v3);
-	BLITZ_SIPROUND(v0, v1, v2, v3);
-	BLITZ_SIPROUND(v0, v1, v2, v3);
-	BLITZ_SIPROUND(v0, v1, v2, v3);
+	for (r = 0; r < d; r++)
+		BLITZ_SIPROUND(v0, v1, v2, v3);
 	return v0 ^ v1 ^ v2 ^ v3;
+}
+
+/* SipHash-2-4: the cookies' PRF. */
+BLITZ_INLINE __u64 blitz_siphash(__u64 k0, __u64 k1, const __u64 *m, int nwords)
+{
+	return blitz_siphash_cd(k0, k1, m, nwords, 2, 4);
 }
 
 /* The cookie of an IPv4 4-tuple: the low half is the ISN, the high half

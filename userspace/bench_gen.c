@@ -33,6 +33,7 @@
 
 #include "bench_gen.h"
 #include "bench_gen.skel.h"
+#include "csum.h"
 #include "log.h"
 
 #define TX_FRAMES 1024 /* and the tx and completion ring sizes */
@@ -182,27 +183,6 @@ uint64_t bench_hist_percentile(const struct bench_hist *h, double q)
 
 /* ---- checksums ---- */
 
-static uint32_t csum_add(uint32_t sum, const void *buf, size_t len)
-{
-	const uint8_t *b = buf;
-
-	while (len > 1) {
-		sum += (uint32_t)b[0] << 8 | b[1];
-		b += 2;
-		len -= 2;
-	}
-	if (len)
-		sum += (uint32_t)b[0] << 8;
-	return sum;
-}
-
-static uint16_t csum_fold(uint32_t sum)
-{
-	while (sum >> 16)
-		sum = (sum & 0xffff) + (sum >> 16);
-	return htons((uint16_t)~sum);
-}
-
 /* ---- TX ---- */
 
 static void reclaim_tx(struct gen *g)
@@ -283,7 +263,7 @@ static int send_seg(struct gen *g, uint16_t sport, uint32_t seq, uint32_t ack,
 	ip->check = 0;
 	ip->saddr = p->src_ip.s_addr;
 	ip->daddr = p->dst_ip.s_addr;
-	ip->check = csum_fold(csum_add(0, ip, sizeof(*ip)));
+	ip->check = htons(csum_finish(csum_add(0, ip, sizeof(*ip))));
 
 	tcp = (struct tcphdr *)(ip + 1);
 	memset(tcp, 0, sizeof(*tcp));
@@ -309,7 +289,7 @@ static int send_seg(struct gen *g, uint16_t sport, uint32_t seq, uint32_t ack,
 	sum = csum_add(0, &ip->saddr, 8);
 	sum += IPPROTO_TCP + tcplen;
 	sum = csum_add(sum, tcp, tcplen);
-	tcp->check = csum_fold(sum);
+	tcp->check = htons(csum_finish(sum));
 
 	xsk_ring_prod__tx_desc(&g->tx, idx)->addr = addr;
 	xsk_ring_prod__tx_desc(&g->tx, idx)->len =

@@ -15,6 +15,7 @@
 #include <string.h>
 #include <arpa/inet.h>
 
+#include "csum.h"
 #include "http.h"
 
 /* ---------------------------------------------------------------------- */
@@ -128,17 +129,8 @@ void http_format_date(time_t t, char out[BLITZ_DATE_LEN])
 
 uint16_t http_csum16(const uint8_t *buf, size_t len)
 {
-	uint64_t sum = 0;
-	size_t i;
-
-	for (i = 0; i + 1 < len; i += 2)
-		sum += (uint32_t)buf[i] << 8 | buf[i + 1];
-	if (len & 1)
-		sum += (uint32_t)buf[len - 1] << 8;
-	while (sum >> 16)
-		sum = (sum & 0xffff) + (sum >> 16);
 	/* Network byte order: stored as-is, the two bytes read big-endian. */
-	return htons((uint16_t)sum);
+	return htons(csum_fold(csum_add(0, buf, len)));
 }
 
 /* Appends to a bounded buffer; on overflow remembers it and stops. */

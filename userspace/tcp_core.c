@@ -18,6 +18,8 @@
 #include <arpa/inet.h>
 #include <sys/random.h>
 
+#include "../bpf/blitz_cookie.h"
+#include "csum.h"
 #include "http.h"
 #include "log.h"
 #include "tcp_core.h"
@@ -191,91 +193,20 @@ static inline uint32_t min_u32(uint32_t a, uint32_t b)
 	return a < b ? a : b;
 }
 
-/* Ones' complement sum of big-endian 16-bit words, unfolded. `odd` says
- * the buffer starts at an odd offset of the summed stream. */
-static uint64_t csum_add(uint64_t sum, const uint8_t *p, uint32_t len, bool odd)
-{
-	uint32_t i = 0;
-
-	if (odd && len) {
-		sum += p[0];
-		i = 1;
-	}
-	for (; i + 1 < len; i += 2)
-		sum += (uint32_t)(p[i] << 8 | p[i + 1]);
-	if (i < len)
-		sum += (uint32_t)p[i] << 8;
-	return sum;
-}
-
-static uint16_t csum_fold(uint64_t sum)
-{
-	while (sum >> 16)
-		sum = (sum & 0xffff) + (sum >> 16);
-	return (uint16_t)~sum;
-}
-
-/* SipHash with c compression / d finalisation rounds over whole words:
- * the keyed PRF behind the table hash (1-3) and the cookies (2-4). */
-#define ROTL(x, b) (uint64_t)(((x) << (b)) | ((x) >> (64 - (b))))
-#define SIPROUND                   \
-	do {                       \
-		v0 += v1;          \
-		v1 = ROTL(v1, 13); \
-		v1 ^= v0;          \
-		v0 = ROTL(v0, 32); \
-		v2 += v3;          \
-		v3 = ROTL(v3, 16); \
-		v3 ^= v2;          \
-		v0 += v3;          \
-		v3 = ROTL(v3, 21); \
-		v3 ^= v0;          \
-		v2 += v1;          \
-		v1 = ROTL(v1, 17); \
-		v1 ^= v2;          \
-		v2 = ROTL(v2, 32); \
-	} while (0)
-
-static uint64_t siphash_words(const uint64_t key[2], const uint64_t *m, int n,
-			      int c, int d)
-{
-	uint64_t v0 = key[0] ^ 0x736f6d6570736575ULL;
-	uint64_t v1 = key[1] ^ 0x646f72616e646f6dULL;
-	uint64_t v2 = key[0] ^ 0x6c7967656e657261ULL;
-	uint64_t v3 = key[1] ^ 0x7465646279746573ULL;
-	uint64_t b = (uint64_t)(n * 8) << 56;
-	int i, r;
-
-	for (i = 0; i < n; i++) {
-		v3 ^= m[i];
-		for (r = 0; r < c; r++)
-			SIPROUND;
-		v0 ^= m[i];
-	}
-	v3 ^= b;
-	for (r = 0; r < c; r++)
-		SIPROUND;
-	v0 ^= b;
-	v2 ^= 0xff;
-	for (r = 0; r < d; r++)
-		SIPROUND;
-	return v0 ^ v1 ^ v2 ^ v3;
-}
-
-static void tuple_words(const struct tcp_tuple *t, uint64_t w[5])
+/* __u64: the message type of blitz_siphash_cd() (bpf/blitz_cookie.h). */
+static void tuple_words(const struct tcp_tuple *t, __u64 w[5])
 {
 	memcpy(&w[0], t->laddr, 16);
 	memcpy(&w[2], t->raddr, 16);
-	w[4] = (uint64_t)t->lport_be << 16 | t->rport_be |
-	       (uint64_t)t->v6 << 32;
+	w[4] = (__u64)t->lport_be << 16 | t->rport_be | (uint64_t)t->v6 << 32;
 }
 
 static uint32_t tuple_hash(const struct tcp_core *c, const struct tcp_tuple *t)
 {
-	uint64_t w[5];
+	__u64 w[5];
 
 	tuple_words(t, w);
-	return (uint32_t)siphash_words(c->key, w, 5, 1, 3);
+	return (uint32_t)blitz_siphash_cd(c->key[0], c->key[1], w, 5, 1, 3);
 }
 
 static bool tuple_eq(const struct tcp_tuple *a, const struct tcp_tuple *b)
@@ -292,12 +223,12 @@ static bool tuple_eq(const struct tcp_tuple *a, const struct tcp_tuple *b)
 static uint32_t cookie_mac(const struct tcp_core *c, const struct tcp_tuple *t,
 			   uint32_t peer_isn, uint64_t period, uint8_t info)
 {
-	uint64_t w[7];
+	__u64 w[7];
 
 	tuple_words(t, w);
-	w[5] = (uint64_t)peer_isn << 32 | info;
+	w[5] = (__u64)peer_isn << 32 | info;
 	w[6] = period;
-	return (uint32_t)(siphash_words(c->key, w, 7, 2, 4) >> 40);
+	return (uint32_t)(blitz_siphash(c->key[0], c->key[1], w, 7) >> 40);
 }
 
 static uint32_t cookie_make(const struct tcp_core *c, const struct tcp_tuple *t,
@@ -551,7 +482,7 @@ static uint32_t write_hdrs(struct tcp_core *c, uint8_t *d,
 		wr16(ip + 10, 0);
 		memcpy(ip + 12, t->laddr + 12, 4);
 		memcpy(ip + 16, t->raddr + 12, 4);
-		wr16(ip + 10, csum_fold(csum_add(0, ip, IP4_HLEN, false)));
+		wr16(ip + 10, csum_finish(csum_add(0, ip, IP4_HLEN)));
 		off = ETH_HLEN_ + IP4_HLEN;
 	} else {
 		uint8_t *ip = d + ETH_HLEN_;
@@ -588,13 +519,13 @@ static void tcp_csum(uint8_t *d, const struct tcp_tuple *t, uint32_t off,
 	uint64_t sum = 0;
 
 	if (!t->v6) {
-		sum = csum_add(sum, d + ETH_HLEN_ + 12, 8, false);
+		sum = csum_add(sum, d + ETH_HLEN_ + 12, 8);
 	} else {
-		sum = csum_add(sum, d + ETH_HLEN_ + 8, 32, false);
+		sum = csum_add(sum, d + ETH_HLEN_ + 8, 32);
 	}
 	sum += IPPROTO_TCP_ + tcplen;
-	sum = csum_add(sum, d + off, tcplen, false);
-	wr16(d + off + 16, csum_fold(sum));
+	sum = csum_add(sum, d + off, tcplen);
+	wr16(d + off + 16, csum_finish(sum));
 }
 
 /* A segment without payload (ACK, RST, FIN, SYN-ACK with options). */
