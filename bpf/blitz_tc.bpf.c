@@ -28,14 +28,11 @@
  * The "config" and "counters" maps are the XDP program's (the loader
  * reuses their fds), so one set of counters tells the whole story.
  */
-/* vmlinux.h has a typedef named config; the map must have that name. */
-#define config vmlinux_config
-#include "vmlinux.h"
-#undef config
-#include <bpf/bpf_helpers.h>
+/* First: vmlinux.h (with its typedef named config out of the way) and
+ * the XDP program's config and counters maps (the loader reuses those). */
+#include "blitz_maps.h"
 #include <bpf/bpf_endian.h>
 
-#include "blitz_shared.h"
 #include "blitz_cookie.h"
 
 /* linux/pkt_cls.h's verdicts; vmlinux.h has no #defines. */
@@ -55,21 +52,6 @@
 #define MIN_MSS6 1220
 /* Ethernet + the largest IPv4 header + the largest TCP header. */
 #define HDR_MAX (14 + 60 + 60)
-
-/* Same definitions as the XDP program's maps: the loader reuses those. */
-struct {
-	__uint(type, BPF_MAP_TYPE_ARRAY);
-	__uint(max_entries, 1);
-	__type(key, __u32);
-	__type(value, struct blitz_config);
-} config SEC(".maps");
-
-struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, BLITZ_CNT_MAX);
-	__type(key, __u32);
-	__type(value, __u64);
-} counters SEC(".maps");
 
 /*
  * The connections this program handed over in the last moment, and the
@@ -119,14 +101,6 @@ struct seg {
 	bool has_ts;
 	__u32 tsval, tsecr; /* host order */
 };
-
-static __always_inline void count(__u32 id)
-{
-	__u64 *v = bpf_map_lookup_elem(&counters, &id);
-
-	if (v)
-		*v += 1; /* per-CPU: no atomics needed */
-}
 
 static __always_inline bool addr4_served(const struct blitz_config *cfg,
 					 __u32 daddr)
@@ -415,12 +389,12 @@ static __always_inline int hand_off(struct __sk_buff *skb,
 		attrs.rcv_tsecr = s->tsecr;
 	}
 	if (bpf_sk_assign_tcp_reqsk(skb, listener, &attrs, sizeof(attrs))) {
-		count(BLITZ_CNT_HANDOFF_FAIL);
+		cnt_add(BLITZ_CNT_HANDOFF_FAIL, 1);
 		/* The listener would answer the bare ACK with RST; dropping
 		 * lets the peer's retransmission try again. */
 		return TC_ACT_SHOT;
 	}
-	count(BLITZ_CNT_HANDOFF);
+	cnt_add(BLITZ_CNT_HANDOFF, 1);
 	remember_handoff(s);
 	return TC_ACT_OK;
 }
@@ -464,7 +438,7 @@ int blitz_handoff(struct __sk_buff *skb)
 
 	parse_ts(skb, &s);
 	if (!cookie_ok(cfg, &s)) {
-		count(BLITZ_CNT_DROP_BAD_COOKIE);
+		cnt_add(BLITZ_CNT_DROP_BAD_COOKIE, 1);
 		verdict = TC_ACT_SHOT;
 	} else if (follows_handoff(&s)) {
 		verdict = TC_ACT_OK;

@@ -17,18 +17,17 @@
  * (veth frames from a local stack carry partial checksums).
  *
  * The CLI relies on the names here: program blitz_xdp, maps config,
- * responses, counters, xsks. The other maps are internal, per CPU:
+ * responses, counters, xsks (config and counters are defined in
+ * blitz_maps.h, shared with the TC hand-off). The other maps are internal,
+ * per CPU:
  * date_cache (the Date of the current second), scratch (payload and parse
  * state), req_cache (payloads already parsed, see requests()).
  */
-/* vmlinux.h has a typedef named config; the CLI needs a map by that name. */
-#define config blitz_vmlinux_config
-#include "vmlinux.h"
-#undef config
-#include <bpf/bpf_helpers.h>
+/* First: vmlinux.h (with its typedef named config out of the way) and
+ * the config and counters maps the TC hand-off shares. */
+#include "blitz_maps.h"
 #include <bpf/bpf_endian.h>
 
-#include "blitz_shared.h"
 #include "blitz_cookie.h"
 #include "blitz_http_dfa.h"
 
@@ -62,24 +61,10 @@ char LICENSE[] SEC("license") = "GPL";
 
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
-	__uint(max_entries, 1);
-	__type(key, __u32);
-	__type(value, struct blitz_config);
-} config SEC(".maps");
-
-struct {
-	__uint(type, BPF_MAP_TYPE_ARRAY);
 	__uint(max_entries, BLITZ_RESP_XDP_KINDS);
 	__type(key, __u32);
 	__type(value, struct blitz_resp);
 } responses SEC(".maps");
-
-struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, BLITZ_CNT_MAX);
-	__type(key, __u32);
-	__type(value, __u64);
-} counters SEC(".maps");
 
 struct {
 	__uint(type, BPF_MAP_TYPE_XSKMAP);
@@ -166,14 +151,6 @@ struct seg {
 	__u8 mac_src[6]; /* the client's */
 	__u8 mac_dst[6]; /* ours */
 };
-
-static __always_inline void cnt_add(__u32 id, __u64 v)
-{
-	__u64 *c = bpf_map_lookup_elem(&counters, &id);
-
-	if (c)
-		*c += v;
-}
 
 static __always_inline int pass(__u32 reason)
 {

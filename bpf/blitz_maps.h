@@ -1,0 +1,46 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * blitz_maps.h - the maps the XDP program (blitz_xdp.bpf.c) and the TC
+ * hand-off (blitz_tc.bpf.c) share, and the counter helper both use.
+ *
+ * Owns: the definitions of the "config" and "counters" maps. The loader
+ * gives the TC program the XDP program's fds for them (by name), so both
+ * must declare them identically: change them here only, and never rename
+ * them (the CLI, the pins and the skeletons use these names).
+ * Must never define a map only one of the programs uses: every map here
+ * is created for both.
+ */
+#ifndef BLITZ_MAPS_H
+#define BLITZ_MAPS_H
+
+/* vmlinux.h has a typedef named config; the map must have that name. */
+#define config blitz_vmlinux_config
+#include "vmlinux.h"
+#undef config
+#include <bpf/bpf_helpers.h>
+
+#include "blitz_shared.h"
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct blitz_config);
+} config SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, BLITZ_CNT_MAX);
+	__type(key, __u32);
+	__type(value, __u64);
+} counters SEC(".maps");
+
+static __always_inline void cnt_add(__u32 id, __u64 v)
+{
+	__u64 *c = bpf_map_lookup_elem(&counters, &id);
+
+	if (c)
+		*c += v; /* per-CPU: no atomics needed */
+}
+
+#endif /* BLITZ_MAPS_H */
