@@ -84,6 +84,24 @@ int cli_common_opt(const char *verb, int opt, char **argv,
 int cli_operands(const char *verb, int argc, char **argv, int min, int max,
 		 const char *what);
 
+/* A verb's numeric option: its value, from @lo to @hi, times @scale goes
+ * to *i32 or *u32 (the one that is set). */
+struct cli_num_opt {
+	int opt;	  /* the getopt code */
+	const char *what; /* names it in "bad WHAT 'ARG': ..." */
+	long lo, hi, scale;
+	int *i32;
+	uint32_t *u32;
+};
+
+/*
+ * cli_num_opt - if @opt is one of t[0..n), parse @arg (a decimal number,
+ * no sign) and store it: 1. 0: @opt is not one of them. -1: bad value,
+ * one line printed ("bad WHAT 'ARG': use a number from LO to HI").
+ */
+int cli_num_opt(const struct cli_num_opt *t, size_t n, int opt,
+		const char *arg);
+
 void service_opts_init(struct blitz_service_opts *o);
 /* 1: opt was a service option and is applied; 0: not one of them;
  * -1: bad value (one line printed saying what is wrong). */

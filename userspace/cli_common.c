@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * cli_common.c - the options the verbs share (cli.h): -v/--verbose,
- * -h/--help, --version and the operand count for every verb, and the
+ * -h/--help, --version, the operand count and numeric options for every
+ * verb, and the
  * service options of the serving verbs: -p/--port, -a/--addr, --body,
  * --body-file, --content-type.
  *
@@ -77,6 +78,32 @@ int cli_operands(const char *verb, int argc, char **argv, int min, int max,
 		return -1;
 	}
 	return 0;
+}
+
+int cli_num_opt(const struct cli_num_opt *t, size_t n, int opt, const char *arg)
+{
+	size_t i;
+	char *end;
+	long v;
+
+	for (i = 0; i < n && t[i].opt != opt; i++)
+		;
+	if (i == n)
+		return 0;
+	errno = 0;
+	v = strtol(arg, &end, 10);
+	/* A leading '-' is refused even for -0: no option takes a sign. */
+	if (errno || end == arg || *end || *arg == '-' || v < t[i].lo ||
+	    v > t[i].hi) {
+		pr_warn("bad %s '%s': use a number from %ld to %ld\n",
+			t[i].what, arg, t[i].lo, t[i].hi);
+		return -1;
+	}
+	if (t[i].i32)
+		*t[i].i32 = (int)(v * t[i].scale);
+	else
+		*t[i].u32 = (uint32_t)(v * t[i].scale);
+	return 1;
 }
 
 void service_opts_init(struct blitz_service_opts *o)

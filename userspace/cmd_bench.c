@@ -330,32 +330,29 @@ int cmd_bench(int argc, char **argv)
 	int opt, json = 0, err, st;
 	uint64_t v, v2;
 	char *dash;
+	const struct cli_num_opt nums[] = {
+		{'c', "connection count", 1, BENCH_MAX_CONNS, 1, NULL,
+		 &p.conns},
+		{'d', "duration", 1, 86400, 1, NULL, &p.duration_s},
+		{'P', "pipeline depth", 1, 64, 1, NULL, &p.pipeline},
+		{'q', "queue", 0, 63, 1, NULL, &p.queue},
+	};
 
 	cli_getopt_reset();
 	while ((opt = getopt_long(argc, argv, ":c:d:n:P:i:q:vh", longopts,
 				  NULL)) != -1) {
+		st = cli_num_opt(nums, sizeof(nums) / sizeof(nums[0]), opt,
+				 optarg);
+		if (st < 0)
+			return 1;
+		if (st > 0)
+			continue;
 		switch (opt) {
-		case 'c':
-			if (parse_u64("connection count", optarg, 1,
-				      BENCH_MAX_CONNS, &v))
-				return 1;
-			p.conns = (uint32_t)v;
-			break;
-		case 'd':
-			if (parse_u64("duration", optarg, 1, 86400, &v))
-				return 1;
-			p.duration_s = (uint32_t)v;
-			break;
 		case 'n':
 			if (parse_u64("request count", optarg, 1,
 				      UINT64_MAX / 2, &v))
 				return 1;
 			p.max_requests = v;
-			break;
-		case 'P':
-			if (parse_u64("pipeline depth", optarg, 1, 64, &v))
-				return 1;
-			p.pipeline = (uint32_t)v;
 			break;
 		case OPT_PATH:
 			if (optarg[0] != '/' || strpbrk(optarg, " \r\n")) {
@@ -369,11 +366,6 @@ int cmd_bench(int argc, char **argv)
 			break;
 		case 'i':
 			p.ifname = optarg;
-			break;
-		case 'q':
-			if (parse_u64("queue", optarg, 0, 63, &v))
-				return 1;
-			p.queue = (uint32_t)v;
 			break;
 		case OPT_PORTS:
 			dash = strchr(optarg, '-');

@@ -43,9 +43,7 @@ int cmd_load(int argc, char **argv)
 {
 	static const struct option longopts[] = {
 		{"mode", required_argument, NULL, 'm'},
-		{"verbose", no_argument, NULL, 'v'},
-		{"help", no_argument, NULL, 'h'},
-		{"version", no_argument, NULL, OPT_VERSION},
+		BLITZ_COMMON_LONGOPTS,
 		BLITZ_SERVICE_LONGOPTS,
 		{NULL, 0, NULL, 0},
 	};
@@ -57,8 +55,7 @@ int cmd_load(int argc, char **argv)
 	int opt, ret = 1, r;
 
 	service_opts_init(&svc);
-	opterr = 0;
-	optind = 1;
+	cli_getopt_reset();
 	while ((opt = getopt_long(argc, argv, ":m:p:a:vh", longopts, NULL)) !=
 	       -1) {
 		switch (opt) {
@@ -73,42 +70,27 @@ int cmd_load(int argc, char **argv)
 				goto out;
 			}
 			break;
-		case 'v':
-			blitz_log_level = LOG_DEBUG;
-			break;
-		case 'h':
-			usage(stdout);
-			ret = 0;
-			goto out;
-		case OPT_VERSION:
-			printf("blitz %s\n", BLITZ_VERSION);
-			ret = 0;
-			goto out;
-		case ':':
-			pr_warn("option '%s' needs a value: see `blitz load "
-				"-h`\n",
-				argv[optind - 1]);
-			goto out;
-		case '?':
-			pr_warn("unknown option '%s': see `blitz load -h`\n",
-				argv[optind - 1]);
-			goto out;
 		default:
 			r = service_opt_parse(&svc, opt, optarg);
 			if (r < 0)
 				goto out;
+			if (r > 0)
+				break;
+			r = cli_common_opt("load", opt, argv, usage);
+			if (r != CLI_CONTINUE) {
+				ret = r;
+				goto out;
+			}
 			break;
 		}
 	}
+	/* load's own line for a missing <ifname>: it names the options. */
 	if (optind >= argc) {
 		pr_warn("missing <ifname>: blitz load <ifname> [options]\n");
 		goto out;
 	}
-	if (optind + 1 < argc) {
-		pr_warn("unexpected argument '%s': see `blitz load -h`\n",
-			argv[optind + 1]);
+	if (cli_operands("load", argc, argv, 1, 1, "<ifname>"))
 		goto out;
-	}
 	lo.ifname = argv[optind];
 	if (service_opts_finish(&svc))
 		goto out;

@@ -44,6 +44,7 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
+#include "afxdp_engine.h"
 #include "cli.h"
 #include "epoll_engine.h"
 #include "loader.h"
@@ -51,12 +52,6 @@
 #include "netif_state.h"
 #include "serve_state.h"
 #include "tc_handoff.h"
-/* The afxdp engine is linked in only once its source exists (the
- * Makefile puts every userspace C file into libblitz.a). */
-#if __has_include("afxdp_engine.c") && __has_include("afxdp_engine.h")
-#include "afxdp_engine.h"
-#define HAVE_AFXDP 1
-#endif
 
 #define DPDK_BIN "blitz-dpdk"
 #define MAX_FWD 64 /* service options forwarded to blitz-dpdk */
@@ -133,23 +128,6 @@ static void usage(FILE *f)
 		EPOLL_DEFAULT_HEADER_MS / 1000, BLITZ_DEFAULT_PORT);
 }
 
-static int parse_int(const char *what, const char *arg, long lo, long hi,
-		     long *out)
-{
-	char *end;
-	long v;
-
-	errno = 0;
-	v = strtol(arg, &end, 10);
-	if (errno || end == arg || *end || v < lo || v > hi) {
-		pr_warn("bad %s '%s': use a number from %ld to %ld\n", what,
-			arg, lo, hi);
-		return -1;
-	}
-	*out = v;
-	return 0;
-}
-
 struct serve_args {
 	enum serve_engine engine;
 	bool engine_given;
@@ -174,19 +152,32 @@ static int parse_args(int argc, char **argv, struct serve_args *a)
 		{"max-conns", required_argument, NULL, OPT_MAX_CONNS},
 		{"idle-timeout", required_argument, NULL, OPT_IDLE},
 		{"header-timeout", required_argument, NULL, OPT_HEADER},
-		{"verbose", no_argument, NULL, 'v'},
-		{"help", no_argument, NULL, 'h'},
-		{"version", no_argument, NULL, OPT_VERSION},
+		BLITZ_COMMON_LONGOPTS,
 		BLITZ_SERVICE_LONGOPTS,
 		{NULL, 0, NULL, 0},
 	};
+	/* The numeric options: name in the error line, range, unit. */
+	const struct cli_num_opt nums[] = {
+		{'t', "thread count", 1, 1024, 1, &a->eo.threads, NULL},
+		{'q', "queue count", 1, 64, 1, &a->queues, NULL},
+		{OPT_MAX_CONNS, "--max-conns", 1, 10000000, 1, &a->eo.max_conns,
+		 NULL},
+		{OPT_IDLE, "--idle-timeout", 1, 86400, 1000,
+		 &a->eo.idle_timeout_ms, NULL},
+		{OPT_HEADER, "--header-timeout", 1, 3600, 1000,
+		 &a->eo.header_timeout_ms, NULL},
+	};
 	int opt, i, r, idx;
-	long v;
 
-	opterr = 0;
-	optind = 1;
+	cli_getopt_reset();
 	while ((opt = getopt_long(argc, argv, ":e:m:t:q:p:a:vh", longopts,
 				  &idx)) != -1) {
+		r = cli_num_opt(nums, sizeof(nums) / sizeof(nums[0]), opt,
+				optarg);
+		if (r < 0)
+			return -1;
+		if (r > 0)
+			continue;
 		switch (opt) {
 		case 'e':
 			for (i = 0; i <= ENG_EPOLL; i++)
@@ -213,53 +204,17 @@ static int parse_args(int argc, char **argv, struct serve_args *a)
 				return -1;
 			}
 			break;
-		case 't':
-			if (parse_int("thread count", optarg, 1, 1024, &v))
-				return -1;
-			a->eo.threads = (int)v;
-			break;
-		case 'q':
-			if (parse_int("queue count", optarg, 1, 64, &v))
-				return -1;
-			a->queues = (int)v;
-			break;
-		case OPT_MAX_CONNS:
-			if (parse_int("--max-conns", optarg, 1, 10000000, &v))
-				return -1;
-			a->eo.max_conns = (int)v;
-			break;
-		case OPT_IDLE:
-			if (parse_int("--idle-timeout", optarg, 1, 86400, &v))
-				return -1;
-			a->eo.idle_timeout_ms = (int)v * 1000;
-			break;
-		case OPT_HEADER:
-			if (parse_int("--header-timeout", optarg, 1, 3600, &v))
-				return -1;
-			a->eo.header_timeout_ms = (int)v * 1000;
-			break;
-		case 'v':
-			blitz_log_level = LOG_DEBUG;
-			break;
-		case 'h':
-			usage(stdout);
-			return 1;
-		case OPT_VERSION:
-			printf("blitz %s\n", BLITZ_VERSION);
-			return 1;
-		case ':':
-			pr_warn("option '%s' needs a value: see `blitz serve "
-				"-h`\n",
-				argv[optind - 1]);
-			return -1;
-		case '?':
-			pr_warn("unknown option '%s': see `blitz serve -h`\n",
-				argv[optind - 1]);
-			return -1;
 		default:
 			r = service_opt_parse(&a->svc, opt, optarg);
 			if (r < 0)
 				return -1;
+			if (!r) {
+				/* -v, -h, --version or a bad option. */
+				r = cli_common_opt("serve", opt, argv, usage);
+				if (r == CLI_CONTINUE)
+					break;
+				return r ? -1 : 1;
+			}
 			if (a->n_fwd + 2 <= MAX_FWD) {
 				/* The option as it was typed, for dpdk. */
 				a->fwd[a->n_fwd++] =
@@ -271,13 +226,10 @@ static int parse_args(int argc, char **argv, struct serve_args *a)
 			break;
 		}
 	}
-	if (optind < argc)
-		a->ifname = argv[optind++];
-	if (optind < argc) {
-		pr_warn("unexpected argument '%s': see `blitz serve -h`\n",
-			argv[optind]);
+	if (cli_operands("serve", argc, argv, 0, 1, "<ifname>"))
 		return -1;
-	}
+	if (optind < argc)
+		a->ifname = argv[optind];
 	if (!a->engine_given)
 		a->engine = a->ifname ? ENG_AUTO : ENG_EPOLL;
 	if (!a->ifname && a->engine != ENG_EPOLL) {
@@ -609,7 +561,6 @@ static int supervise_child(struct serve_args *a, const struct engine_child *c,
 	return ret;
 }
 
-#ifdef HAVE_AFXDP
 /*
  * The afxdp child: its AF_XDP sockets close when it dies, their xsks
  * entries go, the XDP program passes service traffic to the kernel
@@ -691,7 +642,6 @@ static const char *afxdp_cleanup(struct serve_args *a, void *ctx)
 	(void)ctx;
 	return "";
 }
-#endif
 
 /*
  * The dpdk engine: blitz-dpdk, forked and exec'd by serve. On a kernel
@@ -983,7 +933,6 @@ static int serve_fast(struct serve_args *a)
 	}
 
 	if (a->engine == ENG_AFXDP) {
-#ifdef HAVE_AFXDP
 		struct engine_child c = {
 			.name = "afxdp",
 			.tier = "afxdp+epoll",
@@ -999,7 +948,6 @@ static int serve_fast(struct serve_args *a)
 		       a->ifname, a->svc.port, blitz_loaded_mode(l));
 		fflush(stdout);
 		ret = supervise_child(a, &c, e);
-#endif
 	} else {
 		char tier[sizeof(serve_st.tier)];
 
@@ -1045,14 +993,6 @@ int cmd_serve(int argc, char **argv)
 		service_opts_free(&a.svc);
 		return r > 0 ? 0 : 1;
 	}
-#ifndef HAVE_AFXDP
-	if (a.engine == ENG_AFXDP) {
-		pr_warn("afxdp engine not available in this build: use "
-			"--engine xdp or auto\n");
-		service_opts_free(&a.svc);
-		return 1;
-	}
-#endif
 	install_signals();
 	serve_state_init(&serve_st, a.ifname, &a.svc);
 	switch (a.engine) {
