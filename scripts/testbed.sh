@@ -14,7 +14,9 @@
 # /sys and hide the pins from the next command).
 set -euo pipefail
 cmd=${1:-}
-P=${2:-${BLITZ_TB:-bz}}
+# BLITZ_TB_TAG (a few letters) is appended to every prefix, so that
+# several checkouts can run their tests at once without sharing names.
+P=${2:-${BLITZ_TB:-bz}}${BLITZ_TB_TAG:-}
 here=$(cd "$(dirname "$0")/.." && pwd)
 BUILD=${BUILD:-$here/build}
 
