@@ -21,9 +21,7 @@
 #include <linux/types.h>
 #endif
 
-#ifndef BLITZ_INLINE
-#define BLITZ_INLINE static inline __attribute__((always_inline))
-#endif
+#include "blitz_siphash.h"
 
 /*
  * Without timestamps, ack - 1 - ISN is the number of bytes we have sent on
@@ -35,64 +33,6 @@
  * BSDs, macOS by default) are not limited.
  */
 #define BLITZ_ACK_WINDOW (1U << 24)
-
-#define BLITZ_ROTL64(x, b) (((x) << (b)) | ((x) >> (64 - (b))))
-
-#define BLITZ_SIPROUND(v0, v1, v2, v3)     \
-	do {                               \
-		v0 += v1;                  \
-		v1 = BLITZ_ROTL64(v1, 13); \
-		v1 ^= v0;                  \
-		v0 = BLITZ_ROTL64(v0, 32); \
-		v2 += v3;                  \
-		v3 = BLITZ_ROTL64(v3, 16); \
-		v3 ^= v2;                  \
-		v0 += v3;                  \
-		v3 = BLITZ_ROTL64(v3, 21); \
-		v3 ^= v0;                  \
-		v2 += v1;                  \
-		v1 = BLITZ_ROTL64(v1, 17); \
-		v1 ^= v2;                  \
-		v2 = BLITZ_ROTL64(v2, 32); \
-	} while (0)
-
-/*
- * SipHash-c-d of nwords little-endian 64-bit words (a message of
- * 8 * nwords bytes). nwords, c and d are compile-time constants at every
- * caller so the loops unroll and the BPF verifier sees straight-line code.
- * The userspace TCP core uses it too (1-3 for its table hash).
- */
-BLITZ_INLINE __u64 blitz_siphash_cd(__u64 k0, __u64 k1, const __u64 *m,
-				    int nwords, int c, int d)
-{
-	__u64 v0 = k0 ^ 0x736f6d6570736575ULL;
-	__u64 v1 = k1 ^ 0x646f72616e646f6dULL;
-	__u64 v2 = k0 ^ 0x6c7967656e657261ULL;
-	__u64 v3 = k1 ^ 0x7465646279746573ULL;
-	__u64 b = (__u64)(nwords * 8) << 56;
-	int i, r;
-
-	for (i = 0; i < nwords; i++) {
-		v3 ^= m[i];
-		for (r = 0; r < c; r++)
-			BLITZ_SIPROUND(v0, v1, v2, v3);
-		v0 ^= m[i];
-	}
-	v3 ^= b;
-	for (r = 0; r < c; r++)
-		BLITZ_SIPROUND(v0, v1, v2, v3);
-	v0 ^= b;
-	v2 ^= 0xff;
-	for (r = 0; r < d; r++)
-		BLITZ_SIPROUND(v0, v1, v2, v3);
-	return v0 ^ v1 ^ v2 ^ v3;
-}
-
-/* SipHash-2-4: the cookies' PRF. */
-BLITZ_INLINE __u64 blitz_siphash(__u64 k0, __u64 k1, const __u64 *m, int nwords)
-{
-	return blitz_siphash_cd(k0, k1, m, nwords, 2, 4);
-}
 
 /* The cookie of an IPv4 4-tuple: the low half is the ISN, the high half
  * the timestamp MAC. The family is part of the message. */
