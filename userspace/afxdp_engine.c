@@ -24,16 +24,15 @@
 #include <linux/if_xdp.h>
 #include <linux/sockios.h>
 #include <sys/ioctl.h>
-#include <sys/mman.h>
 #include <sys/socket.h>
 
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
-#include <xdp/xsk.h>
 
 #include "afxdp_engine.h"
 #include "log.h"
 #include "tcp_core.h"
+#include "xsk.h"
 
 #define FRAME_SIZE 2048
 #define RX_BATCH 64
@@ -47,29 +46,15 @@ struct xq {
 	int qid;
 	int cpu;
 
-	void *area;
-	size_t area_size;
-	uint32_t nframes; /* half RX (fill ring), half TX (free stack) */
-	struct xsk_umem *umem;
-	struct xsk_ring_prod fq;
-	struct xsk_ring_cons cq;
-	struct xsk_ring_cons rx;
-	struct xsk_ring_prod tx;
-	struct xsk_socket *xsk;
-	int fd;
-	bool zerocopy;
+	struct blitz_xsk x; /* half RX (fill ring), half TX (free stack) */
 	bool in_map;
-
-	uint64_t *tx_free;
-	uint32_t n_tx_free;
-	uint32_t tx_unkicked;
 
 	struct tcp_core *core;
 	pthread_t th;
 	bool started;
 
 	/* stats */
-	uint64_t busy_ns, polls_busy, rx_frames, tx_ring_full, kicks, kick_ns;
+	uint64_t busy_ns, polls_busy, rx_frames;
 };
 
 static struct afxdp_engine_totals last_totals;
@@ -96,11 +81,13 @@ static uint32_t xq_tx_alloc(void *ctx, struct tcp_frame *f, uint32_t n)
 	struct xq *q = ctx;
 	uint32_t i;
 
-	for (i = 0; i < n && q->n_tx_free; i++) {
-		uint64_t addr = q->tx_free[--q->n_tx_free];
+	for (i = 0; i < n; i++) {
+		uint64_t addr;
 
+		if (!blitz_xsk_tx_alloc(&q->x, &addr))
+			break;
 		f[i].handle = addr;
-		f[i].data = xsk_umem__get_data(q->area, addr);
+		f[i].data = blitz_xsk_data(&q->x, addr);
 		f[i].cap = FRAME_SIZE;
 		f[i].len = 0;
 	}
@@ -110,24 +97,18 @@ static uint32_t xq_tx_alloc(void *ctx, struct tcp_frame *f, uint32_t n)
 static void xq_tx_send(void *ctx, struct tcp_frame *f, uint32_t n)
 {
 	struct xq *q = ctx;
-	uint32_t idx, got, i;
+	uint64_t addr[TCP_CORE_TX_BATCH];
+	uint32_t len[TCP_CORE_TX_BATCH], i, k;
 
-	got = xsk_ring_prod__reserve(&q->tx, n, &idx);
-	for (i = 0; i < got; i++) {
-		struct xdp_desc *d = xsk_ring_prod__tx_desc(&q->tx, idx + i);
-
-		d->addr = f[i].handle;
-		d->len = f[i].len;
-		d->options = 0;
-	}
-	if (got)
-		xsk_ring_prod__submit(&q->tx, got);
-	q->tx_unkicked += got;
-	/* The ring cannot be fuller than the TX frames we own, so this is
-	 * only a guard: frames not queued go back, retransmission repairs. */
-	for (i = got; i < n; i++) {
-		q->tx_free[q->n_tx_free++] = f[i].handle;
-		q->tx_ring_full++;
+	/* The ring cannot be fuller than the TX frames we own, so frames not
+	 * queued are only a guard case: they go back, retransmission
+	 * repairs. */
+	for (k = 0; k < n; k += i) {
+		for (i = 0; i < TCP_CORE_TX_BATCH && k + i < n; i++) {
+			addr[i] = f[k + i].handle;
+			len[i] = f[k + i].len;
+		}
+		blitz_xsk_tx_queue(&q->x, addr, len, i);
 	}
 }
 
@@ -137,7 +118,7 @@ static void xq_tx_release(void *ctx, struct tcp_frame *f, uint32_t n)
 	uint32_t i;
 
 	for (i = 0; i < n; i++)
-		q->tx_free[q->n_tx_free++] = f[i].handle;
+		blitz_xsk_tx_free(&q->x, f[i].handle);
 }
 
 static const struct tcp_io_ops xq_ops = {
@@ -158,108 +139,9 @@ static void xq_fini(struct xq *q)
 		bpf_map_delete_elem(q->o->xsks_fd, &key);
 		q->in_map = false;
 	}
-	if (q->xsk)
-		xsk_socket__delete(q->xsk);
-	q->xsk = NULL;
-	if (q->umem)
-		xsk_umem__delete(q->umem);
-	q->umem = NULL;
-	if (q->area)
-		munmap(q->area, q->area_size);
-	q->area = NULL;
-	free(q->tx_free);
-	q->tx_free = NULL;
+	blitz_xsk_close(&q->x);
 	tcp_core_free(q->core);
 	q->core = NULL;
-}
-
-static uint32_t pow2_floor(uint32_t v)
-{
-	uint32_t p = 1;
-
-	while (p * 2 <= v)
-		p *= 2;
-	return p;
-}
-
-/* UMEM area + registration; halves the frame count until it registers
- * (locked memory is limited without CAP_IPC_LOCK). */
-static int xq_umem(struct xq *q, uint32_t want)
-{
-	uint32_t n = pow2_floor(want < MIN_FRAMES ? MIN_FRAMES : want);
-	int ret = -ENOMEM;
-
-	for (; n >= MIN_FRAMES; n /= 2) {
-		struct xsk_umem_config uc = {
-			.fill_size = n / 2,
-			.comp_size = n / 2,
-			.frame_size = FRAME_SIZE,
-			.frame_headroom = 0,
-			.flags = 0,
-		};
-
-		q->area_size = (size_t)n * FRAME_SIZE;
-		q->area =
-			mmap(NULL, q->area_size, PROT_READ | PROT_WRITE,
-			     MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
-		if (q->area == MAP_FAILED) {
-			q->area = NULL;
-			ret = -errno;
-			continue;
-		}
-		ret = xsk_umem__create(&q->umem, q->area, q->area_size, &q->fq,
-				       &q->cq, &uc);
-		if (!ret) {
-			q->nframes = n;
-			return 0;
-		}
-		pr_debug("xsk_umem__create(%u frames of %u): %s\n", n,
-			 FRAME_SIZE, strerror(-ret));
-		munmap(q->area, q->area_size);
-		q->area = NULL;
-		q->umem = NULL;
-	}
-	pr_warn("xsk_umem__create(queue %d, %u..%u frames of %u bytes): %s: "
-		"raise `ulimit -l` or run with CAP_IPC_LOCK\n",
-		q->qid, MIN_FRAMES, want, FRAME_SIZE, strerror(-ret));
-	return ret;
-}
-
-static int xq_socket(struct xq *q)
-{
-	struct xsk_socket_config sc = {
-		.rx_size = q->nframes / 2,
-		.tx_size = q->nframes / 2,
-		.libxdp_flags = XSK_LIBXDP_FLAGS__INHIBIT_PROG_LOAD,
-		.xdp_flags = 0,
-	};
-	int ret = -EOPNOTSUPP;
-
-	if (!q->o->force_copy) {
-		sc.bind_flags = XDP_USE_NEED_WAKEUP | XDP_ZEROCOPY;
-		ret = xsk_socket__create(&q->xsk, q->o->ifname,
-					 (uint32_t)q->qid, q->umem, &q->rx,
-					 &q->tx, &sc);
-		if (!ret) {
-			q->zerocopy = true;
-			return 0;
-		}
-		pr_debug("xsk_socket__create(%s, queue %d, XDP_ZEROCOPY): "
-			 "%s; trying XDP_COPY\n",
-			 q->o->ifname, q->qid, strerror(-ret));
-		q->xsk = NULL;
-	}
-	sc.bind_flags = XDP_USE_NEED_WAKEUP | XDP_COPY;
-	ret = xsk_socket__create(&q->xsk, q->o->ifname, (uint32_t)q->qid,
-				 q->umem, &q->rx, &q->tx, &sc);
-	if (ret) {
-		q->xsk = NULL;
-		pr_warn("xsk_socket__create(%s, queue %d, XDP_COPY): %s\n",
-			q->o->ifname, q->qid, strerror(-ret));
-		return ret;
-	}
-	q->zerocopy = false;
-	return 0;
 }
 
 static int xq_init(struct xq *q, const struct afxdp_engine_opts *o)
@@ -279,45 +161,29 @@ static int xq_init(struct xq *q, const struct afxdp_engine_opts *o)
 		.ops = &xq_ops,
 		.ops_ctx = q,
 	};
-	uint32_t i, idx, nrx;
+	struct blitz_xsk_cfg xc = {
+		.ifname = o->ifname,
+		.queue = (uint32_t)q->qid,
+		.frames = o->umem_frames ? o->umem_frames : DEFAULT_FRAMES,
+		.min_frames = MIN_FRAMES,
+		.frame_size = FRAME_SIZE,
+		.force_copy = o->force_copy,
+	};
 	uint32_t key = (uint32_t)q->qid;
 	int ret;
 
 	q->core = tcp_core_new(&p);
 	if (!q->core)
 		return -errno;
-	ret = xq_umem(q, o->umem_frames ? o->umem_frames : DEFAULT_FRAMES);
+	ret = blitz_xsk_open(&q->x, &xc);
 	if (ret)
 		return ret;
-	ret = xq_socket(q);
-	if (ret)
-		return ret;
-	q->fd = xsk_socket__fd(q->xsk);
-
-	/* First half of the frames: RX, all in the fill ring. */
-	nrx = q->nframes / 2;
-	if (xsk_ring_prod__reserve(&q->fq, nrx, &idx) != nrx) {
-		pr_warn("fill ring of queue %d: cannot reserve %u entries\n",
-			q->qid, nrx);
-		return -ENOSPC;
-	}
-	for (i = 0; i < nrx; i++)
-		*xsk_ring_prod__fill_addr(&q->fq, idx + i) =
-			(uint64_t)i * FRAME_SIZE;
-	xsk_ring_prod__submit(&q->fq, nrx);
-
-	/* Second half: TX, on a free stack. */
-	q->tx_free = calloc(q->nframes - nrx, sizeof(*q->tx_free));
-	if (!q->tx_free)
-		return -ENOMEM;
-	for (i = nrx; i < q->nframes; i++)
-		q->tx_free[q->n_tx_free++] = (uint64_t)i * FRAME_SIZE;
 
 	/* Last: traffic starts arriving once the socket is in the map. */
-	if (bpf_map_update_elem(o->xsks_fd, &key, &q->fd, 0)) {
+	if (bpf_map_update_elem(o->xsks_fd, &key, &q->x.fd, 0)) {
 		ret = -errno;
 		pr_warn("bpf_map_update_elem(xsks, queue %d, fd %d): %s\n",
-			q->qid, q->fd, strerror(-ret));
+			q->qid, q->x.fd, strerror(-ret));
 		return ret;
 	}
 	q->in_map = true;
@@ -328,66 +194,28 @@ static int xq_init(struct xq *q, const struct afxdp_engine_opts *o)
 /* The poll loop                                                       */
 /* ------------------------------------------------------------------ */
 
-static void xq_kick_tx(struct xq *q)
-{
-	if (!q->tx_unkicked)
-		return;
-	if (xsk_ring_prod__needs_wakeup(&q->tx)) {
-		uint64_t t0 = mono_ns();
-
-		/* Copy mode transmits inside this call (and on veth the
-		 * peer's receive path may run in it too): timed apart. */
-		sendto(q->fd, NULL, 0, MSG_DONTWAIT, NULL, 0);
-		q->kick_ns += mono_ns() - t0;
-		q->kicks++;
-	}
-	q->tx_unkicked = 0;
-}
-
-static void xq_complete(struct xq *q)
-{
-	uint32_t idx, n, i;
-
-	n = xsk_ring_cons__peek(&q->cq, q->nframes / 2, &idx);
-	for (i = 0; i < n; i++)
-		q->tx_free[q->n_tx_free++] =
-			*xsk_ring_cons__comp_addr(&q->cq, idx + i);
-	if (n)
-		xsk_ring_cons__release(&q->cq, n);
-}
-
 /* One RX batch: to the core, then the frames back to the fill ring.
  * Returns frames received. */
 static uint32_t xq_rx(struct xq *q, uint64_t now)
 {
 	struct tcp_frame fr[RX_BATCH];
-	uint32_t idx, n, i, fidx;
+	struct xdp_desc d[RX_BATCH];
+	uint32_t n, i;
 
-	n = xsk_ring_cons__peek(&q->rx, RX_BATCH, &idx);
+	n = blitz_xsk_rx_burst(&q->x, d, RX_BATCH);
 	if (!n)
 		return 0;
 	for (i = 0; i < n; i++) {
-		const struct xdp_desc *d =
-			xsk_ring_cons__rx_desc(&q->rx, idx + i);
-
-		fr[i].data = xsk_umem__get_data(q->area, d->addr);
-		fr[i].len = d->len;
-		fr[i].cap = d->len;
-		fr[i].handle = d->addr - d->addr % FRAME_SIZE;
+		fr[i].data = blitz_xsk_data(&q->x, d[i].addr);
+		fr[i].len = d[i].len;
+		fr[i].cap = d[i].len;
+		fr[i].handle = blitz_xsk_frame_of(&q->x, d[i].addr);
 	}
-	xsk_ring_cons__release(&q->rx, n);
 	/* Frames not for the service (the XDP program only redirects the
 	 * service's, so this is rare) are simply recycled with the rest. */
 	tcp_core_rx_burst(q->core, fr, n, now);
 	q->rx_frames += n;
-
-	/* The fill ring has room for every RX frame, so this cannot fail
-	 * for long; spin briefly rather than lose a frame. */
-	while (xsk_ring_prod__reserve(&q->fq, n, &fidx) != n)
-		;
-	for (i = 0; i < n; i++)
-		*xsk_ring_prod__fill_addr(&q->fq, fidx + i) = fr[i].handle;
-	xsk_ring_prod__submit(&q->fq, n);
+	blitz_xsk_refill(&q->x, d, n);
 	return n;
 }
 
@@ -409,23 +237,22 @@ static void *xq_thread(void *arg)
 		uint32_t n;
 		bool work;
 
-		xq_complete(q);
+		blitz_xsk_complete(&q->x);
 		n = xq_rx(q, t0);
 		tcp_core_poll_timers(q->core, t0);
 		/* A poll did work when it received or sent something. */
-		work = n || q->tx_unkicked;
-		xq_kick_tx(q);
+		work = n || q->x.tx_unkicked;
+		blitz_xsk_kick_tx(&q->x, 1);
 		if (work) {
-			if (n && xsk_ring_prod__needs_wakeup(&q->fq))
-				recvfrom(q->fd, NULL, 0, MSG_DONTWAIT, NULL,
-					 NULL);
+			if (n)
+				blitz_xsk_kick_rx(&q->x);
 			t1 = mono_ns();
 			q->busy_ns += t1 - t0;
 			q->polls_busy++;
 			continue;
 		}
 		if (!q->o->busy_poll) {
-			struct pollfd pfd = {.fd = q->fd, .events = POLLIN};
+			struct pollfd pfd = {.fd = q->x.fd, .events = POLLIN};
 			int ms = tcp_core_next_timer_ms(q->core, t0);
 
 			if (ms > IDLE_POLL_MS)
@@ -586,10 +413,10 @@ int afxdp_engine_run(const struct afxdp_engine_opts *o,
 		ret = xq_init(&qs[i], o);
 		if (ret)
 			goto out;
-		pr_info("afxdp: %s queue %d: %s mode, %u UMEM frames of %u "
-			"bytes, need_wakeup%s, CPU %d\n",
-			o->ifname, i, qs[i].zerocopy ? "zero-copy" : "copy",
-			qs[i].nframes, FRAME_SIZE,
+		pr_info("afxdp: %s queue %d: %s mode (%s), %u UMEM frames of "
+			"%u bytes, need_wakeup%s, CPU %d\n",
+			o->ifname, i, blitz_xsk_mode(&qs[i].x),
+			qs[i].x.mode_why, qs[i].x.nframes, FRAME_SIZE,
 			o->busy_poll ? ", busy poll" : "", qs[i].cpu);
 	}
 	for (i = 0; i < nq; i++) {
@@ -636,8 +463,8 @@ out:
 		busy += qs[i].busy_ns;
 		polls += qs[i].polls_busy;
 		rxf += qs[i].rx_frames;
-		kick += qs[i].kick_ns;
-		kicks += qs[i].kicks;
+		kick += qs[i].x.kick_ns;
+		kicks += qs[i].x.kicks;
 		xq_fini(&qs[i]);
 	}
 	free(qs);

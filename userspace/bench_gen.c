@@ -16,7 +16,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
-#include <sys/mman.h>
 #include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
@@ -29,21 +28,18 @@
 
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
-#include <xdp/xsk.h>
-
 #include "bench_gen.h"
 #include "bench_gen.skel.h"
 #include "csum.h"
 #include "log.h"
+#include "xsk.h"
 
 #define TX_FRAMES 1024 /* and the tx and completion ring sizes */
-/* RX frames, and the fill and rx ring sizes: a burst of responses must
- * not find the fill ring empty while the loop is descheduled. UMEM is
- * pinned memory: if the large size is refused, the small one is tried. */
-#define RX_FRAMES_BIG 3072
-#define RX_RING_BIG 4096
-#define RX_FRAMES_SMALL 1024
-#define RX_RING_SMALL 1024
+/* UMEM frames: 3072 RX frames beside the TX ones, so a burst of responses
+ * does not find the fill ring empty while the loop is descheduled. UMEM is
+ * pinned memory: if that is refused, 1024 RX frames are tried. */
+#define UMEM_FRAMES_BIG 4096
+#define UMEM_FRAMES_SMALL 2048
 #define BATCH 64
 #define HDR_MAX 2048 /* a response header longer than this is an error */
 #define RTO_INIT_NS (200 * 1000000ULL) /* the kernel's minimum RTO */
@@ -85,16 +81,7 @@ struct gen {
 	const struct bench_params *p;
 	struct bench_result *r;
 	/* AF_XDP */
-	void *umem_area;
-	struct xsk_umem *umem;
-	struct xsk_socket *xsk;
-	struct xsk_ring_prod fill, tx;
-	struct xsk_ring_cons comp, rx;
-	uint32_t rx_frames;
-	size_t umem_size;
-	uint64_t tx_free[TX_FRAMES];
-	uint32_t n_tx_free;
-	uint32_t tx_queued; /* reserved since the last submit */
+	struct blitz_xsk x;
 	/* XDP attachment */
 	struct bench_gen_bpf *skel;
 	int ifindex;
@@ -185,38 +172,13 @@ uint64_t bench_hist_percentile(const struct bench_hist *h, double q)
 
 /* ---- TX ---- */
 
-static void reclaim_tx(struct gen *g)
-{
-	uint32_t idx, n, i;
-
-	n = xsk_ring_cons__peek(&g->comp, TX_FRAMES, &idx);
-	for (i = 0; i < n; i++)
-		g->tx_free[g->n_tx_free++] =
-			*xsk_ring_cons__comp_addr(&g->comp, idx + i);
-	if (n)
-		xsk_ring_cons__release(&g->comp, n);
-}
-
 /* Publish what was queued and kick the kernel: in copy mode every TX needs
  * a sendto, which moves at most a small batch per call. */
 static void flush_tx(struct gen *g)
 {
-	int i;
-
-	if (g->tx_queued) {
-		xsk_ring_prod__submit(&g->tx, g->tx_queued);
-		g->tx_queued = 0;
-	}
-	reclaim_tx(g);
-	if (g->n_tx_free < TX_FRAMES && xsk_ring_prod__needs_wakeup(&g->tx)) {
-		for (i = 0; i < 64; i++) {
-			if (sendto(xsk_socket__fd(g->xsk), NULL, 0,
-				   MSG_DONTWAIT, NULL, 0) >= 0 ||
-			    errno != EAGAIN)
-				break;
-		}
-	}
-	reclaim_tx(g);
+	blitz_xsk_complete(&g->x);
+	blitz_xsk_kick_tx(&g->x, 64);
+	blitz_xsk_complete(&g->x);
 }
 
 /* Queue one segment from sport to the server. 0, or -1 when no TX frame
@@ -226,24 +188,19 @@ static int send_seg(struct gen *g, uint16_t sport, uint32_t seq, uint32_t ack,
 		    bool syn_opts)
 {
 	const struct bench_params *p = g->p;
-	uint32_t idx, optlen = syn_opts ? 4 : 0, sum;
+	uint32_t optlen = syn_opts ? 4 : 0, sum, flen;
 	struct tcphdr *tcp;
 	struct iphdr *ip;
 	uint8_t *frame;
 	uint64_t addr;
 	uint16_t tcplen;
 
-	if (!g->n_tx_free)
+	if (!blitz_xsk_tx_alloc(&g->x, &addr)) {
 		flush_tx(g);
-	if (!g->n_tx_free)
-		return -1;
-	if (xsk_ring_prod__reserve(&g->tx, 1, &idx) != 1) {
-		flush_tx(g);
-		if (xsk_ring_prod__reserve(&g->tx, 1, &idx) != 1)
+		if (!blitz_xsk_tx_alloc(&g->x, &addr))
 			return -1;
 	}
-	addr = g->tx_free[--g->n_tx_free];
-	frame = xsk_umem__get_data(g->umem_area, addr);
+	frame = blitz_xsk_data(&g->x, addr);
 
 	memcpy(frame, p->dst_mac, 6);
 	memcpy(frame + 6, p->src_mac, 6);
@@ -291,12 +248,8 @@ static int send_seg(struct gen *g, uint16_t sport, uint32_t seq, uint32_t ack,
 	sum = csum_add(sum, tcp, tcplen);
 	tcp->check = htons(csum_finish(sum));
 
-	xsk_ring_prod__tx_desc(&g->tx, idx)->addr = addr;
-	xsk_ring_prod__tx_desc(&g->tx, idx)->len =
-		ETH_HLEN + sizeof(*ip) + tcplen;
-	xsk_ring_prod__tx_desc(&g->tx, idx)->options = 0;
-	g->tx_queued++;
-	return 0;
+	flen = ETH_HLEN + sizeof(*ip) + tcplen;
+	return blitz_xsk_tx_queue(&g->x, &addr, &flen, 1) == 1 ? 0 : -1;
 }
 
 #define F_FIN 0x01
@@ -735,37 +688,19 @@ static void handle_frame(struct gen *g, const uint8_t *f, uint32_t len)
 /* Receive a batch; the number of frames. */
 static uint32_t poll_rx(struct gen *g)
 {
-	uint32_t idx_rx, idx_fill, n, i;
+	struct xdp_desc d[BATCH];
+	uint32_t n, i;
 
-	n = xsk_ring_cons__peek(&g->rx, BATCH, &idx_rx);
+	n = blitz_xsk_rx_burst(&g->x, d, BATCH);
 	if (!n) {
-		if (xsk_ring_prod__needs_wakeup(&g->fill))
-			recvfrom(xsk_socket__fd(g->xsk), NULL, 0, MSG_DONTWAIT,
-				 NULL, NULL);
+		blitz_xsk_kick_rx(&g->x);
 		return 0;
 	}
 	/* Latencies end when the batch is seen, not a loop later. */
 	g->now = now_ns();
-	for (i = 0; i < n; i++) {
-		const struct xdp_desc *d =
-			xsk_ring_cons__rx_desc(&g->rx, idx_rx + i);
-		uint64_t a = xsk_umem__add_offset_to_addr(d->addr);
-
-		handle_frame(g, xsk_umem__get_data(g->umem_area, a), d->len);
-	}
-	/* Every RX frame goes straight back to the fill ring: the fill ring
-	 * is as large as the RX pool, so the reserve cannot come up short. */
-	while (xsk_ring_prod__reserve(&g->fill, n, &idx_fill) != n)
-		;
-	for (i = 0; i < n; i++) {
-		const struct xdp_desc *d =
-			xsk_ring_cons__rx_desc(&g->rx, idx_rx + i);
-
-		*xsk_ring_prod__fill_addr(&g->fill, idx_fill + i) =
-			xsk_umem__extract_addr(d->addr);
-	}
-	xsk_ring_prod__submit(&g->fill, n);
-	xsk_ring_cons__release(&g->rx, n);
+	for (i = 0; i < n; i++)
+		handle_frame(g, blitz_xsk_data(&g->x, d[i].addr), d[i].len);
+	blitz_xsk_refill(&g->x, d, n);
 	return n;
 }
 
@@ -915,109 +850,35 @@ static void detach_prog(struct gen *g)
 
 static int setup_xsk(struct gen *g)
 {
-	struct xsk_umem_config ucfg = {
-		.fill_size = RX_RING_BIG,
-		.comp_size = TX_FRAMES,
+	struct blitz_xsk_cfg xc = {
+		.ifname = g->p->ifname,
+		.queue = g->p->queue,
+		.frames = UMEM_FRAMES_BIG,
+		.min_frames = UMEM_FRAMES_SMALL,
+		.tx_frames = TX_FRAMES,
 		.frame_size = BENCH_FRAME_SIZE,
-		.frame_headroom = 0,
-	};
-	struct xsk_socket_config scfg = {
-		.rx_size = RX_RING_BIG,
-		.tx_size = TX_FRAMES,
-		.libxdp_flags = XSK_LIBXDP_FLAGS__INHIBIT_PROG_LOAD,
 		.xdp_flags = g->xdp_flags,
 	};
-	size_t size = (size_t)(RX_FRAMES_BIG + TX_FRAMES) * BENCH_FRAME_SIZE;
-	uint32_t idx, i;
 	int err;
 
-	g->umem_area = mmap(NULL, size, PROT_READ | PROT_WRITE,
-			    MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	if (g->umem_area == MAP_FAILED) {
-		g->umem_area = NULL;
-		pr_warn("cannot map %zu bytes of UMEM: %s\n", size,
-			strerror(errno));
-		return -ENOMEM;
-	}
-	g->umem_size = size;
-	g->rx_frames = RX_FRAMES_BIG;
-	err = xsk_umem__create(&g->umem, g->umem_area, size, &g->fill, &g->comp,
-			       &ucfg);
-	if (err) {
-		pr_debug("UMEM of %zu bytes refused (%s): trying %u RX "
-			 "frames\n",
-			 size, strerror(-err), RX_FRAMES_SMALL);
-		g->rx_frames = RX_FRAMES_SMALL;
-		size = (size_t)(RX_FRAMES_SMALL + TX_FRAMES) * BENCH_FRAME_SIZE;
-		ucfg.fill_size = RX_RING_SMALL;
-		scfg.rx_size = RX_RING_SMALL;
-		err = xsk_umem__create(&g->umem, g->umem_area, size, &g->fill,
-				       &g->comp, &ucfg);
-	}
-	if (err) {
-		pr_warn("xsk_umem__create(%zu bytes): %s (the memlock limit "
-			"is `ulimit -l`)\n",
-			size, strerror(-err));
+	err = blitz_xsk_open(&g->x, &xc);
+	if (err)
 		return err;
-	}
-	scfg.bind_flags = XDP_ZEROCOPY | XDP_USE_NEED_WAKEUP;
-	err = xsk_socket__create(&g->xsk, g->p->ifname, g->p->queue, g->umem,
-				 &g->rx, &g->tx, &scfg);
-	g->r->xsk_mode = "zero-copy";
-	if (err) {
-		scfg.bind_flags = XDP_COPY | XDP_USE_NEED_WAKEUP;
-		err = xsk_socket__create(&g->xsk, g->p->ifname, g->p->queue,
-					 g->umem, &g->rx, &g->tx, &scfg);
-		g->r->xsk_mode = "copy";
-	}
-	if (err) {
-		pr_warn("cannot bind an AF_XDP socket to %s queue %u: %s\n",
-			g->p->ifname, g->p->queue, strerror(-err));
-		return err;
-	}
-	err = xsk_socket__update_xskmap(g->xsk,
+	g->r->xsk_mode = blitz_xsk_mode(&g->x);
+	err = xsk_socket__update_xskmap(g->x.xsk,
 					bpf_map__fd(g->skel->maps.xsks));
 	if (err) {
 		pr_warn("cannot put the AF_XDP socket in the XSKMAP: %s\n",
 			strerror(-err));
 		return err;
 	}
-	if (xsk_ring_prod__reserve(&g->fill, g->rx_frames, &idx) !=
-	    g->rx_frames) {
-		pr_warn("cannot fill the AF_XDP fill ring\n");
-		return -ENOSPC;
-	}
-	for (i = 0; i < g->rx_frames; i++)
-		*xsk_ring_prod__fill_addr(&g->fill, idx + i) =
-			(uint64_t)i * BENCH_FRAME_SIZE;
-	xsk_ring_prod__submit(&g->fill, g->rx_frames);
-	for (i = g->rx_frames; i < g->rx_frames + TX_FRAMES; i++)
-		g->tx_free[g->n_tx_free++] = (uint64_t)i * BENCH_FRAME_SIZE;
 	return 0;
 }
 
 static void teardown_xsk(struct gen *g)
 {
-	struct xdp_statistics st;
-	socklen_t sl = sizeof(st);
-
-	if (g->xsk && !getsockopt(xsk_socket__fd(g->xsk), SOL_XDP,
-				  XDP_STATISTICS, &st, &sl))
-		pr_debug("AF_XDP socket: rx_dropped %llu rx_invalid %llu "
-			 "tx_invalid %llu rx_ring_full %llu "
-			 "fill_ring_empty %llu tx_ring_empty %llu\n",
-			 (unsigned long long)st.rx_dropped,
-			 (unsigned long long)st.rx_invalid_descs,
-			 (unsigned long long)st.tx_invalid_descs,
-			 (unsigned long long)st.rx_ring_full,
-			 (unsigned long long)st.rx_fill_ring_empty_descs,
-			 (unsigned long long)st.tx_ring_empty_descs);
-	if (g->xsk)
-		xsk_socket__delete(g->xsk);
-	if (g->umem)
-		xsk_umem__delete(g->umem);
-	if (g->umem_area)
-		munmap(g->umem_area, g->umem_size);
+	blitz_xsk_log_stats(&g->x, "bench");
+	blitz_xsk_close(&g->x);
 }
 
 static int build_requests(struct gen *g)
@@ -1130,10 +991,9 @@ static void run_loop(struct gen *g)
 		conn_release(g, c, UINT64_MAX);
 	}
 	/* Let the kernel send them before the socket goes. */
-	for (i = 0; i < 1000 && (g->tx_queued || g->n_tx_free < TX_FRAMES);
-	     i++) {
+	for (i = 0; i < 1000 && g->x.n_tx_free < g->x.n_tx; i++) {
 		flush_tx(g);
-		if (g->n_tx_free < TX_FRAMES)
+		if (g->x.n_tx_free < g->x.n_tx)
 			usleep(100);
 	}
 }
