@@ -26,6 +26,7 @@ int cmd_status(int argc, char **argv);
 int cmd_stats(int argc, char **argv);
 int cmd_serve(int argc, char **argv);
 int cmd_bench(int argc, char **argv);
+int cmd_doctor(int argc, char **argv);
 
 /* What to serve: shared by load, serve and the engines. */
 struct blitz_service_opts {

@@ -249,13 +249,44 @@ static size_t decimal_digits(size_t v)
 	return n;
 }
 
+/*
+ * The largest body whose responses fit one segment of mss bytes with room
+ * for the timestamp option, into *max_body; r is scratch. 0 or -errno.
+ */
+static int xdp_body_room(const struct blitz_service_opts *svc, __u16 mss,
+			 struct http_responses *r, size_t *max_body)
+{
+	size_t overhead = 0, room = mss - TCP_TIMESTAMPS_LEN;
+	char err[160] = "";
+	int ret, k;
+
+	/* Measure the header bytes with an empty body. */
+	ret = http_responses_build(r, "", 0, svc->content_type, time(NULL), err,
+				   sizeof(err));
+	if (ret) {
+		pr_warn("cannot build the response: %s\n",
+			err[0] ? err : strerror(-ret));
+		return ret;
+	}
+	for (k = 0; k < BLITZ_RESP_XDP_KINDS; k++)
+		if (r->len[k] > overhead)
+			overhead = r->len[k];
+	/* The empty body's Content-Length has one digit; a longer body's
+	 * has more: step down until the digits fit too. */
+	*max_body = room > overhead ? room - overhead : 0;
+	while (*max_body &&
+	       *max_body + overhead + decimal_digits(*max_body) - 1 > room)
+		(*max_body)--;
+	return 0;
+}
+
 /* The 200 response must fit one segment of mss bytes with room for the
  * timestamp option; returns 0 or -EMSGSIZE with the largest body said. */
 static int build_responses(const struct blitz_service_opts *svc, __u16 mss,
 			   unsigned int mtu, struct http_responses *r)
 {
 	char err[160] = "";
-	size_t biggest = 0, overhead, max_body, room = mss - TCP_TIMESTAMPS_LEN;
+	size_t biggest = 0, max_body, room = mss - TCP_TIMESTAMPS_LEN;
 	int ret, k;
 
 	ret = http_responses_build(r, svc->body, svc->body_len,
@@ -273,29 +304,50 @@ static int build_responses(const struct blitz_service_opts *svc, __u16 mss,
 		if (biggest <= room)
 			return 0;
 	}
-	/* Too big: measure the header bytes with an empty body to say how
-	 * much body would fit. */
-	ret = http_responses_build(r, "", 0, svc->content_type, time(NULL), err,
-				   sizeof(err));
-	if (ret) {
-		pr_warn("cannot build the response: %s\n",
-			err[0] ? err : strerror(-ret));
+	ret = xdp_body_room(svc, mss, r, &max_body);
+	if (ret)
 		return ret;
-	}
-	overhead = 0;
-	for (k = 0; k < BLITZ_RESP_XDP_KINDS; k++)
-		if (r->len[k] > overhead)
-			overhead = r->len[k];
-	/* The empty body's Content-Length has one digit; a longer body's
-	 * has more: step down until the digits fit too. */
-	max_body = room > overhead ? room - overhead : 0;
-	while (max_body &&
-	       max_body + overhead + decimal_digits(max_body) - 1 > room)
-		max_body--;
 	pr_warn("a body of %zu bytes does not fit one segment: at most %zu "
 		"bytes with MTU %u\n",
 		svc->body_len, max_body, mtu);
 	return -EMSGSIZE;
+}
+
+/* IPv4 numbers: 20 bytes of IP header and 20 of TCP. */
+static __u16 mss_of_mtu(unsigned int mtu)
+{
+	return (__u16)(mtu - 40 > 65535 ? 65535 : mtu - 40);
+}
+
+int blitz_xdp_max_body(const struct blitz_service_opts *svc, unsigned int mtu,
+		       size_t *max_body)
+{
+	struct http_responses *r;
+	int ret;
+
+	*max_body = 0;
+	if (mtu < BLITZ_MIN_MTU)
+		return 0;
+	r = calloc(1, sizeof(*r));
+	if (!r)
+		return -ENOMEM;
+	ret = xdp_body_room(svc, mss_of_mtu(mtu), r, max_body);
+	free(r);
+	return ret;
+}
+
+bool blitz_xdp_has_frags(void)
+{
+	struct blitz_xdp_bpf *skel = blitz_xdp_bpf__open();
+	const char *sec;
+	bool frags;
+
+	if (!skel)
+		return false;
+	sec = bpf_program__section_name(skel->progs.blitz_xdp);
+	frags = sec && !strcmp(sec, "xdp.frags");
+	blitz_xdp_bpf__destroy(skel);
+	return frags;
 }
 
 static int if_mtu(const char *ifname, unsigned int *mtu)
@@ -654,13 +706,12 @@ int blitz_loader_attach(const struct blitz_loader_opts *o,
 		err = if_mtu(o->ifname, &mtu);
 	if (err)
 		return err;
-	if (mtu < 576) {
+	if (mtu < BLITZ_MIN_MTU) {
 		pr_warn("MTU %u of %s is too small to answer in one segment\n",
 			mtu, o->ifname);
 		return -EINVAL;
 	}
-	/* IPv4 numbers: 20 bytes of IP header and 20 of TCP. */
-	mss = (__u16)(mtu - 40 > 65535 ? 65535 : mtu - 40);
+	mss = mss_of_mtu(mtu);
 
 	err = blitz_find_attached(ifindex, &att);
 	if (!err && att.prog_id) {

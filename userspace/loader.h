@@ -57,7 +57,17 @@ const char *blitz_loaded_mode(const struct blitz_loaded *l);
  * are left alone, with a line saying so (-EBUSY when that is all). */
 int blitz_loader_unload(const char *ifname);
 
-/* ---- shared with status, stats and serve ---- */
+/* ---- shared with status, stats, serve and doctor ---- */
+
+/* The smallest MTU the xdp engine answers on. */
+#define BLITZ_MIN_MTU 576
+/* The largest body of svc's content type the xdp engine answers in one
+ * segment at this MTU (0 below BLITZ_MIN_MTU). 0 or -errno. */
+int blitz_xdp_max_body(const struct blitz_service_opts *svc, unsigned int mtu,
+		       size_t *max_body);
+/* The XDP program was built multi-buffer (SEC("xdp.frags")): it attaches
+ * natively at an MTU over a page where the driver has RX_SG. */
+bool blitz_xdp_has_frags(void);
 
 /* What of blitz is attached to an interface right now. */
 struct blitz_attached {

@@ -21,6 +21,7 @@ static const struct verb {
 	{"stats", cmd_stats, "show the XDP engine's counters and rates"},
 	{"serve", cmd_serve, "serve in the foreground with kernel fallback"},
 	{"bench", cmd_bench, "kernel-bypass HTTP load generator"},
+	{"doctor", cmd_doctor, "check this machine and an interface for blitz"},
 };
 
 #define N_VERBS (sizeof(verbs) / sizeof(verbs[0]))
