@@ -108,7 +108,9 @@ struct blitz_config {
 	X(PASS_NO_XSK, "pass_no_xsk", "afxdp mode, no socket on the queue")    \
 	X(PASS_NO_ROOM, "pass_no_room", "frame could not grow to the reply")   \
 	X(DROP_BAD_COOKIE, "drop_bad_cookie",                                  \
-	  "ack/timestamp not ours: spoofed or stale")                          \
+	  "TSecr not our MAC (or no ACK flag): spoofed or stale")              \
+	X(DROP_NO_TS, "drop_no_ts",                                            \
+	  "no timestamps, not the segment completing the handshake")           \
 	X(DROP_PURE_ACK, "drop_pure_ack", "pure ACKs and last ACK of close")   \
 	X(DROP_RST, "drop_rst", "RST segments")                                \
 	X(HANDOFF, "handoff", "segments handed to a kernel socket (TC)")       \

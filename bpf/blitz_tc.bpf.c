@@ -9,8 +9,9 @@
  *   - a kernel socket owns it (established, time-wait, request sock):
  *     TC_ACT_OK, the kernel carries on as usual;
  *   - only the listener: the segment is validated with the XDP program's
- *     own cookie functions (blitz_cookie.h); a bad one is dropped and
- *     counted, a good one gets a request sock from
+ *     own cookie functions (blitz_cookie.h: the TSecr MAC, or without
+ *     timestamps only the handshake-completing segment); a bad one is
+ *     dropped and counted, a good one gets a request sock from
  *     bpf_sk_assign_tcp_reqsk(), and the kernel builds the connection
  *     from this segment's numbers (ISNs = seq - 1 and ack - 1); the
  *     segments that follow it in the same batch pass untouched (the
@@ -307,24 +308,38 @@ static __always_inline __u32 fill_tuple(const struct seg *s,
 
 /*
  * The XDP program's rule, through its own functions: with timestamps the
- * TSecr must be the MAC we sent, without them ack - 1 - ISN must fall in
- * the window of bytes XDP may have sent.
+ * TSecr must be the MAC we sent; without them the segment must be the one
+ * that completes the handshake (ack - 1 is our ISN for its seq - 1).
+ * Returns 0 when it is ours, else the counter to drop it with.
  */
-static __always_inline bool cookie_ok(const struct blitz_config *cfg,
-				      const struct seg *s)
+static __always_inline __u32 cookie_check(const struct blitz_config *cfg,
+					  const struct seg *s)
 {
-	__u32 ack = bpf_ntohl(s->tcp->ack_seq);
+	__u32 ack = bpf_ntohl(s->tcp->ack_seq), isn;
 	__u64 cookie;
 
+	if (s->has_ts) {
+		if (!s->v6)
+			cookie = blitz_cookie_v4(cfg->secret[0], cfg->secret[1],
+						 s->saddr[0], s->daddr[0],
+						 s->tcp->source, s->tcp->dest);
+		else
+			cookie = blitz_cookie_v6(cfg->secret[0], cfg->secret[1],
+						 s->saddr, s->daddr,
+						 s->tcp->source, s->tcp->dest);
+		return blitz_cookie_ts_ok(cookie, s->tsecr)
+			       ? 0
+			       : BLITZ_CNT_DROP_BAD_COOKIE;
+	}
 	if (!s->v6)
-		cookie = blitz_cookie_v4(cfg->secret[0], cfg->secret[1],
-					 s->saddr[0], s->daddr[0],
-					 s->tcp->source, s->tcp->dest);
+		isn = blitz_isn_v4(cfg->secret[0], cfg->secret[1], s->saddr[0],
+				   s->daddr[0], s->tcp->source, s->tcp->dest,
+				   s->seq - 1);
 	else
-		cookie = blitz_cookie_v6(cfg->secret[0], cfg->secret[1],
-					 s->saddr, s->daddr, s->tcp->source,
-					 s->tcp->dest);
-	return blitz_cookie_segment_ok(cookie, ack, s->has_ts, s->tsecr);
+		isn = blitz_isn_v6(cfg->secret[0], cfg->secret[1], s->saddr,
+				   s->daddr, s->tcp->source, s->tcp->dest,
+				   s->seq - 1);
+	return blitz_cookie_handshake_ok(isn, ack) ? 0 : BLITZ_CNT_DROP_NO_TS;
 }
 
 static __always_inline void recent_key_of(const struct seg *s,
@@ -407,7 +422,7 @@ int blitz_handoff(struct __sk_buff *skb)
 	struct bpf_sock *skc;
 	struct tcp_sock *tp;
 	struct seg s = {};
-	__u32 key = 0, tlen;
+	__u32 key = 0, tlen, why;
 	int verdict;
 
 	cfg = bpf_map_lookup_elem(&config, &key);
@@ -437,8 +452,9 @@ int blitz_handoff(struct __sk_buff *skb)
 	}
 
 	parse_ts(skb, &s);
-	if (!cookie_ok(cfg, &s)) {
-		cnt_add(BLITZ_CNT_DROP_BAD_COOKIE, 1);
+	why = cookie_check(cfg, &s);
+	if (why) {
+		cnt_add(why, 1);
 		verdict = TC_ACT_SHOT;
 	} else if (follows_handoff(&s)) {
 		verdict = TC_ACT_OK;

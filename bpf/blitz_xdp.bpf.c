@@ -409,14 +409,30 @@ static __always_inline int parse_v6(struct xdp_md *ctx,
 /* Stateless TCP                                                       */
 /* ------------------------------------------------------------------ */
 
-static __always_inline __u64 seg_cookie(const struct blitz_config *cfg,
-					const struct seg *s)
+/* The timestamp MAC of the segment's 4-tuple: our TSval. */
+static __always_inline __u32 seg_tsval(const struct blitz_config *cfg,
+				       const struct seg *s)
+{
+	__u64 c;
+
+	if (s->v6)
+		c = blitz_cookie_v6(cfg->secret[0], cfg->secret[1], s->saddr,
+				    s->daddr, s->sport, s->dport);
+	else
+		c = blitz_cookie_v4(cfg->secret[0], cfg->secret[1], s->saddr[0],
+				    s->daddr[0], s->sport, s->dport);
+	return blitz_cookie_tsval(c);
+}
+
+/* Our ISN for a SYN of the segment's 4-tuple whose seq was peer_isn. */
+static __always_inline __u32 seg_isn(const struct blitz_config *cfg,
+				     const struct seg *s, __u32 peer_isn)
 {
 	if (s->v6)
-		return blitz_cookie_v6(cfg->secret[0], cfg->secret[1], s->saddr,
-				       s->daddr, s->sport, s->dport);
-	return blitz_cookie_v4(cfg->secret[0], cfg->secret[1], s->saddr[0],
-			       s->daddr[0], s->sport, s->dport);
+		return blitz_isn_v6(cfg->secret[0], cfg->secret[1], s->saddr,
+				    s->daddr, s->sport, s->dport, peer_isn);
+	return blitz_isn_v4(cfg->secret[0], cfg->secret[1], s->saddr[0],
+			    s->daddr[0], s->sport, s->dport, peer_isn);
 }
 
 /* Does a kernel socket other than the listener hold this 4-tuple (the
@@ -916,7 +932,7 @@ static __always_inline int requests(struct xdp_md *ctx,
 static __always_inline int answer(struct xdp_md *ctx,
 				  const struct blitz_config *cfg,
 				  const struct seg *s, struct blitz_scratch *sc,
-				  __u64 cookie)
+				  __u32 tsval)
 {
 	struct blitz_date *date;
 	struct reply r = {};
@@ -960,7 +976,7 @@ static __always_inline int answer(struct xdp_md *ctx,
 	if (closing || (s->flags & TH_FIN))
 		r.flags |= TH_FIN;
 	r.paylen = total;
-	r.tsval = blitz_cookie_tsval(cookie);
+	r.tsval = tsval;
 	payoff = l4 + reply_thlen(s, &r);
 	if (resize(ctx, payoff + total))
 		return pass(BLITZ_CNT_PASS_NO_ROOM);
@@ -1005,18 +1021,18 @@ static __always_inline int handle_tcp(struct xdp_md *ctx,
 				      struct blitz_scratch *sc)
 {
 	struct reply r = {};
-	__u64 cookie;
+	__u32 tsval = 0;
 
 	if (s->flags & TH_SYN) {
 		/* SYN-ACK, SYN+FIN, SYN+RST: the kernel knows what to do. */
 		if (s->flags & (TH_ACK | TH_RST | TH_FIN))
 			return pass(BLITZ_CNT_PASS_NOT_TRIVIAL);
-		cookie = seg_cookie(cfg, s);
-		r.seq = blitz_cookie_isn(cookie);
+		r.seq = seg_isn(cfg, s, s->seq);
 		r.ack = s->seq + 1;
 		r.flags = TH_SYN | TH_ACK;
 		r.mss = (__u16)our_mss(cfg, s);
-		r.tsval = blitz_cookie_tsval(cookie);
+		if (s->has_ts)
+			r.tsval = seg_tsval(cfg, s);
 		return send_bare(ctx, s, &r, BLITZ_CNT_SYNACK);
 	}
 	/* Before anything else: a handed-over connection is the kernel's,
@@ -1027,21 +1043,29 @@ static __always_inline int handle_tcp(struct xdp_md *ctx,
 		return drop(BLITZ_CNT_DROP_RST);
 	if (!(s->flags & TH_ACK))
 		return drop(BLITZ_CNT_DROP_BAD_COOKIE);
-	cookie = seg_cookie(cfg, s);
-	if (!blitz_cookie_segment_ok(cookie, s->ack, s->has_ts, s->tsecr))
-		return drop(BLITZ_CNT_DROP_BAD_COOKIE);
+	/* With timestamps the TSecr carries our MAC; without, only the
+	 * segment that completes the handshake can be checked (its ack is
+	 * our ISN for its seq - 1, plus one): docs/tcp-security.md. */
+	if (s->has_ts) {
+		tsval = seg_tsval(cfg, s);
+		if (!blitz_cookie_ts_ok((__u64)tsval << 32, s->tsecr))
+			return drop(BLITZ_CNT_DROP_BAD_COOKIE);
+	} else if (!blitz_cookie_handshake_ok(seg_isn(cfg, s, s->seq - 1),
+					      s->ack)) {
+		return drop(BLITZ_CNT_DROP_NO_TS);
+	}
 	if (!s->plen) {
 		if (!(s->flags & TH_FIN))
 			return drop(BLITZ_CNT_DROP_PURE_ACK);
 		r.seq = s->ack;
 		r.ack = s->seq + 1;
 		r.flags = TH_FIN | TH_ACK;
-		r.tsval = blitz_cookie_tsval(cookie);
+		r.tsval = tsval;
 		return send_bare(ctx, s, &r, BLITZ_CNT_FINACK);
 	}
 	if (!s->win)
 		return pass(BLITZ_CNT_PASS_ZERO_WINDOW);
-	return answer(ctx, cfg, s, sc, cookie);
+	return answer(ctx, cfg, s, sc, tsval);
 }
 
 SEC("xdp")

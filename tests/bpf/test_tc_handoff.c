@@ -200,7 +200,9 @@ static int run_spec(const struct seg_spec *s)
 	return run_frame(f, build(f, s));
 }
 
-/* Snapshot of the counters the program may move. */
+/* Snapshot of the counters the program may move; bad is every drop of a
+ * segment that is not ours (TSecr not our MAC, or without timestamps not
+ * the handshake-completing segment). */
 struct snap {
 	uint64_t handoff, fail, bad;
 };
@@ -209,7 +211,8 @@ static struct snap snap(void)
 {
 	struct snap s = {counter(BLITZ_CNT_HANDOFF),
 			 counter(BLITZ_CNT_HANDOFF_FAIL),
-			 counter(BLITZ_CNT_DROP_BAD_COOKIE)};
+			 counter(BLITZ_CNT_DROP_BAD_COOKIE) +
+				 counter(BLITZ_CNT_DROP_NO_TS)};
 	return s;
 }
 
@@ -235,8 +238,32 @@ static uint64_t cookie_of(const struct seg_spec *s)
 			       htons(s->sport), htons(s->dport));
 }
 
+/* Our ISN for a SYN of s's 4-tuple whose seq was peer_isn. */
+static uint32_t isn_of(const struct seg_spec *s, uint32_t peer_isn)
+{
+	uint32_t sa[4], da[4];
+
+	if (!s->v6) {
+		inet_pton(AF_INET, s->saddr, sa);
+		inet_pton(AF_INET, s->daddr, da);
+		return blitz_isn_v4(cfg.secret[0], cfg.secret[1], sa[0], da[0],
+				    htons(s->sport), htons(s->dport), peer_isn);
+	}
+	inet_pton(AF_INET6, s->saddr, sa);
+	inet_pton(AF_INET6, s->daddr, da);
+	return blitz_isn_v6(cfg.secret[0], cfg.secret[1], sa, da,
+			    htons(s->sport), htons(s->dport), peer_isn);
+}
+
+/* The ack of the segment that completes our handshake at s->seq. */
+static uint32_t handshake_ack(const struct seg_spec *s)
+{
+	return isn_of(s, s->seq - 1) + 1;
+}
+
 /* A data segment from a client to the service, with a wrong cookie: its
- * ack is far outside the window, its TSecr (when it has one) not the MAC. */
+ * ack is not the handshake-completing one, its TSecr (when it has one)
+ * not the MAC. */
 static struct seg_spec data_seg(bool v6)
 {
 	struct seg_spec s = {
@@ -252,7 +279,7 @@ static struct seg_spec data_seg(bool v6)
 	};
 	uint64_t c = cookie_of(&s);
 
-	s.ack = blitz_cookie_isn(c) + 1 + 0x80000000u;
+	s.ack = handshake_ack(&s) + 0x80000000u;
 	s.tsecr = blitz_cookie_tsval(c) ^ 1;
 	return s;
 }
@@ -380,7 +407,7 @@ static void t_truncated_passed(void)
 	build(f, &s);
 	f[14 + 20 + 12] = 0xf0;
 	T_EQ_INT(run_frame(f, 14 + 20 + 24), TC_ACT_SHOT);
-	T_EQ_INT(counter(BLITZ_CNT_DROP_BAD_COOKIE), before.bad + 1);
+	T_EQ_INT(snap().bad, before.bad + 1);
 	T_EQ_INT(counter(BLITZ_CNT_HANDOFF), before.handoff);
 }
 
@@ -429,9 +456,14 @@ static void bad_cookie_case(bool v6, bool ts, bool ts_late, int ip_opts)
 	s.tsval = 777;
 	s.ip_opt_words = ip_opts;
 	if (ts) /* a good ack does not help when the TSecr is wrong */
-		s.ack = blitz_cookie_isn(cookie_of(&s)) + 1;
+		s.ack = handshake_ack(&s);
+	/* without timestamps it is not the handshake-completing segment */
+	int why = ts ? BLITZ_CNT_DROP_BAD_COOKIE : BLITZ_CNT_DROP_NO_TS;
+	uint64_t want = counter(why) + 1;
+
 	T_EQ_INT(run_spec(&s), TC_ACT_SHOT);
-	T_EQ_INT(counter(BLITZ_CNT_DROP_BAD_COOKIE), before.bad + 1);
+	T_EQ_INT(counter(why), want);
+	T_EQ_INT(snap().bad, before.bad + 1);
 	T_EQ_INT(counter(BLITZ_CNT_HANDOFF), before.handoff);
 	T_EQ_INT(counter(BLITZ_CNT_HANDOFF_FAIL), before.fail);
 }
@@ -489,7 +521,7 @@ static void established_case(bool v6)
 	T_CHECK(snap_eq(before, snap()));
 	/* and another source port of the same peer is not that connection */
 	s.sport++;
-	s.ack = blitz_cookie_isn(cookie_of(&s)) + 1 + 0x80000000u;
+	s.ack = handshake_ack(&s) + 0x80000000u;
 	T_EQ_INT(run_spec(&s), TC_ACT_SHOT);
 	set_config(&cfg);
 	close(afd);
@@ -539,11 +571,8 @@ static void good_cookies(bool v6)
 	struct seg_spec s = data_seg(v6);
 	uint64_t c = cookie_of(&s);
 
-	/* no timestamps: the ack right after our SYN-ACK ... */
-	s.ack = blitz_cookie_isn(c) + 1;
-	good_cookie_case(&s);
-	/* ... and after XDP already sent 500 bytes on the connection */
-	s.ack = blitz_cookie_isn(c) + 1 + 500;
+	/* no timestamps: only the segment completing the handshake */
+	s.ack = handshake_ack(&s);
 	good_cookie_case(&s);
 	/* timestamps: TSecr is the MAC, whatever the ack */
 	s.ts = true;
@@ -569,23 +598,104 @@ static void t_good_cookie_handed_off_v6(void)
 	good_cookies(true);
 }
 
-/* The ack window's edges, without timestamps. */
-static void t_ack_window_edges(void)
+/* Without timestamps there is no ack window: one off in ack or seq, or
+ * an ack after bytes XDP could have sent, is not ours. */
+static void t_no_ts_only_handshake(void)
 {
 	struct seg_spec s = data_seg(false);
-	uint64_t c = cookie_of(&s);
 	struct snap before;
+	uint32_t ack = handshake_ack(&s);
 
 	if (setup_skip)
 		return (void)T_SKIP(setup_skip);
 	before = snap();
-	s.ack = blitz_cookie_isn(c); /* acks our SYN-ACK minus one */
+	s.ack = ack - 1;
 	T_EQ_INT(run_spec(&s), TC_ACT_SHOT);
-	s.ack = blitz_cookie_isn(c) + 1 + BLITZ_ACK_WINDOW;
+	s.ack = ack + 1;
 	T_EQ_INT(run_spec(&s), TC_ACT_SHOT);
-	T_EQ_INT(counter(BLITZ_CNT_DROP_BAD_COOKIE), before.bad + 2);
-	s.ack = blitz_cookie_isn(c) + BLITZ_ACK_WINDOW; /* last good one */
+	s.ack = ack + 500; /* "XDP already sent 500 bytes" */
+	T_EQ_INT(run_spec(&s), TC_ACT_SHOT);
+	s.ack = ack;
+	s.seq++;
+	T_EQ_INT(run_spec(&s), TC_ACT_SHOT);
+	T_EQ_INT(snap().bad, before.bad + 4);
+	T_EQ_INT(counter(BLITZ_CNT_HANDOFF) + counter(BLITZ_CNT_HANDOFF_FAIL),
+		 before.handoff + before.fail);
+	s.seq--;
 	good_cookie_case(&s);
+}
+
+/* xorshift: the spoofer's numbers, reproducible. */
+static uint64_t rng = 0x2545f4914f6cdd1dULL;
+
+static uint32_t rnd(void)
+{
+	rng ^= rng << 13;
+	rng ^= rng >> 7;
+	rng ^= rng << 17;
+	return (uint32_t)(rng >> 16);
+}
+
+/*
+ * Issue 9: thousands of blind spoofs with non-trivial payloads (a POST
+ * with a body, half a request, a pipelined pair), from random ports of a
+ * peer that never connected: no timestamps and a random ack; a random
+ * TSecr; the TSecr of another 4-tuple replayed; without timestamps the
+ * handshake ack of another seq. None may reach the kfunc.
+ */
+static void t_spoofs_never_handed_off(void)
+{
+	static const char *const payloads[] = {
+		"POST / HTTP/1.1\r\nHost: a\r\nContent-Length: 5\r\n\r\nhello",
+		"GET /big HTTP/1.1\r\nHost: a\r\n",
+		"GET / HTTP/1.1\r\nHost: a\r\n\r\nGET / HTTP/1.1\r\n"
+		"Host: a\r\n\r\n",
+		"x",
+	};
+	struct snap before;
+	int kind, i, n = 2048, shot;
+
+	if (setup_skip)
+		return (void)T_SKIP(setup_skip);
+	for (kind = 0; kind < 4; kind++) {
+		before = snap();
+		shot = 0;
+		for (i = 0; i < n; i++) {
+			struct seg_spec s = data_seg(i & 1);
+
+			s.payload = payloads[i % 4];
+			s.sport = (uint16_t)(rnd() | 1024);
+			s.seq = rnd();
+			s.ack = rnd();
+			if (kind == 0 && s.ack == handshake_ack(&s))
+				s.ack++; /* a 2^-32 lucky guess, not a spoof */
+			if (kind == 1) {
+				s.ts = true;
+				s.tsval = rnd();
+				s.tsecr = rnd();
+				if (s.tsecr ==
+				    blitz_cookie_tsval(cookie_of(&s)))
+					s.tsecr++;
+			}
+			if (kind == 2) {
+				struct seg_spec o = s;
+
+				o.sport ^= 1;
+				s.ts = true;
+				s.tsval = rnd();
+				s.tsecr = blitz_cookie_tsval(cookie_of(&o));
+			}
+			if (kind == 3)
+				s.ack = isn_of(&s, s.seq - 2 - rnd() % 4096) +
+					1;
+			shot += run_spec(&s) == TC_ACT_SHOT;
+		}
+		T_CHECK_MSG(shot == n, "kind %d: %d of %d dropped", kind, shot,
+			    n);
+		T_EQ_INT(snap().bad, before.bad + (uint64_t)n);
+		T_EQ_INT(counter(BLITZ_CNT_HANDOFF), before.handoff);
+		T_EQ_INT(counter(BLITZ_CNT_HANDOFF_FAIL), before.fail);
+	}
 }
 
 /*
@@ -624,9 +734,9 @@ static void t_follow_up_segment_passed(void)
 	before = snap();
 	/* a wrong cookie is dropped even so */
 	T_EQ_INT(run_spec(&s), TC_ACT_SHOT);
-	T_EQ_INT(counter(BLITZ_CNT_DROP_BAD_COOKIE), before.bad + 1);
+	T_EQ_INT(snap().bad, before.bad + 1);
 	/* the expected segment passes without a request sock of its own */
-	s.ack = blitz_cookie_isn(cookie_of(&s)) + 1;
+	s.ack = handshake_ack(&s);
 	before = snap();
 	T_EQ_INT(run_spec(&s), TC_ACT_OK);
 	T_CHECK(snap_eq(before, snap()));
@@ -706,8 +816,11 @@ static void setup(void)
  *   maps IFNAME PORT K0 K1   make and pin a config map (PORT, secret K0 K1,
  *                    every address) and a counters map, for testing the
  *                    hand-off without the XDP program
- *   counters IFNAME  print "handoff handoff_fail drop_bad_cookie"
- *   cookie K0 K1 SADDR DADDR SPORT DPORT  print "isn tsval" of a 4-tuple
+ *   counters IFNAME  print "handoff handoff_fail drops" (drops: bad
+ *                    cookie plus no-timestamp, every segment not ours)
+ *   cookie K0 K1 SADDR DADDR SPORT DPORT [PEER_ISN]  print "isn tsval" of
+ *                    a 4-tuple: our ISN for a SYN with seq PEER_ISN
+ *                    (default 0) and our TSval
  *   supported -      exit 0 when the kernel has the hand-off kfunc
  */
 static int pinned_fd(const char *ifname, const char *name)
@@ -750,10 +863,10 @@ static int tool_maps(const char *ifname, int argc, char **argv)
 static int tool_cookie(int argc, char **argv)
 {
 	uint64_t k0, k1, c;
-	uint32_t sa[4], da[4];
+	uint32_t sa[4], da[4], peer, isn;
 	uint16_t sp, dp;
 
-	if (argc != 8)
+	if (argc != 8 && argc != 9)
 		return 2;
 	k0 = strtoull(argv[2], NULL, 0);
 	k1 = strtoull(argv[3], NULL, 0);
@@ -767,7 +880,12 @@ static int tool_cookie(int argc, char **argv)
 		c = blitz_cookie_v6(k0, k1, sa, da, sp, dp);
 	else
 		return 2;
-	printf("%u %u\n", blitz_cookie_isn(c), blitz_cookie_tsval(c));
+	/* the ISN answers a SYN whose seq was PEER_ISN (default 0) */
+	peer = argc == 9 ? (uint32_t)strtoul(argv[8], NULL, 0) : 0;
+	isn = strchr(argv[4], ':')
+		      ? blitz_isn_v6(k0, k1, sa, da, sp, dp, peer)
+		      : blitz_isn_v4(k0, k1, sa[0], da[0], sp, dp, peer);
+	printf("%u %u\n", isn, blitz_cookie_tsval(c));
 	return 0;
 }
 
@@ -798,18 +916,23 @@ static int tool(int argc, char **argv)
 		n_cpus = libbpf_num_possible_cpus();
 		if (kfd < 0 || n_cpus > 512)
 			return 1;
+		/* the last column: every drop of a segment not ours */
 		int ids[] = {BLITZ_CNT_HANDOFF, BLITZ_CNT_HANDOFF_FAIL,
-			     BLITZ_CNT_DROP_BAD_COOKIE};
-		for (int i = 0; i < 3; i++) {
-			uint64_t vals[512], sum = 0;
+			     BLITZ_CNT_DROP_BAD_COOKIE, BLITZ_CNT_DROP_NO_TS};
+		uint64_t sums[4] = {0};
+
+		for (int i = 0; i < 4; i++) {
+			uint64_t vals[512];
 			uint32_t key = ids[i];
 
 			if (bpf_map_lookup_elem(kfd, &key, vals))
 				return 1;
 			for (int j = 0; j < n_cpus; j++)
-				sum += vals[j];
-			printf("%s%llu", i ? " " : "", (unsigned long long)sum);
+				sums[i] += vals[j];
 		}
+		printf("%llu %llu %llu", (unsigned long long)sums[0],
+		       (unsigned long long)sums[1],
+		       (unsigned long long)(sums[2] + sums[3]));
 		printf("\n");
 		return 0;
 	}
@@ -846,7 +969,8 @@ int main(int argc, char **argv)
 	T_RUN(t_kernel_owned_passed);
 	T_RUN(t_good_cookie_handed_off_v4);
 	T_RUN(t_good_cookie_handed_off_v6);
-	T_RUN(t_ack_window_edges);
+	T_RUN(t_no_ts_only_handshake);
+	T_RUN(t_spoofs_never_handed_off);
 	T_RUN(t_follow_up_segment_passed);
 	printf("  good cookies: %d request socks made, %d refused by the "
 	       "kfunc (not a real ingress hook)\n",

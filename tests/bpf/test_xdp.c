@@ -378,6 +378,30 @@ static uint64_t cookie_of(const struct fspec *f)
 			       htons(f->sport), htons(f->dport));
 }
 
+/* Our ISN for a SYN of f's 4-tuple whose seq was peer_isn. */
+static uint32_t isn_of(const struct fspec *f, uint32_t peer_isn)
+{
+	uint32_t s[4] = {0}, d[4] = {0};
+
+	if (f->v6) {
+		inet_pton(AF_INET6, f->src, s);
+		inet_pton(AF_INET6, f->dst, d);
+		return blitz_isn_v6(cfg.secret[0], cfg.secret[1], s, d,
+				    htons(f->sport), htons(f->dport), peer_isn);
+	}
+	inet_pton(AF_INET, f->src, s);
+	inet_pton(AF_INET, f->dst, d);
+	return blitz_isn_v4(cfg.secret[0], cfg.secret[1], s[0], d[0],
+			    htons(f->sport), htons(f->dport), peer_isn);
+}
+
+/* Make f the segment that completes the handshake of our SYN-ACK to a
+ * SYN with seq f->seq - 1: the only one without timestamps that is ours. */
+static void completes_handshake(struct fspec *f)
+{
+	f->ack = isn_of(f, f->seq - 1) + 1;
+}
+
 /* Linux-style option block on every segment after the handshake. */
 static uint8_t ts_opts[12];
 
@@ -400,12 +424,17 @@ static void data_spec(struct fspec *f, int v6, int ts, const char *payload)
 
 	spec_init(f, v6);
 	c = cookie_of(f);
-	f->ack = blitz_cookie_isn(c) + 1 + 777; /* 777 bytes already sent */
 	f->flags = 0x18;
 	f->payload = payload;
 	f->plen = payload ? (int)strlen(payload) : 0;
-	if (ts)
+	/* With timestamps any ack: 777 bytes already sent. Without, only
+	 * the handshake-completing segment can be ours. */
+	if (ts) {
+		f->ack = isn_of(f, f->seq - 1) + 1 + 777;
 		with_ts(f, 0xabc00001, blitz_cookie_tsval(c));
+	} else {
+		completes_handshake(f);
+	}
 }
 
 /* Date bytes: IMF-fixdate, within 3 s of now. */
@@ -543,7 +572,7 @@ static void syn_case(int v6, const uint8_t *opts, int optlen, int want_ts,
 	if (r.retval != XDP_TX || !parse_reply(&r, &f, &p))
 		return;
 	T_EQ_INT(p.flags, 0x12);
-	T_EQ_INT(p.seq, blitz_cookie_isn(c));
+	T_EQ_INT(p.seq, isn_of(&f, f.seq));
 	T_EQ_INT(p.ack, f.seq + 1);
 	T_EQ_INT(p.win, 65535);
 	T_EQ_INT(p.plen, 0);
@@ -989,21 +1018,142 @@ static void t_rst_dropped(void)
 	expect_drop(&f, BLITZ_CNT_DROP_RST);
 }
 
+/* xorshift: the spoofer's numbers, reproducible. */
+static uint64_t spoof_rng = 0x9e3779b97f4a7c15ULL;
+
+static uint32_t spoof_rand(void)
+{
+	spoof_rng ^= spoof_rng << 13;
+	spoof_rng ^= spoof_rng >> 7;
+	spoof_rng ^= spoof_rng << 17;
+	return (uint32_t)(spoof_rng >> 16);
+}
+
+static const char *const spoof_payloads[] = {
+	"GET / HTTP/1.1\r\nHost: 10.0.0.1:8080\r\n\r\n",
+	"POST /x HTTP/1.1\r\nHost: a\r\nContent-Length: 5\r\n\r\nhello",
+	"GET / HTTP/1.1\r\nHost: a\r\n", /* the first half of a request */
+	"\r\n",				 /* ... and the end of one */
+	"GET / HTTP/1.1\r\nHost: a\r\n\r\nGET /2 HTTP/1.1\r\nHost: a\r\n\r\n",
+};
+
+/*
+ * One spoofed frame from a random client (random source address and port
+ * in 10.0.0.0/8, random seq), kind:
+ *   0: no timestamp option, random ack
+ *   1: timestamp option, random TSecr (a right-looking ack)
+ *   2: the TSecr of another 4-tuple (one that did connect) replayed
+ *   3: no timestamps, the ack that completed another seq's handshake
+ *      (a later segment of a connection, or a guess at the seq)
+ * It must be dropped (never answered, never passed to the hand-off) and
+ * counted. Returns 1 when it was.
+ */
+static int spoof_one(int kind, int v6, const char *payload, int *answered)
+{
+	static char src[64];
+	struct fspec f;
+	struct run r;
+	uint32_t a = spoof_rand();
+
+	data_spec(&f, v6, 0, payload);
+	if (v6)
+		snprintf(src, sizeof(src), "fd00::%x:%x", a >> 16, a & 0xffff);
+	else
+		snprintf(src, sizeof(src), "10.%u.%u.%u", (a >> 16) & 0xff,
+			 (a >> 8) & 0xff, (a & 0xff) | 1);
+	f.src = src;
+	f.sport = (uint16_t)(spoof_rand() | 1024);
+	f.seq = spoof_rand();
+	f.ack = spoof_rand();
+	f.flags = 0x18 | (spoof_rand() & 1); /* PSH|ACK, sometimes FIN */
+	if (kind == 0 && f.ack == isn_of(&f, f.seq - 1) + 1)
+		f.ack++; /* 2^-32: not a spoof but a lucky guess */
+	if (kind == 1) {
+		uint32_t e = spoof_rand();
+
+		if (e == blitz_cookie_tsval(cookie_of(&f)))
+			e++;
+		with_ts(&f, spoof_rand(), e);
+	}
+	if (kind == 2) {
+		struct fspec other = f;
+
+		other.sport = (uint16_t)(f.sport ^ 1);
+		with_ts(&f, spoof_rand(),
+			blitz_cookie_tsval(cookie_of(&other)));
+	}
+	if (kind == 3)
+		f.ack = isn_of(&f, f.seq - 1 - (spoof_rand() % 4096 + 1)) + 1;
+	run_spec(&r, &f);
+	if (r.retval == XDP_TX)
+		(*answered)++;
+	return r.err == 0 && r.retval == XDP_DROP;
+}
+
+/* Issue 9: thousands of blind spoofs of every kind: none answered, none
+ * passed on, every one counted. */
+static void t_spoofs_never_answered(void)
+{
+	static const char *const names[] = {"no-ts", "random-tsecr",
+					    "replayed-tsecr", "later-no-ts"};
+	int kind, i, n = 4096;
+
+	for (kind = 0; kind < 4; kind++) {
+		struct cnt_snap s;
+		int dropped = 0, answered = 0;
+		uint64_t want_cnt = kind == 0 || kind == 3
+					    ? BLITZ_CNT_DROP_NO_TS
+					    : BLITZ_CNT_DROP_BAD_COOKIE;
+
+		snap(&s);
+		for (i = 0; i < n; i++)
+			dropped += spoof_one(kind, i & 1, spoof_payloads[i % 5],
+					     &answered);
+		T_CHECK_MSG(!answered, "%s: %d of %d spoofs answered",
+			    names[kind], answered, n);
+		T_CHECK_MSG(dropped == n, "%s: %d of %d spoofs dropped",
+			    names[kind], dropped, n);
+		T_CHECK_MSG(moved(&s, (int)want_cnt) == (uint64_t)n,
+			    "%s: counter moved %llu, want %d", names[kind],
+			    (unsigned long long)moved(&s, (int)want_cnt), n);
+		T_EQ_INT(moved(&s, BLITZ_CNT_REPLIES) +
+				 moved(&s, BLITZ_CNT_FINACK),
+			 0);
+	}
+}
+
+/* The same segment that is answered as the handshake-completing one is
+ * not answered once seq or ack moves by one, and there is no ack window:
+ * an ack right after bytes we could have sent is not enough either. */
+static void t_no_ts_only_handshake_completion(void)
+{
+	struct fspec f;
+	int k[] = {BLITZ_RESP_GET_KA};
+	uint32_t ack;
+
+	data_spec(&f, 0, 0, get11);
+	expect_answer(&f, k, 1, 0);
+	ack = f.ack;
+	f.ack = ack + 1;
+	expect_drop(&f, BLITZ_CNT_DROP_NO_TS);
+	f.ack = ack + 777; /* "777 bytes already sent" */
+	expect_drop(&f, BLITZ_CNT_DROP_NO_TS);
+	f.ack = ack - 1;
+	expect_drop(&f, BLITZ_CNT_DROP_NO_TS);
+	f.ack = ack;
+	f.seq++;
+	expect_drop(&f, BLITZ_CNT_DROP_NO_TS);
+	/* the pure ACK that completes the handshake: ours, and dropped */
+	data_spec(&f, 1, 0, NULL);
+	f.flags = 0x10;
+	expect_drop(&f, BLITZ_CNT_DROP_PURE_ACK);
+}
+
 static void t_spoofed_ack_get(void)
 {
 	struct fspec f;
 	uint64_t c;
 
-	srand(12345);
-	/* random ack numbers outside our window: never answered */
-	for (int i = 0; i < 20; i++) {
-		data_spec(&f, i & 1, 0, get11);
-		c = cookie_of(&f);
-		do
-			f.ack = (uint32_t)rand() << 1 ^ (uint32_t)rand();
-		while (f.ack - 1 - blitz_cookie_isn(c) < BLITZ_ACK_WINDOW);
-		expect_drop(&f, BLITZ_CNT_DROP_BAD_COOKIE);
-	}
 	/* right ack, wrong TSecr */
 	data_spec(&f, 0, 1, get11);
 	c = cookie_of(&f);
@@ -1223,7 +1373,7 @@ static void t_kernel_owns(void)
 	data_spec(&f, 0, 0, NULL);
 	f.src = "127.0.0.1";
 	f.dst = "127.0.0.1";
-	f.ack = blitz_cookie_isn(cookie_of(&f)) + 1;
+	completes_handshake(&f);
 	f.flags = 0x10;
 	expect_drop(&f, BLITZ_CNT_DROP_PURE_ACK);
 
@@ -1684,6 +1834,8 @@ int main(void)
 	T_RUN(t_fin_with_request);
 	T_RUN(t_rst_dropped);
 	T_RUN(t_spoofed_ack_get);
+	T_RUN(t_spoofs_never_answered);
+	T_RUN(t_no_ts_only_handshake_completion);
 	T_RUN(t_not_our_port_or_address);
 	T_RUN(t_arp_icmp_vlan);
 	T_RUN(t_truncated);

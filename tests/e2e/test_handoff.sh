@@ -75,7 +75,8 @@ while time.time() - t0 < 30:
 tc_case() {
 	local name=$1 v6=$2 ts=$3 sport=$4 src=$CLI_IP dst=$SRV_IP isn tsv out
 	if [ "$v6" = 1 ]; then src=$CLI_IP6 dst=$SRV_IP6; fi
-	read -r isn tsv < <("$TOOL" cookie $K0 $K1 "$src" "$dst" "$sport" $PORT)
+	# Our ISN for a SYN whose seq was 1499 (the segment's seq is 1500).
+	read -r isn tsv < <("$TOOL" cookie $K0 $K1 "$src" "$dst" "$sport" $PORT 1499)
 	# shellcheck disable=SC2086 # $CLI is a command prefix
 	out=$($CLI "$PY" - "$src" "$dst" "$sport" $PORT "$isn" "$tsv" "$ts" "$v6" "$CLI_IF" <<'EOF' 2>"$TMP/$name.scapy"
 import sys
@@ -83,9 +84,10 @@ from scapy.all import IP, IPv6, TCP, conf, sr1
 conf.verb = 0
 src, dst, sport, port, isn, tsv, ts, v6, ifc = sys.argv[1:]
 sport, port, isn, tsv = int(sport), int(port), int(isn), int(tsv)
-# The client "already received 100 bytes from XDP and sent 500".
-ack = (isn + 1 + 100) & 0xffffffff
-seq = 1000 + 500
+# With timestamps: the client "already received 100 bytes from XDP and
+# sent 500". Without, only the segment completing the handshake is ours.
+ack = (isn + 1 + (100 if ts == "1" else 0)) & 0xffffffff
+seq = 1500
 opts = [("NOP", None), ("NOP", None), ("Timestamp", (4242, tsv))] if ts == "1" else []
 l3 = IPv6(src=src, dst=dst) if v6 == "1" else IP(src=src, dst=dst)
 payload = b"GET /handoff HTTP/1.1\r\nHost: x\r\n"  # incomplete: stays open
