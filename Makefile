@@ -79,7 +79,7 @@ $(BUILD)/tests/bpf/%: tests/bpf/%.c $(BUILD)/libblitz.a tests/testlib.h $(USER_H
 
 # libFuzzer targets: clang with the fuzzer and address sanitizers, linked
 # with the sources they exercise rather than libblitz.a (built by gcc).
-FUZZ_LIB_SRCS := $(filter-out $(MAIN_SRC),$(wildcard userspace/http*.c userspace/tcp_*.c userspace/log.c))
+FUZZ_LIB_SRCS := $(filter-out $(MAIN_SRC),$(wildcard userspace/http*.c userspace/tcp_*.c userspace/wire.c userspace/log.c))
 $(BUILD)/tests/fuzz/%: tests/fuzz/%.c $(FUZZ_LIB_SRCS) $(USER_HDRS)
 	@mkdir -p $(dir $@)
 	$(CLANG) -O1 -g -fsanitize=fuzzer,address,undefined -D_GNU_SOURCE \

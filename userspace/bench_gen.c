@@ -21,17 +21,14 @@
 #include <unistd.h>
 
 #include <arpa/inet.h>
-#include <linux/if_ether.h>
 #include <linux/if_link.h>
-#include <linux/ip.h>
-#include <linux/tcp.h>
 
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include "bench_gen.h"
 #include "bench_gen.skel.h"
-#include "csum.h"
 #include "log.h"
+#include "wire.h"
 #include "xsk.h"
 
 #define TX_FRAMES 1024 /* and the tx and completion ring sizes */
@@ -49,7 +46,6 @@
 #define OUR_MSS 1460
 #define OUR_WINDOW 65535
 #define NO_CONN UINT32_MAX
-#define L2L3L4 (ETH_HLEN + sizeof(struct iphdr) + sizeof(struct tcphdr))
 
 enum conn_state {
 	C_IDLE, /* no connection: (re)connect at `deadline` */
@@ -188,12 +184,22 @@ static int send_seg(struct gen *g, uint16_t sport, uint32_t seq, uint32_t ack,
 		    bool syn_opts)
 {
 	const struct bench_params *p = g->p;
-	uint32_t optlen = syn_opts ? 4 : 0, sum, flen;
-	struct tcphdr *tcp;
-	struct iphdr *ip;
+	struct wire_seg sg = {
+		.src_mac = p->src_mac,
+		.dst_mac = p->dst_mac,
+		.saddr = &p->src_ip.s_addr,
+		.daddr = &p->dst_ip.s_addr,
+		.sport_be = htons(sport),
+		.dport_be = htons(p->dst_port),
+		.seq = seq,
+		.ack = ack,
+		.flags = flags,
+		.win = OUR_WINDOW,
+		.ip_id = g->ip_id++,
+	};
+	uint32_t optlen = syn_opts ? 4 : 0, l4, flen;
 	uint8_t *frame;
 	uint64_t addr;
-	uint16_t tcplen;
 
 	if (!blitz_xsk_tx_alloc(&g->x, &addr)) {
 		flush_tx(g);
@@ -201,62 +207,23 @@ static int send_seg(struct gen *g, uint16_t sport, uint32_t seq, uint32_t ack,
 			return -1;
 	}
 	frame = blitz_xsk_data(&g->x, addr);
-
-	memcpy(frame, p->dst_mac, 6);
-	memcpy(frame + 6, p->src_mac, 6);
-	frame[12] = ETH_P_IP >> 8;
-	frame[13] = ETH_P_IP & 0xff;
-
-	ip = (struct iphdr *)(frame + ETH_HLEN);
-	tcplen = (uint16_t)(sizeof(*tcp) + optlen + len);
-	ip->version = 4;
-	ip->ihl = 5;
-	ip->tos = 0;
-	ip->tot_len = htons((uint16_t)(sizeof(*ip) + tcplen));
-	ip->id = htons(g->ip_id++);
-	ip->frag_off = htons(0x4000); /* DF */
-	ip->ttl = 64;
-	ip->protocol = IPPROTO_TCP;
-	ip->check = 0;
-	ip->saddr = p->src_ip.s_addr;
-	ip->daddr = p->dst_ip.s_addr;
-	ip->check = htons(csum_finish(csum_add(0, ip, sizeof(*ip))));
-
-	tcp = (struct tcphdr *)(ip + 1);
-	memset(tcp, 0, sizeof(*tcp));
-	tcp->source = htons(sport);
-	tcp->dest = htons(p->dst_port);
-	tcp->seq = htonl(seq);
-	tcp->ack_seq = htonl(ack);
-	tcp->doff = (sizeof(*tcp) + optlen) / 4;
-	((uint8_t *)tcp)[13] = flags;
-	tcp->window = htons(OUR_WINDOW);
-	if (syn_opts) {
-		uint8_t *o = (uint8_t *)(tcp + 1);
-
-		o[0] = 2; /* MSS */
-		o[1] = 4;
-		o[2] = OUR_MSS >> 8;
-		o[3] = OUR_MSS & 0xff;
-	}
+	l4 = wire_write_tcp_hdrs(frame, &sg, optlen, len);
+	if (syn_opts)
+		wire_opt_mss(frame + l4 + WIRE_TCP_HLEN, OUR_MSS);
 	if (len)
-		memcpy((uint8_t *)(tcp + 1) + optlen, data, len);
+		memcpy(frame + l4 + WIRE_TCP_HLEN + optlen, data, len);
 	/* Full checksum: the receiving kernel verifies frames that arrive
 	 * without offload metadata. */
-	sum = csum_add(0, &ip->saddr, 8);
-	sum += IPPROTO_TCP + tcplen;
-	sum = csum_add(sum, tcp, tcplen);
-	tcp->check = htons(csum_finish(sum));
-
-	flen = ETH_HLEN + sizeof(*ip) + tcplen;
+	wire_tcp_csum(frame, false, l4, WIRE_TCP_HLEN + optlen + len);
+	flen = l4 + WIRE_TCP_HLEN + optlen + len;
 	return blitz_xsk_tx_queue(&g->x, &addr, &flen, 1) == 1 ? 0 : -1;
 }
 
-#define F_FIN 0x01
-#define F_SYN 0x02
-#define F_RST 0x04
-#define F_PSH 0x08
-#define F_ACK 0x10
+#define F_FIN TCPHDR_FIN
+#define F_SYN TCPHDR_SYN
+#define F_RST TCPHDR_RST
+#define F_PSH TCPHDR_PSH
+#define F_ACK TCPHDR_ACK
 
 static inline bool seq_before(uint32_t a, uint32_t b)
 {
@@ -539,7 +506,7 @@ static int consume(struct gen *g, struct conn *c, const char *d, uint32_t len)
 static void reply_rst(struct gen *g, uint16_t sport, const struct tcphdr *t,
 		      uint32_t plen)
 {
-	uint8_t fl = ((const uint8_t *)t)[13];
+	uint8_t fl = wire_tcp_flags(t);
 	uint32_t seglen = plen + !!(fl & F_SYN) + !!(fl & F_FIN);
 
 	if (fl & F_RST)
@@ -651,38 +618,27 @@ static void handle_est(struct gen *g, struct conn *c, const struct tcphdr *t,
 
 static void handle_frame(struct gen *g, const uint8_t *f, uint32_t len)
 {
-	const struct iphdr *ip = (const void *)(f + ETH_HLEN);
-	const struct tcphdr *t;
-	uint32_t ihl, thl, tot, plen, port_off, ci;
+	struct wire_pkt pk;
+	uint32_t port_off, ci;
 	uint16_t dport;
-	uint8_t fl;
 
-	if (len < L2L3L4)
+	if (wire_parse(f, len, &pk) != WIRE_TCP)
 		return;
-	ihl = ip->ihl * 4u;
-	tot = ntohs(ip->tot_len);
-	if (ihl < sizeof(*ip) || ETH_HLEN + tot > len || tot < ihl + sizeof(*t))
-		return;
-	t = (const void *)((const uint8_t *)ip + ihl);
-	thl = t->doff * 4u;
-	if (thl < sizeof(*t) || ihl + thl > tot)
-		return;
-	plen = tot - ihl - thl;
-	fl = ((const uint8_t *)t)[13];
-	dport = ntohs(t->dest);
+	dport = ntohs(pk.tcp->dest);
 	port_off = (uint32_t)(dport - g->p->port_lo);
 	if (port_off >= g->n_ports)
 		return;
 	ci = g->port_conn[port_off];
 	if (ci == NO_CONN) {
-		reply_rst(g, dport, t, plen);
+		reply_rst(g, dport, pk.tcp, pk.payload_len);
 		return;
 	}
 	if (g->conns[ci].state == C_SYN_SENT)
-		handle_syn_sent(g, &g->conns[ci], t, fl);
+		handle_syn_sent(g, &g->conns[ci], pk.tcp,
+				wire_tcp_flags(pk.tcp));
 	else
-		handle_est(g, &g->conns[ci], t, fl, (const char *)t + thl,
-			   plen);
+		handle_est(g, &g->conns[ci], pk.tcp, wire_tcp_flags(pk.tcp),
+			   (const char *)pk.payload, pk.payload_len);
 }
 
 /* Receive a batch; the number of frames. */

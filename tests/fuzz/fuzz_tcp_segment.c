@@ -36,6 +36,7 @@
 #include "http.h"
 #include "log.h"
 #include "tcp_core.h"
+#include "wire.h"
 
 #define FRAME_SZ 2048
 #define BIG_BODY (64u * 1024)
@@ -205,42 +206,31 @@ static uint32_t mk(uint8_t *f, bool v6, uint16_t sport, uint8_t flags,
 		   const uint8_t *data, uint32_t len, const uint8_t *opts,
 		   uint32_t optlen)
 {
-	uint32_t l3 = v6 ? 40 : 20, off = 14 + l3, tl = 20 + optlen + len;
-	uint8_t *ip = f + 14, *th = f + off;
+	static const uint8_t srv_mac[6] = {2, 0, 0, 0, 0, 1};
+	static const uint8_t cli_mac[6] = {2, 0, 0, 0, 0, 2};
+	static const uint8_t cli4[4] = {10, 0, 0, 2}, srv4[4] = {10, 0, 0, 1};
+	static const uint8_t cli6[16] = {0xfd, [15] = 2};
+	static const uint8_t srv6[16] = {0xfd, [15] = 1};
+	struct wire_seg sg = {
+		.src_mac = cli_mac,
+		.dst_mac = srv_mac,
+		.v6 = v6,
+		.saddr = v6 ? (const void *)cli6 : cli4,
+		.daddr = v6 ? (const void *)srv6 : srv4,
+		.sport_be = htons(sport),
+		.dport_be = htons(8080),
+		.seq = seq,
+		.ack = ack,
+		.flags = flags,
+		.win = win,
+	};
+	uint32_t off = wire_write_tcp_hdrs(f, &sg, optlen, len);
 
-	memset(f, 0, off + 20);
-	f[0] = 2, f[5] = 1, f[6] = 2, f[11] = 2;
-	if (!v6) {
-		f[12] = 0x08;
-		ip[0] = 0x45;
-		ip[2] = (uint8_t)((20 + tl) >> 8);
-		ip[3] = (uint8_t)(20 + tl);
-		ip[8] = 64;
-		ip[9] = 6;
-		ip[12] = 10, ip[15] = 2, ip[16] = 10, ip[19] = 1;
-	} else {
-		f[12] = 0x86, f[13] = 0xdd;
-		ip[0] = 0x60;
-		ip[4] = (uint8_t)(tl >> 8);
-		ip[5] = (uint8_t)tl;
-		ip[6] = 6;
-		ip[7] = 64;
-		ip[8] = 0xfd, ip[23] = 2, ip[24] = 0xfd, ip[39] = 1;
-	}
-	th[0] = (uint8_t)(sport >> 8), th[1] = (uint8_t)sport;
-	th[2] = 0x1f, th[3] = 0x90; /* 8080 */
-	th[4] = (uint8_t)(seq >> 24), th[5] = (uint8_t)(seq >> 16);
-	th[6] = (uint8_t)(seq >> 8), th[7] = (uint8_t)seq;
-	th[8] = (uint8_t)(ack >> 24), th[9] = (uint8_t)(ack >> 16);
-	th[10] = (uint8_t)(ack >> 8), th[11] = (uint8_t)ack;
-	th[12] = (uint8_t)(((20 + optlen) / 4) << 4);
-	th[13] = flags;
-	th[14] = (uint8_t)(win >> 8), th[15] = (uint8_t)win;
 	if (optlen)
-		memcpy(th + 20, opts, optlen);
+		memcpy(f + off + WIRE_TCP_HLEN, opts, optlen);
 	if (len)
-		memcpy(th + 20 + optlen, data, len);
-	return off + tl;
+		memcpy(f + off + WIRE_TCP_HLEN + optlen, data, len);
+	return off + WIRE_TCP_HLEN + optlen + len;
 }
 
 static void rx(struct tcp_core *c, uint8_t *f, uint32_t len)

@@ -16,6 +16,7 @@
 #include "testlib.h"
 #include "http.h"
 #include "tcp_core.h"
+#include "wire.h"
 
 #define MS 1000000ull
 #define WIRE_MAX 8192
@@ -155,34 +156,9 @@ static uint16_t csum_fin(uint32_t sum)
 	return (uint16_t)~sum;
 }
 
-static void put16(uint8_t *p, uint16_t v)
-{
-	p[0] = (uint8_t)(v >> 8);
-	p[1] = (uint8_t)v;
-}
-
-static void put32(uint8_t *p, uint32_t v)
-{
-	p[0] = (uint8_t)(v >> 24);
-	p[1] = (uint8_t)(v >> 16);
-	p[2] = (uint8_t)(v >> 8);
-	p[3] = (uint8_t)v;
-}
-
-static uint32_t get32(const uint8_t *p)
-{
-	return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 |
-	       (uint32_t)p[2] << 8 | p[3];
-}
-
 static bool seq_after(uint32_t a, uint32_t b)
 {
 	return (int32_t)(a - b) > 0;
-}
-
-static uint16_t get16(const uint8_t *p)
-{
-	return (uint16_t)(p[0] << 8 | p[1]);
 }
 
 /* Build a client frame; the core gets it as one burst. */
@@ -190,44 +166,30 @@ static uint32_t mk_frame(uint8_t *f, const struct peer *pe, uint8_t flags,
 			 uint32_t seq, uint32_t ack, const void *data,
 			 uint32_t len, const uint8_t *opts, uint32_t optlen)
 {
-	uint32_t l3 = pe->v6 ? 40 : 20, off = 14 + l3, tl = 20 + optlen + len;
-	uint8_t *ip = f + 14, *th = f + off;
+	static const uint8_t cli4[4] = {10, 0, 0, 2}, srv4[4] = {10, 0, 0, 1};
+	static const uint8_t cli6[16] = {0xfd, [15] = 2};
+	static const uint8_t srv6[16] = {0xfd, [15] = 1};
+	struct wire_seg sg = {
+		.src_mac = CLI_MAC,
+		.dst_mac = SRV_MAC,
+		.v6 = pe->v6,
+		.saddr = pe->v6 ? (const void *)cli6 : cli4,
+		.daddr = pe->v6 ? (const void *)srv6 : srv4,
+		.sport_be = htons(pe->port),
+		.dport_be = htons(PORT),
+		.seq = seq,
+		.ack = ack,
+		.flags = flags,
+		.win = pe->win,
+	};
+	uint32_t off = wire_write_tcp_hdrs(f, &sg, optlen, len);
 
-	memcpy(f, SRV_MAC, 6);
-	memcpy(f + 6, CLI_MAC, 6);
-	if (!pe->v6) {
-		put16(f + 12, 0x0800);
-		memset(ip, 0, 20);
-		ip[0] = 0x45;
-		put16(ip + 2, (uint16_t)(20 + tl));
-		ip[8] = 64;
-		ip[9] = 6;
-		ip[12] = 10, ip[13] = 0, ip[14] = 0, ip[15] = 2;
-		ip[16] = 10, ip[17] = 0, ip[18] = 0, ip[19] = 1;
-	} else {
-		put16(f + 12, 0x86dd);
-		memset(ip, 0, 40);
-		ip[0] = 0x60;
-		put16(ip + 4, (uint16_t)tl);
-		ip[6] = 6;
-		ip[7] = 64;
-		ip[8] = 0xfd, ip[23] = 2;
-		ip[24] = 0xfd, ip[39] = 1;
-	}
-	put16(th, pe->port);
-	put16(th + 2, PORT);
-	put32(th + 4, seq);
-	put32(th + 8, ack);
-	th[12] = (uint8_t)(((20 + optlen) / 4) << 4);
-	th[13] = flags;
-	put16(th + 14, pe->win);
-	put16(th + 16, 0); /* partial checksums are never checked */
-	put16(th + 18, 0);
+	/* Partial checksums are never checked: the TCP one stays 0. */
 	if (optlen)
-		memcpy(th + 20, opts, optlen);
+		memcpy(f + off + WIRE_TCP_HLEN, opts, optlen);
 	if (len)
-		memcpy(th + 20 + optlen, data, len);
-	return off + tl;
+		memcpy(f + off + WIRE_TCP_HLEN + optlen, data, len);
+	return off + WIRE_TCP_HLEN + optlen + len;
 }
 
 static uint32_t rx_one(struct tcp_core *c, const uint8_t *f, uint32_t len)
@@ -269,62 +231,49 @@ static void peer_send_at(struct tcp_core *c, struct peer *pe, uint8_t flags,
 	rx_one(c, f, n);
 }
 
-/* Parse a frame the core sent; checks both checksums. */
+/* Parse a frame the core sent; checks both checksums (summed here, from
+ * the raw bytes, not by the wire layer the core writes with). */
 static bool parse_out(const struct wire_frame *w, struct seg *s)
 {
-	const uint8_t *d = w->data, *ip = d + 14, *th;
-	uint32_t tl, sum = 0, l3;
+	const uint8_t *d = w->data, *ip = d + ETH_HLEN;
+	struct wire_tcp_opts o;
+	struct wire_pkt p;
+	uint32_t sum = 0;
 
 	memset(s, 0, sizeof(*s));
 	s->wscale = -1;
-	if (w->len < 54)
+	if (wire_parse(d, w->len, &p) != WIRE_TCP)
 		return false;
-	if (memcmp(d, CLI_MAC, 6) || memcmp(d + 6, SRV_MAC, 6))
+	if (memcmp(p.eth->h_dest, CLI_MAC, 6) ||
+	    memcmp(p.eth->h_source, SRV_MAC, 6))
 		return false;
-	if (get16(d + 12) == 0x0800) {
-		l3 = 20;
-		tl = get16(ip + 2) - 20u;
-		if (csum_fin(csum_sum(0, ip, 20)) != 0)
-			return false;
-		if (14 + 20 + tl != w->len)
+	if (p.l4_off + p.tcp_len != w->len)
+		return false;
+	if (p.ip4) {
+		if (csum_fin(csum_sum(0, ip, WIRE_IP4_HLEN)) != 0)
 			return false;
 		sum = csum_sum(sum, ip + 12, 8);
 	} else {
 		s->v6 = true;
-		l3 = 40;
-		tl = get16(ip + 4);
-		if (14 + 40 + tl != w->len)
-			return false;
 		sum = csum_sum(sum, ip + 8, 32);
 	}
-	th = ip + l3;
-	sum += 6 + tl;
-	sum = csum_sum(sum, th, tl);
+	sum += IPPROTO_TCP + p.tcp_len;
+	sum = csum_sum(sum, d + p.l4_off, p.tcp_len);
 	s->csum_ok = csum_fin(sum) == 0;
-	s->sport = get16(th);
-	s->dport = get16(th + 2);
-	s->seq = get32(th + 4);
-	s->ack = get32(th + 8);
-	s->flags = th[13];
-	s->win = get16(th + 14);
-	s->data = th + (th[12] >> 4) * 4;
-	s->len = tl - (uint32_t)(th[12] >> 4) * 4;
-	if (s->flags & 0x02) {
-		const uint8_t *o = th + 20, *oe = th + (th[12] >> 4) * 4;
-
-		while (o < oe) {
-			if (*o == 1) {
-				o++;
-				continue;
-			}
-			if (*o == 0)
-				break;
-			if (o[0] == 2)
-				s->mss = get16(o + 2);
-			if (o[0] == 3)
-				s->wscale = o[2];
-			o += o[1];
-		}
+	s->sport = ntohs(p.tcp->source);
+	s->dport = ntohs(p.tcp->dest);
+	s->seq = ntohl(p.tcp->seq);
+	s->ack = ntohl(p.tcp->ack_seq);
+	s->flags = wire_tcp_flags(p.tcp);
+	s->win = ntohs(p.tcp->window);
+	s->data = p.payload;
+	s->len = p.payload_len;
+	if (s->flags & TCPHDR_SYN) {
+		wire_tcp_opts_parse(p.tcp, &o);
+		if (o.has_mss)
+			s->mss = o.mss;
+		if (o.has_wscale)
+			s->wscale = o.wscale;
 	}
 	return true;
 }

@@ -1,0 +1,245 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * wire.c - parse and write Ethernet/IPv4/IPv6/TCP frames (see wire.h).
+ *
+ * Owns: nothing but code. Must never read outside the frame it is given,
+ * allocate, or make a syscall.
+ */
+#include "csum.h"
+#include "wire.h"
+
+static inline uint16_t rd16(const void *p)
+{
+	uint16_t v;
+
+	memcpy(&v, p, 2);
+	return ntohs(v);
+}
+
+static inline uint32_t rd32(const void *p)
+{
+	uint32_t v;
+
+	memcpy(&v, p, 4);
+	return ntohl(v);
+}
+
+static inline void wr16(void *p, uint16_t v)
+{
+	v = htons(v);
+	memcpy(p, &v, 2);
+}
+
+static inline void wr32(void *p, uint32_t v)
+{
+	v = htonl(v);
+	memcpy(p, &v, 4);
+}
+
+enum wire_verdict wire_parse(const void *frame, uint32_t len,
+			     struct wire_pkt *p)
+{
+	const uint8_t *f = frame;
+	uint32_t l3 = ETH_HLEN, l4, ip_len;
+
+	memset(p, 0, sizeof(*p));
+	if (len < ETH_HLEN)
+		return WIRE_NOT_TCP;
+	p->eth = frame;
+	p->l3_off = l3;
+	if (p->eth->h_proto == htons(ETH_P_IP)) {
+		const struct iphdr *ip = (const void *)(f + l3);
+
+		if (len < l3 + WIRE_IP4_HLEN || ip->version != 4 ||
+		    ip->protocol != IPPROTO_TCP || ip->ihl < 5)
+			return WIRE_NOT_TCP;
+		l4 = l3 + ip->ihl * 4u;
+		if (len < l4 + WIRE_TCP_HLEN)
+			return WIRE_NOT_TCP;
+		p->ip4 = ip;
+		p->l4_off = l4;
+		p->tcp = (const void *)(f + l4);
+		if (rd16(&ip->frag_off) & (WIRE_IP_MF | WIRE_IP_OFFMASK))
+			return WIRE_FRAGMENT;
+		ip_len = rd16(&ip->tot_len);
+		if (ip_len < l4 - l3 + WIRE_TCP_HLEN || ip_len > len - l3)
+			return WIRE_BAD_IP_LENGTH;
+		p->tcp_len = ip_len - (l4 - l3);
+	} else if (p->eth->h_proto == htons(ETH_P_IPV6)) {
+		const struct ipv6hdr *ip = (const void *)(f + l3);
+
+		l4 = l3 + WIRE_IP6_HLEN;
+		if (len < l4 + WIRE_TCP_HLEN || ip->version != 6 ||
+		    ip->nexthdr != IPPROTO_TCP)
+			return WIRE_NOT_TCP;
+		p->ip6 = ip;
+		p->l4_off = l4;
+		p->tcp = (const void *)(f + l4);
+		ip_len = rd16(&ip->payload_len);
+		if (ip_len < WIRE_TCP_HLEN || ip_len > len - l4)
+			return WIRE_BAD_IP_LENGTH;
+		p->tcp_len = ip_len;
+	} else {
+		return WIRE_NOT_TCP;
+	}
+	if (wire_tcp_hlen(p->tcp) < WIRE_TCP_HLEN ||
+	    wire_tcp_hlen(p->tcp) > p->tcp_len) {
+		p->tcp_len = 0;
+		return WIRE_BAD_DATA_OFFSET;
+	}
+	p->payload = (const uint8_t *)p->tcp + wire_tcp_hlen(p->tcp);
+	p->payload_len = p->tcp_len - wire_tcp_hlen(p->tcp);
+	return WIRE_TCP;
+}
+
+int wire_tcp_opts_parse(const struct tcphdr *th, struct wire_tcp_opts *o)
+{
+	const uint8_t *op = (const uint8_t *)th + WIRE_TCP_HLEN;
+	const uint8_t *end = (const uint8_t *)th + wire_tcp_hlen(th);
+
+	memset(o, 0, sizeof(*o));
+	while (op < end) {
+		uint8_t kind = op[0], olen;
+
+		if (kind == TCPOPT_EOL)
+			return 0;
+		if (kind == TCPOPT_NOP) {
+			op++;
+			continue;
+		}
+		if (op + 2 > end || op[1] < 2 || op + op[1] > end)
+			return -1;
+		olen = op[1];
+		if (kind == TCPOPT_MAXSEG && olen == TCPOLEN_MAXSEG) {
+			o->mss = rd16(op + 2);
+			o->has_mss = true;
+		} else if (kind == TCPOPT_WINDOW && olen == TCPOLEN_WINDOW) {
+			o->wscale =
+				op[2] > TCP_MAX_WSCALE ? TCP_MAX_WSCALE : op[2];
+			o->has_wscale = true;
+		} else if (kind == TCPOPT_SACK_PERMITTED &&
+			   olen == TCPOLEN_SACK_PERMITTED) {
+			o->sack_ok = true;
+		} else if (kind == TCPOPT_TIMESTAMP &&
+			   olen == TCPOLEN_TIMESTAMP) {
+			o->tsval = rd32(op + 2);
+			o->tsecr = rd32(op + 6);
+			o->has_ts = true;
+		}
+		op += olen;
+	}
+	return 0;
+}
+
+uint32_t wire_write_tcp_hdrs(void *frame, const struct wire_seg *s,
+			     uint32_t optlen, uint32_t paylen)
+{
+	uint8_t *f = frame;
+	struct ethhdr *eth = frame;
+	uint32_t tcp_len = WIRE_TCP_HLEN + optlen + paylen, l4;
+	uint8_t ttl = s->ttl ? s->ttl : 64;
+	struct tcphdr *th;
+
+	memcpy(eth->h_dest, s->dst_mac, ETH_ALEN);
+	memcpy(eth->h_source, s->src_mac, ETH_ALEN);
+	if (!s->v6) {
+		struct iphdr *ip = (void *)(f + ETH_HLEN);
+
+		eth->h_proto = htons(ETH_P_IP);
+		memset(ip, 0, WIRE_IP4_HLEN);
+		ip->version = 4;
+		ip->ihl = 5;
+		wr16(&ip->tot_len, (uint16_t)(WIRE_IP4_HLEN + tcp_len));
+		wr16(&ip->id, s->ip_id);
+		wr16(&ip->frag_off, WIRE_IP_DF);
+		ip->ttl = ttl;
+		ip->protocol = IPPROTO_TCP;
+		memcpy(&ip->saddr, s->saddr, 4);
+		memcpy(&ip->daddr, s->daddr, 4);
+		wr16(&ip->check, csum_finish(csum_add(0, ip, WIRE_IP4_HLEN)));
+		l4 = ETH_HLEN + WIRE_IP4_HLEN;
+	} else {
+		struct ipv6hdr *ip = (void *)(f + ETH_HLEN);
+
+		eth->h_proto = htons(ETH_P_IPV6);
+		wr32(ip, 0x60000000); /* version 6, class 0, flow 0 */
+		wr16(&ip->payload_len, (uint16_t)tcp_len);
+		ip->nexthdr = IPPROTO_TCP;
+		ip->hop_limit = ttl;
+		memcpy(&ip->saddr, s->saddr, 16);
+		memcpy(&ip->daddr, s->daddr, 16);
+		l4 = ETH_HLEN + WIRE_IP6_HLEN;
+	}
+	th = (void *)(f + l4);
+	memset(th, 0, WIRE_TCP_HLEN);
+	memcpy(&th->source, &s->sport_be, 2);
+	memcpy(&th->dest, &s->dport_be, 2);
+	wr32(&th->seq, s->seq);
+	wr32(&th->ack_seq, s->ack);
+	th->doff = (uint16_t)((WIRE_TCP_HLEN + optlen) / 4);
+	wire_tcp_set_flags(th, s->flags);
+	wr16(&th->window, s->win);
+	return l4;
+}
+
+uint16_t wire_tcp_csum_of(const void *frame, bool v6, uint32_t l4_off,
+			  uint32_t tcp_len)
+{
+	const uint8_t *f = frame;
+	uint64_t sum;
+
+	/* The pseudo-header: both addresses, protocol and TCP length. */
+	if (!v6)
+		sum = csum_add(0, f + ETH_HLEN + 12, 8);
+	else
+		sum = csum_add(0, f + ETH_HLEN + 8, 32);
+	sum += IPPROTO_TCP + tcp_len;
+	/* The checksum field itself counts as zero. */
+	sum = csum_add(sum, f + l4_off, 16);
+	sum = csum_add(sum, f + l4_off + 18, tcp_len - 18);
+	return csum_finish(sum);
+}
+
+void wire_tcp_csum(void *frame, bool v6, uint32_t l4_off, uint32_t tcp_len)
+{
+	uint8_t *f = frame;
+
+	wr16(f + l4_off + 16, wire_tcp_csum_of(frame, v6, l4_off, tcp_len));
+}
+
+uint32_t wire_opt_mss(uint8_t *o, uint16_t mss)
+{
+	o[0] = TCPOPT_MAXSEG;
+	o[1] = TCPOLEN_MAXSEG;
+	wr16(o + 2, mss);
+	return 4;
+}
+
+uint32_t wire_opt_wscale(uint8_t *o, uint8_t shift)
+{
+	o[0] = TCPOPT_NOP;
+	o[1] = TCPOPT_WINDOW;
+	o[2] = TCPOLEN_WINDOW;
+	o[3] = shift;
+	return 4;
+}
+
+uint32_t wire_opt_sack_perm(uint8_t *o)
+{
+	o[0] = TCPOPT_NOP;
+	o[1] = TCPOPT_NOP;
+	o[2] = TCPOPT_SACK_PERMITTED;
+	o[3] = TCPOLEN_SACK_PERMITTED;
+	return 4;
+}
+
+uint32_t wire_opt_timestamps(uint8_t *o, uint32_t tsval, uint32_t tsecr)
+{
+	o[0] = TCPOPT_NOP;
+	o[1] = TCPOPT_NOP;
+	o[2] = TCPOPT_TIMESTAMP;
+	o[3] = TCPOLEN_TIMESTAMP;
+	wr32(o + 4, tsval);
+	wr32(o + 8, tsecr);
+	return 12;
+}

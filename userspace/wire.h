@@ -1,0 +1,179 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * wire.h - the frames blitz reads and writes in userspace: Ethernet, IPv4,
+ * IPv6 and TCP with its options, parsed into the kernel's own header
+ * structs (struct ethhdr, iphdr, ipv6hdr, tcphdr from the linux/ uapi headers) and
+ * written from named fields. Used by the TCP core, the bench generator and
+ * the tests, so a frame is taken apart and put together in one place.
+ *
+ * Owns: header layout, the parse verdicts, the option walk, the IPv4 and
+ * TCP checksums of frames we build. Must never allocate, make syscalls or
+ * keep state: pointers and lengths in, pointers and lengths out. It does
+ * not verify incoming checksums (veth hands locally made frames over with
+ * partial ones) and never reads outside [frame, frame + len).
+ *
+ * Alignment: a frame starts at any 2-byte boundary; the IP header then
+ * sits at offset 14 and 32-bit fields may be unaligned. x86 and arm64 read
+ * those fine; addresses are copied with memcpy.
+ *
+ * Include this instead of <netinet/tcp.h>: both define struct tcphdr.
+ */
+#ifndef BLITZ_WIRE_H
+#define BLITZ_WIRE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <string.h>
+#include <arpa/inet.h>
+#include <linux/if_ether.h>
+#include <linux/ip.h>
+#include <linux/ipv6.h>
+#include <linux/tcp.h>
+
+/* TCP header flag bits (the byte at offset 13), as the kernel names them. */
+#define TCPHDR_FIN 0x01
+#define TCPHDR_SYN 0x02
+#define TCPHDR_RST 0x04
+#define TCPHDR_PSH 0x08
+#define TCPHDR_ACK 0x10
+#define TCPHDR_URG 0x20
+#define TCPHDR_ECE 0x40
+#define TCPHDR_CWR 0x80
+
+/* TCP option kinds (RFC 9293, 7323, 2018) and lengths. */
+#ifndef TCPOPT_EOL
+#define TCPOPT_EOL 0
+#define TCPOPT_NOP 1
+#define TCPOPT_MAXSEG 2
+#define TCPOPT_WINDOW 3
+#define TCPOPT_SACK_PERMITTED 4
+#define TCPOPT_SACK 5
+#define TCPOPT_TIMESTAMP 8
+#endif
+#define TCPOLEN_MAXSEG 4
+#define TCPOLEN_WINDOW 3
+#define TCPOLEN_SACK_PERMITTED 2
+#define TCPOLEN_TIMESTAMP 10
+#define TCPOLEN_MAX 40	  /* options in a TCP header, at most */
+#define TCP_MAX_WSCALE 14 /* RFC 7323 2.3: larger shifts are taken as 14 */
+
+#define WIRE_IP4_HLEN ((uint32_t)sizeof(struct iphdr))
+#define WIRE_IP6_HLEN ((uint32_t)sizeof(struct ipv6hdr))
+#define WIRE_TCP_HLEN ((uint32_t)sizeof(struct tcphdr))
+#define WIRE_IP_DF 0x4000
+#define WIRE_IP_MF 0x2000
+#define WIRE_IP_OFFMASK 0x1fff
+
+/* ---- parse ---- */
+
+enum wire_verdict {
+	WIRE_TCP = 0,	     /* a TCP segment whose lengths add up */
+	WIRE_NOT_TCP,	     /* not IPv4/IPv6 TCP, or too short to tell */
+	WIRE_FRAGMENT,	     /* IPv4 fragment: no TCP header to trust */
+	WIRE_BAD_IP_LENGTH,  /* IP length beyond the frame or below TCP's */
+	WIRE_BAD_DATA_OFFSET /* TCP data offset < 5 or beyond the segment */
+};
+
+/*
+ * One frame taken apart. Set for every verdict but WIRE_NOT_TCP: eth, one
+ * of ip4/ip6 and tcp (its fixed 20 bytes lie inside the frame, so the
+ * ports and flags can be read to decide whose segment it is). For WIRE_TCP
+ * only: tcp_len (header + payload, from the IP length), payload and
+ * payload_len. Bytes past the IP length (Ethernet padding) are not part of
+ * the payload.
+ */
+struct wire_pkt {
+	const struct ethhdr *eth;
+	const struct iphdr *ip4;
+	const struct ipv6hdr *ip6;
+	const struct tcphdr *tcp;
+	uint32_t l3_off, l4_off; /* from the frame's start */
+	uint32_t tcp_len;
+	const uint8_t *payload;
+	uint32_t payload_len;
+};
+
+/* Parse an Ethernet frame of len bytes. IPv4 options are skipped (see
+ * ip4->ihl); an IPv6 extension header makes the frame WIRE_NOT_TCP. */
+enum wire_verdict wire_parse(const void *frame, uint32_t len,
+			     struct wire_pkt *p);
+
+static inline uint8_t wire_tcp_flags(const struct tcphdr *th)
+{
+	return ((const uint8_t *)th)[13];
+}
+
+static inline void wire_tcp_set_flags(struct tcphdr *th, uint8_t flags)
+{
+	((uint8_t *)th)[13] = flags;
+}
+
+/* TCP header length in bytes, from the data offset. */
+static inline uint32_t wire_tcp_hlen(const struct tcphdr *th)
+{
+	return (uint32_t)th->doff * 4;
+}
+
+/* The options of a TCP header; has_* say which were present. */
+struct wire_tcp_opts {
+	uint16_t mss;
+	uint8_t wscale; /* as sent, capped at TCP_MAX_WSCALE */
+	bool has_mss, has_wscale, sack_ok, has_ts;
+	uint32_t tsval, tsecr; /* host order */
+};
+
+/*
+ * Walk the options of th (whose wire_tcp_hlen() bytes must be readable).
+ * Options of the wrong length are ignored, as Linux does; the walk stops
+ * at EOL or at an option that runs past the header. Returns 0, or -1 when
+ * it stopped at a malformed option (what came before is kept).
+ */
+int wire_tcp_opts_parse(const struct tcphdr *th, struct wire_tcp_opts *o);
+
+/* ---- write ---- */
+
+/* What a TCP segment carries in its headers, network order for addresses
+ * and ports (as they sit in the headers), host order for the rest. */
+struct wire_seg {
+	const uint8_t *src_mac, *dst_mac; /* 6 bytes each */
+	bool v6;
+	const void *saddr, *daddr; /* 4 bytes (IPv4) or 16 (IPv6) */
+	uint16_t sport_be, dport_be;
+	uint32_t seq, ack;
+	uint8_t flags; /* TCPHDR_* */
+	uint16_t win;
+	uint16_t ip_id; /* IPv4 only */
+	uint8_t ttl;	/* hop limit; 0: 64 */
+};
+
+/*
+ * Write Ethernet, IP (DF set on IPv4, header checksum filled) and the
+ * fixed TCP header (checksum 0, urgent 0, data offset for optlen option
+ * bytes) of a segment with paylen payload bytes. The caller then writes
+ * optlen option bytes and the payload at the returned offset + 20 and
+ * calls wire_tcp_csum(). Returns the TCP header's offset; the frame is
+ * that + 20 + optlen + paylen bytes long. optlen must be a multiple of 4.
+ */
+uint32_t wire_write_tcp_hdrs(void *frame, const struct wire_seg *s,
+			     uint32_t optlen, uint32_t paylen);
+
+/* Fill the TCP checksum of a frame written by wire_write_tcp_hdrs(), over
+ * the pseudo-header and tcp_len bytes of header, options and payload. */
+void wire_tcp_csum(void *frame, bool v6, uint32_t l4_off, uint32_t tcp_len);
+
+/* The TCP checksum a segment should carry (host order), for checks. */
+uint16_t wire_tcp_csum_of(const void *frame, bool v6, uint32_t l4_off,
+			  uint32_t tcp_len);
+
+/*
+ * Option writers: each writes at o and returns the bytes written, padded
+ * with NOPs to keep the next option aligned as Linux sends them (MSS 4,
+ * NOP + window scale 4, NOP NOP + SACK-permitted 4, NOP NOP + timestamps
+ * 12), so any sum of them is a multiple of 4.
+ */
+uint32_t wire_opt_mss(uint8_t *o, uint16_t mss);
+uint32_t wire_opt_wscale(uint8_t *o, uint8_t shift);
+uint32_t wire_opt_sack_perm(uint8_t *o);
+uint32_t wire_opt_timestamps(uint8_t *o, uint32_t tsval, uint32_t tsecr);
+
+#endif /* BLITZ_WIRE_H */
