@@ -2,9 +2,10 @@
 /*
  * wire.h - the frames blitz reads and writes in userspace: Ethernet, IPv4,
  * IPv6 and TCP with its options, parsed into the kernel's own header
- * structs (struct ethhdr, iphdr, ipv6hdr, tcphdr from the linux/ uapi headers) and
- * written from named fields. Used by the TCP core, the bench generator and
- * the tests, so a frame is taken apart and put together in one place.
+ * structs (struct ethhdr, iphdr, ipv6hdr, tcphdr of the linux/ uapi
+ * headers) and written from named fields. Used by the TCP core, the
+ * bench generator and the tests, so a frame is taken apart and put
+ * together in one place.
  *
  * Owns: header layout, the parse verdicts, the option walk, the IPv4 and
  * TCP checksums of frames we build. Must never allocate, make syscalls or
