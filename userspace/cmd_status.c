@@ -34,7 +34,7 @@ struct row {
 		resp[12];
 	char since[24];
 	char addrs[BLITZ_MAX_ADDRS * 2 * (INET6_ADDRSTRLEN + 1)];
-	char note[192];
+	char note[320];
 };
 
 static void usage(FILE *f)
@@ -154,6 +154,15 @@ static int fill_row(const char *ifname, struct row *r)
 			 "%s: attached here without pins: those under %s/%s "
 			 "are another network namespace's (prog id %u)",
 			 ifname, BLITZ_PIN_ROOT, ifname, user);
+	} else if (owner == BLITZ_PINS_STALE && !a.prog_id) {
+		char why[160];
+
+		blitz_stale_pins_why(ifname, why, sizeof(why));
+		snprintf(r->note, sizeof(r->note),
+			 "%s: %s%s: `blitz load %s` (or serve) reclaims them, "
+			 "`blitz unload %s` removes them",
+			 ifname, why, here ? "" : "; the interface is gone",
+			 ifname, ifname);
 	} else if (!here) {
 		snprintf(r->note, sizeof(r->note),
 			 "%s: stale: the interface is gone: run `blitz "

@@ -41,6 +41,7 @@
 #include "http.h"
 #include "loader.h"
 #include "log.h"
+#include "serve_state.h"
 #include "tc_handoff.h"
 
 #define BPFFS_ROOT "/sys/fs/bpf"
@@ -641,6 +642,30 @@ static void loaded_free(struct blitz_loaded *l)
 	free(l);
 }
 
+int blitz_stale_pins_why(const char *ifname, char *buf, size_t len)
+{
+	struct serve_state *st;
+	pid_t pid = 0;
+	int i, n;
+
+	st = calloc(SERVE_STALE_MAX, sizeof(*st));
+	n = st ? serve_state_list(st, SERVE_STALE_MAX) : 0;
+	for (i = 0; i < n && !pid; i++)
+		if (!strcmp(st[i].ifname, ifname) &&
+		    serve_state_life(&st[i]) == SERVE_GONE)
+			pid = st[i].pid;
+	free(st);
+	if (pid)
+		snprintf(buf, len,
+			 "stale pins of a serve that was killed (pid %d)",
+			 (int)pid);
+	else
+		snprintf(buf, len,
+			 "stale pins of a serve that was killed, or of a "
+			 "program removed by hand: no program uses them");
+	return pid ? 1 : 0;
+}
+
 /* Nothing of blitz is attached here (checked before claiming): pins in
  * use are another namespace's interface of the same name. */
 static void say_already_loaded(const char *ifname)
@@ -657,29 +682,58 @@ static void say_already_loaded(const char *ifname)
 			ifname, ifname);
 }
 
-/* Claim BLITZ_PIN_ROOT/<ifname>: its existence is "loaded". */
+/*
+ * The pin directory exists, but are its pins anybody's? Pins with a
+ * config no program uses are what a killed serve leaves (its bpf_link
+ * went with it, the pins did not): reclaimable. A directory without a
+ * readable config may be another load's being made right now: only once
+ * it is older than STALE_DIR_AGE_S.
+ */
+#define STALE_DIR_AGE_S 10
+static bool pins_reclaimable(const char *ifname, const char *dir)
+{
+	struct blitz_config cfg;
+	struct stat st;
+
+	if (blitz_pins_owner(ifname, 0, NULL) != BLITZ_PINS_STALE)
+		return false;
+	if (!blitz_pinned_config(ifname, &cfg, NULL))
+		return true;
+	return !stat(dir, &st) && time(NULL) - st.st_mtime > STALE_DIR_AGE_S;
+}
+
+/* mkdir BLITZ_PIN_ROOT (if need be) and dir: 0 or -errno. */
+static int make_pin_dir(const char *dir)
+{
+	if (mkdir(BLITZ_PIN_ROOT, 0700) && errno != EEXIST)
+		return -errno;
+	return mkdir(dir, 0700) ? -errno : 0;
+}
+
+/* Claim BLITZ_PIN_ROOT/<ifname>: its existence is "loaded". Stale pins
+ * (a killed serve's) are said and reclaimed. */
 static int claim_pin_dir(const char *ifname)
 {
-	char dir[PATH_MAX];
+	char dir[PATH_MAX], why[160];
+	int err;
 
 	if (blitz_pin_path(dir, sizeof(dir), ifname, NULL)) {
 		pr_warn("interface name too long: %s\n", ifname);
 		return -ENAMETOOLONG;
 	}
-	if (mkdir(BLITZ_PIN_ROOT, 0700) && errno != EEXIST) {
-		pr_warn("cannot create %s: %s\n", BLITZ_PIN_ROOT,
-			strerror(errno));
-		return -errno;
+	err = make_pin_dir(dir);
+	if (err == -EEXIST && pins_reclaimable(ifname, dir)) {
+		blitz_stale_pins_why(ifname, why, sizeof(why));
+		pr_info("blitz: %s: %s: reclaiming them\n", ifname, why);
+		remove_pins(ifname);
+		serve_state_remove_stale(ifname);
+		err = make_pin_dir(dir);
 	}
-	if (mkdir(dir, 0700)) {
-		if (errno == EEXIST) {
-			say_already_loaded(ifname);
-			return -EEXIST;
-		}
-		pr_warn("cannot create %s: %s\n", dir, strerror(errno));
-		return -errno;
-	}
-	return 0;
+	if (err == -EEXIST)
+		say_already_loaded(ifname);
+	else if (err)
+		pr_warn("cannot create %s: %s\n", dir, strerror(-err));
+	return err;
 }
 
 int blitz_loader_attach(const struct blitz_loader_opts *o,

@@ -116,5 +116,11 @@ enum blitz_pins_owner {
  * Prints nothing. */
 enum blitz_pins_owner blitz_pins_owner(const char *ifname, __u32 attached,
 				       __u32 *user);
+/* Why ifname's BLITZ_PINS_STALE pins are there, in words for the user:
+ * "stale pins of a serve that was killed (pid N)" when a gone serve's
+ * state file names ifname (returns 1), else a line saying no program
+ * uses them (0). load and serve reclaim such pins; status shows this. */
+#define SERVE_STALE_MAX 64
+int blitz_stale_pins_why(const char *ifname, char *buf, size_t len);
 
 #endif /* BLITZ_LOADER_H */
