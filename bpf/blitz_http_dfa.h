@@ -6,6 +6,8 @@
  * TCP): "GET|HEAD SP target SP HTTP/1.0|HTTP/1.1 CRLF", header lines
  * "tchar+ : value CRLF" with value bytes HTAB/SP/0x21..0x7E, a final CRLF;
  * Connection exactly "close" or "keep-alive" (any case, OWS around);
+ * Host lines counted (RFC 9112 3.2): a request whose count http.c answers
+ * with 400 (none under HTTP/1.1, several in any version) ends in DFA_ERR;
  * Content-Length, Transfer-Encoding, Expect, Upgrade, obs-text and anything
  * userspace/http.c would parse differently send the DFA to DFA_ERR, so the
  * segment goes to the kernel path. It must accept only what
@@ -16,15 +18,22 @@
  * branches, and the XDP program pays a handful of instructions per byte.
  * Per byte: class = blitz_dfa_class[b]; st = next[st][class];
  * acc += action[st]. The action adds 1 to an 8-bit lane of a u64 per
- * request: which method, which version, Connection tokens, and "request
- * complete" in the top lane. Compiled by clang -target bpf and by the
- * userspace C compiler: only __u8/__u64 and constant tables here.
+ * request: which method, which version, Connection tokens, Host lines,
+ * and "request complete" in the top lane. Compiled by clang -target bpf
+ * and by the userspace C compiler: only __u8/__u64, constant tables and
+ * the inline step and verdict functions both the XDP program and
+ * tests/bpf/test_xdp.c call (one copy, so the test checks the program's).
  */
 #ifndef BLITZ_HTTP_DFA_H
 #define BLITZ_HTTP_DFA_H
 
 #ifndef __VMLINUX_H__
 #include <linux/types.h>
+#endif
+#include "blitz_shared.h"
+
+#ifndef __always_inline
+#define __always_inline inline __attribute__((always_inline))
 #endif
 
 /* Byte classes. DC_BAD (CTLs, DEL, obs-text) goes to DFA_ERR everywhere. */
@@ -150,6 +159,10 @@ enum blitz_dfa_state {
 	N_UPGR,
 	N_UPGRA,
 	N_UPGRAD,
+	N_H,
+	N_HO,
+	N_HOS,
+	N_HOST,
 	N_FORBID, /* a whole name the fast path refuses: ':' -> DFA_ERR */
 	/* Connection value */
 	CV_OWS,
@@ -176,6 +189,7 @@ enum blitz_dfa_state {
 	S_V11,
 	CV_CLOSE,
 	CV_KA,
+	V_HOST, /* the value of a Host line: counts it, then as V_ANY */
 	S_DONE, /* a request just ended; same transitions as S_START */
 	DFA_NSTATES,
 };
@@ -187,6 +201,7 @@ enum blitz_dfa_state {
 #define DFA_LANE_V11 24
 #define DFA_LANE_CLOSE 32
 #define DFA_LANE_KA 40
+#define DFA_LANE_HOST 48 /* never above 2: the second one is DFA_ERR */
 #define DFA_LANE_DONE 56 /* only ever 0 or 1: the step adds it to n */
 #define DFA_LANE(acc, lane) ((__u32)((acc) >> (lane)) & 0xff)
 
@@ -336,11 +351,17 @@ static const __u8 blitz_dfa_next[BLITZ_DFA_NSTATE][BLITZ_DFA_NCLASS] = {
 	[S_V11] = {[DC_CR] = S_RL_CR},
 	[S_RL_CR] = {[DC_LF] = S_LINE},
 	[S_LINE] = {DFA_TCHARS(N_OTHER), [DC_CR] = S_FINAL_CR, CI_c(N_C),
-		    CI_t(N_T), CI_e(N_E), CI_u(N_U)},
+		    CI_t(N_T), CI_e(N_E), CI_u(N_U), CI_h(N_H)},
 	[S_FINAL_CR] = {[DC_LF] = S_DONE},
 	[S_DONE] = START_ROW,
 	[N_OTHER] = NAME_ROW(),
 	[V_ANY] = {DFA_VCHARS(V_ANY), DFA_OWS(V_ANY), [DC_CR] = V_CR},
+	[V_HOST] = {DFA_VCHARS(V_ANY), DFA_OWS(V_ANY), [DC_CR] = V_CR},
+	/* host */
+	[N_H] = NAME_ROW(CI_o(N_HO)),
+	[N_HO] = NAME_ROW(CI_s(N_HOS)),
+	[N_HOS] = NAME_ROW(CI_t(N_HOST)),
+	[N_HOST] = NAME_ROW([DC_COLON] = V_HOST),
 	[V_CR] = {[DC_LF] = S_LINE},
 	/* connection */
 	[N_C] = NAME_ROW(CI_o(N_CO)),
@@ -429,30 +450,81 @@ static const __u64 blitz_dfa_action[BLITZ_DFA_NSTATE] = {
 	[S_V11] = 1ULL << DFA_LANE_V11,
 	[CV_CLOSE] = 1ULL << DFA_LANE_CLOSE,
 	[CV_KA] = 1ULL << DFA_LANE_KA,
+	[V_HOST] = 1ULL << DFA_LANE_HOST,
 	[S_DONE] = 1ULL << DFA_LANE_DONE,
 };
 
 #define BLITZ_DFA_SLOTS 128 /* > requests in 2 KiB (the shortest is 18) */
 
+/* Where a run over a payload stands: carried from one call to the next. */
+struct blitz_dfa_run {
+	__u64 acc; /* lanes of the request being read */
+	__u32 st;  /* enum blitz_dfa_state; start at S_START */
+	__u32 n;   /* complete requests so far */
+};
+
 /*
  * One byte. slots[k] ends up holding request k's lanes (DONE lane set once
  * it is complete); n counts complete requests. The only branch is taken on
  * the few states that carry an action (a method, a version, a Connection
- * token, the end of a request), so the common byte costs two loads.
+ * token, a Host line, the end of a request), so the common byte costs two
+ * loads. The Host count is judged there too: a second Host line, or the
+ * end of an HTTP/1.1 request without one, is DFA_ERR and no request.
  */
-#define BLITZ_DFA_STEP(st, acc, n, byte, slots)                              \
-	do {                                                                 \
-		(st) = blitz_dfa_next[(st) & (BLITZ_DFA_NSTATE - 1)]         \
-				     [blitz_dfa_class[(byte)&0xff]];         \
-		if ((st) >= DFA_FIRST_ACTION) {                              \
-			__u64 a_ = blitz_dfa_action[(st) &                   \
-						    (BLITZ_DFA_NSTATE - 1)]; \
-			__u64 d_ = a_ >> DFA_LANE_DONE;                      \
-			(acc) += a_;                                         \
-			(slots)[(n) & (BLITZ_DFA_SLOTS - 1)] = (acc);        \
-			(n) += (__u32)d_;                                    \
-			(acc) &= d_ - 1;                                     \
-		}                                                            \
-	} while (0)
+static __always_inline void blitz_dfa_step(struct blitz_dfa_run *r, __u32 byte,
+					   __u64 *slots)
+{
+	__u32 st = blitz_dfa_next[r->st & (BLITZ_DFA_NSTATE - 1)]
+				 [blitz_dfa_class[byte & 0xff]];
+
+	if (st >= DFA_FIRST_ACTION) {
+		__u64 a = blitz_dfa_action[st & (BLITZ_DFA_NSTATE - 1)];
+		__u64 d = a >> DFA_LANE_DONE, acc = r->acc + a;
+		__u64 hosts = (acc >> DFA_LANE_HOST) & 0xff; /* 0, 1 or 2 */
+		__u64 v11 = (acc >> DFA_LANE_V11) & 1;
+		/* Without branches (each would double the verifier's paths
+		 * through the unrolled steps): bad is 1 for a second Host, or
+		 * for the end of an HTTP/1.1 request with none; then the
+		 * state is DFA_ERR (0) and no request is counted. */
+		__u64 bad = (hosts >> 1) | (d & v11 & ((hosts - 1) >> 63));
+
+		st &= (__u32)(bad - 1);
+		d &= bad ^ 1;
+		slots[r->n & (BLITZ_DFA_SLOTS - 1)] = acc;
+		r->n += (__u32)d;
+		acc &= d - 1;
+		r->acc = acc;
+	}
+	r->st = st;
+}
+
+/* Eight bytes, the first in the low byte of w (a little-endian load). */
+static __always_inline void blitz_dfa_word(struct blitz_dfa_run *r, __u64 w,
+					   __u64 *slots)
+{
+	int j;
+
+#if defined(__clang__)
+#pragma unroll
+#endif
+	for (j = 0; j < 8; j++)
+		blitz_dfa_step(r, (__u32)(w >> (8 * j)), slots);
+}
+
+/* The response kind of a complete request's lanes, as http_parse_request
+ * picks it; *close says whether the connection closes after it. */
+static __always_inline __u32 blitz_dfa_slot_kind(__u64 slot, int *close)
+{
+	int v10 = DFA_LANE(slot, DFA_LANE_V10) != 0;
+	int head = DFA_LANE(slot, DFA_LANE_HEAD) != 0;
+
+	*close = DFA_LANE(slot, DFA_LANE_CLOSE) ||
+		 (v10 && !DFA_LANE(slot, DFA_LANE_KA));
+	if (*close)
+		return head ? BLITZ_RESP_HEAD_CLOSE : BLITZ_RESP_GET_CLOSE;
+	if (v10)
+		return head ? BLITZ_RESP_HEAD_KA10 : BLITZ_RESP_GET_KA10;
+	return head ? BLITZ_RESP_HEAD_KA : BLITZ_RESP_GET_KA;
+}
 
 #endif /* BLITZ_HTTP_DFA_H */

@@ -743,9 +743,7 @@ date_now(const struct blitz_config *cfg)
 
 struct dfa_run {
 	struct blitz_scratch *sc;
-	__u64 acc;
-	__u32 st;
-	__u32 n;
+	struct blitz_dfa_run d;
 	__u32 off;
 };
 
@@ -754,19 +752,13 @@ static long dfa_chunk(__u64 idx, void *arg)
 {
 	struct dfa_run *r = arg;
 	struct blitz_scratch *sc = r->sc;
-	__u64 acc = r->acc, w;
-	__u32 st = r->st, n = r->n;
-	int j;
+	struct blitz_dfa_run d = r->d;
 
 	if (!sc)
 		return 1;
-	w = *(__u64 *)&sc->buf[(idx * 8) & (PAYLOAD_MAX - 8)];
-#pragma unroll
-	for (j = 0; j < 8; j++)
-		BLITZ_DFA_STEP(st, acc, n, (__u32)(w >> (8 * j)), sc->slots);
-	r->acc = acc;
-	r->st = st;
-	r->n = n;
+	blitz_dfa_word(&d, *(__u64 *)&sc->buf[(idx * 8) & (PAYLOAD_MAX - 8)],
+		       sc->slots);
+	r->d = d;
 	return 0;
 }
 
@@ -774,32 +766,14 @@ static long dfa_byte(__u64 idx, void *arg)
 {
 	struct dfa_run *r = arg;
 	struct blitz_scratch *sc = r->sc;
-	__u64 acc = r->acc;
-	__u32 st = r->st, n = r->n;
+	struct blitz_dfa_run d = r->d;
 
 	if (!sc)
 		return 1;
-	BLITZ_DFA_STEP(st, acc, n, sc->buf[(r->off + idx) & (PAYLOAD_MAX - 1)],
+	blitz_dfa_step(&d, sc->buf[(r->off + idx) & (PAYLOAD_MAX - 1)],
 		       sc->slots);
-	r->acc = acc;
-	r->st = st;
-	r->n = n;
+	r->d = d;
 	return 0;
-}
-
-/* The response kind of a complete request, as http_parse_request picks. */
-static __always_inline __u32 slot_kind(__u64 slot, int *close)
-{
-	int v10 = DFA_LANE(slot, DFA_LANE_V10) != 0;
-	int head = DFA_LANE(slot, DFA_LANE_HEAD) != 0;
-
-	*close = DFA_LANE(slot, DFA_LANE_CLOSE) ||
-		 (v10 && !DFA_LANE(slot, DFA_LANE_KA));
-	if (*close)
-		return head ? BLITZ_RESP_HEAD_CLOSE : BLITZ_RESP_GET_CLOSE;
-	if (v10)
-		return head ? BLITZ_RESP_HEAD_KA10 : BLITZ_RESP_GET_KA10;
-	return head ? BLITZ_RESP_HEAD_KA : BLITZ_RESP_GET_KA;
 }
 
 /*
@@ -809,7 +783,7 @@ static __always_inline __u32 slot_kind(__u64 slot, int *close)
 static __always_inline int parse_requests(struct blitz_scratch *sc, __u32 plen,
 					  __u32 *nresp, int *closing)
 {
-	struct dfa_run run = {.sc = sc, .st = S_START};
+	struct dfa_run run = {.sc = sc, .d.st = S_START};
 	__u32 nchunks = plen / 8, k;
 	int close;
 
@@ -824,10 +798,10 @@ static __always_inline int parse_requests(struct blitz_scratch *sc, __u32 plen,
 	*nresp = 0;
 	*closing = 0;
 	for (k = 0; k < MAX_PIPELINE; k++) {
-		if (k >= run.n)
+		if (k >= run.d.n)
 			break;
 		sc->kinds[k & (MAX_PIPELINE - 1)] =
-			(__u8)slot_kind(sc->slots[k], &close);
+			(__u8)blitz_dfa_slot_kind(sc->slots[k], &close);
 		*nresp = k + 1;
 		if (close) {
 			*closing = 1;
@@ -836,11 +810,11 @@ static __always_inline int parse_requests(struct blitz_scratch *sc, __u32 plen,
 	}
 	/* After the last complete request: garbage, a partial one, or more
 	 * requests than one reply carries. */
-	if (run.st == DFA_ERR)
+	if (run.d.st == DFA_ERR)
 		return BLITZ_CNT_PASS_NOT_TRIVIAL;
-	if (run.st != S_DONE)
+	if (run.d.st != S_DONE)
 		return BLITZ_CNT_PASS_PARTIAL;
-	if (run.n > MAX_PIPELINE)
+	if (run.d.n > MAX_PIPELINE)
 		return BLITZ_CNT_PASS_TOO_BIG;
 	return 0;
 }

@@ -422,6 +422,7 @@ enum http_parse_result http_parse_request(const uint8_t *buf, size_t len,
 	size_t p = 0, mlen, t0, i;
 	struct list_scan conn = {0}, te = {0};
 	bool have_cl = false, not_allowed;
+	unsigned int hosts = 0;
 	uint64_t cl = 0;
 	int version;
 
@@ -510,8 +511,10 @@ enum http_parse_result http_parse_request(const uint8_t *buf, size_t len,
 		while (v1 > v0 && is_ows(buf[v1 - 1]))
 			v1--;
 
-		/* Only three names matter; their lengths pick the compare. */
-		if (nlen == 10 && LC_EQ(buf + n0, nlen, "connection")) {
+		/* Only four names matter; their lengths pick the compare. */
+		if (nlen == 4 && LC_EQ(buf + n0, nlen, "host")) {
+			hosts++;
+		} else if (nlen == 10 && LC_EQ(buf + n0, nlen, "connection")) {
 			scan_list(buf + v0, v1 - v0, &conn, false);
 		} else if (nlen == 14 &&
 			   LC_EQ(buf + n0, nlen, "content-length")) {
@@ -538,6 +541,16 @@ enum http_parse_result http_parse_request(const uint8_t *buf, size_t len,
 	if (te.any && !te.last_chunked) {
 		p--;
 		goto bad;
+	}
+	/* RFC 9112 3.2: HTTP/1.1 needs exactly one Host line; more than one
+	 * is a 400 in any version. Judged on the whole header section, so
+	 * header_len covers it. */
+	if (hosts > 1 || (version == 11 && !hosts)) {
+		memset(req, 0, sizeof(*req));
+		req->resp = BLITZ_RESP_400;
+		req->close = true;
+		req->header_len = p;
+		return HTTP_ERROR;
 	}
 	req->version = version;
 	req->header_len = p;

@@ -47,6 +47,8 @@ struct http_request {
  *   headers, the result is HTTP_ERROR with resp = BLITZ_RESP_431).
  * HTTP_OK / HTTP_ERROR: *req is filled; header_len bytes are the request's
  *   header section. Error verdicts: malformed request line or header -> 400,
+ *   HTTP/1.1 without a Host line or any request with more than one (RFC
+ *   9112 3.2) -> 400 (before 405: the request is malformed first),
  *   method other than GET/HEAD (well formed) -> 405, version not HTTP/1.0
  *   or 1.1 -> 505, header section over 8 KiB -> 431. All close.
  */

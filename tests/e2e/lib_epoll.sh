@@ -222,7 +222,7 @@ def _():
 @check("exact_bytes_close")
 def _():
     c = Conn()
-    c.s.sendall(b"GET / HTTP/1.1\r\nConnection: close\r\n\r\n")
+    c.s.sendall(b"GET / HTTP/1.1\r\nHost: h\r\nConnection: close\r\n\r\n")
     why = expect(c.response(), R200_CLOSE)
     how = c.closed_how()
     c.close()
@@ -245,7 +245,7 @@ def _():
         why = expect(c.response(), R200, "GET %d" % i)
         if why:
             return why
-    c.s.sendall(b"POST / HTTP/1.1\r\nContent-Length: 4\r\n\r\nabcd")
+    c.s.sendall(b"POST / HTTP/1.1\r\nHost: h\r\nContent-Length: 4\r\n\r\nabcd")
     why = expect(c.response(), R405)
     how = c.closed_how()
     c.close()
@@ -266,7 +266,7 @@ def _():
 @check("headers_5k")
 def _():
     c = Conn()
-    c.s.sendall(b"GET / HTTP/1.1\r\nX-Big: " + b"b" * 5120 + b"\r\n\r\n")
+    c.s.sendall(b"GET / HTTP/1.1\r\nHost: h\r\nX-Big: " + b"b" * 5120 + b"\r\n\r\n")
     why = expect(c.response(), R200)
     c.close()
     return why
@@ -285,7 +285,7 @@ def error_row(req, status):
 
 @check("headers_9k_431")
 def _():
-    return error_row(b"GET / HTTP/1.1\r\nX-Big: " + b"b" * 9216 + b"\r\n\r\n", b"431 ")
+    return error_row(b"GET / HTTP/1.1\r\nHost: h\r\nX-Big: " + b"b" * 9216 + b"\r\n\r\n", b"431 ")
 
 @check("http2_preface_505")
 def _():
@@ -293,7 +293,7 @@ def _():
 
 @check("malformed_400")
 def _():
-    return error_row(b"GET / HTTP/1.1\r\nNo colon here\r\n\r\n", b"400 ")
+    return error_row(b"GET / HTTP/1.1\r\nHost: h\r\nNo colon here\r\n\r\n", b"400 ")
 
 @check("pipelined_16")
 def _():
@@ -310,7 +310,7 @@ def _():
 @check("chunked_get_body")
 def _():
     c = Conn()
-    c.s.sendall(b"GET / HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n"
+    c.s.sendall(b"GET / HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: chunked\r\n\r\n"
                 b"5\r\nhello\r\n6\r\n world\r\n0\r\n\r\n" + GET)
     why = expect(c.response(), R200, "first") or expect(c.response(), R200, "second")
     c.close()
@@ -319,7 +319,7 @@ def _():
 @check("content_length_get_body")
 def _():
     c = Conn()
-    c.s.sendall(b"GET / HTTP/1.1\r\nContent-Length: 5\r\n\r\nhello" + GET)
+    c.s.sendall(b"GET / HTTP/1.1\r\nHost: h\r\nContent-Length: 5\r\n\r\nhello" + GET)
     why = expect(c.response(), R200, "first") or expect(c.response(), R200, "second")
     c.close()
     return why

@@ -188,7 +188,7 @@ static void test_get_exact_bytes(void)
 	T_EQ_INT(n, ref.len[BLITZ_RESP_GET_KA]);
 	T_CHECK(same_response(buf, n, BLITZ_RESP_GET_KA));
 	/* Keep-alive: a second request on the same connection. */
-	T_CHECK(!send_all(fd, "HEAD / HTTP/1.1\r\n\r\n", 19));
+	T_CHECK(!send_all(fd, "HEAD / HTTP/1.1\r\nHost: h\r\n\r\n", 28));
 	n = recv_upto(fd, buf, ref.len[BLITZ_RESP_HEAD_KA], 2000, &eof);
 	T_CHECK(same_response(buf, n, BLITZ_RESP_HEAD_KA));
 	close(fd);
@@ -271,8 +271,9 @@ static void test_post_body_405_fin(void)
 static void test_post_big_body_no_rst(void)
 {
 	static char req[60000];
-	int n = snprintf(req, sizeof(req),
-			 "POST / HTTP/1.1\r\nContent-Length: 50000\r\n\r\n");
+	int n = snprintf(
+		req, sizeof(req),
+		"POST / HTTP/1.1\r\nHost: h\r\nContent-Length: 50000\r\n\r\n");
 
 	memset(req + n, 'a', 50000);
 	expect_close(req, (size_t)n + 50000, BLITZ_RESP_405);
@@ -280,7 +281,8 @@ static void test_post_big_body_no_rst(void)
 
 static void test_connection_close(void)
 {
-	static const char req[] = "GET / HTTP/1.1\r\nConnection: close\r\n\r\n";
+	static const char req[] =
+		"GET / HTTP/1.1\r\nHost: h\r\nConnection: close\r\n\r\n";
 	static const char req10[] = "GET / HTTP/1.0\r\n\r\n";
 
 	expect_close(req, strlen(req), BLITZ_RESP_GET_CLOSE);
@@ -294,7 +296,7 @@ static void test_headers_5k_ok_9k_431(void)
 	int fd, eof, n;
 	size_t got;
 
-	n = snprintf(req, sizeof(req), "GET / HTTP/1.1\r\nX-Big: ");
+	n = snprintf(req, sizeof(req), "GET / HTTP/1.1\r\nHost: h\r\nX-Big: ");
 	memset(req + n, 'b', 5120);
 	strcpy(req + n + 5120, "\r\n\r\n");
 	fd = dial();
@@ -320,7 +322,7 @@ static void test_http2_preface_505(void)
 
 static void test_malformed_400(void)
 {
-	static const char bad[] = "GET /\x01 HTTP/1.1\r\n\r\n";
+	static const char bad[] = "GET /\x01 HTTP/1.1\r\nHost: h\r\n\r\n";
 
 	expect_close(bad, strlen(bad), BLITZ_RESP_400);
 }
@@ -328,10 +330,11 @@ static void test_malformed_400(void)
 static void test_bodies_skipped(void)
 {
 	static const char req[] =
-		"GET / HTTP/1.1\r\nContent-Length: 5\r\n\r\nhello"
-		"GET / HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n"
+		"GET / HTTP/1.1\r\nHost: h\r\nContent-Length: 5\r\n\r\nhello"
+		"GET / HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: "
+		"chunked\r\n\r\n"
 		"5\r\nhello\r\n0\r\n\r\n"
-		"GET / HTTP/1.1\r\n\r\n";
+		"GET / HTTP/1.1\r\nHost: h\r\n\r\n";
 	uint8_t buf[4096];
 	int fd = dial();
 
@@ -446,7 +449,7 @@ static void test_graceful_stop(void)
 	}
 	idle = dial();
 	busy = dial();
-	T_CHECK(!send_all(busy, "GET / HTTP/1.1\r\n", 16));
+	T_CHECK(!send_all(busy, "GET / HTTP/1.1\r\nHost: h\r\n", 25));
 	nap_ms(50);
 	epoll_engine_request_stop(eng);
 	recv_upto(idle, buf, sizeof(buf), 1000, &eof);
@@ -549,7 +552,7 @@ static void test_big_get_and_head(void)
 	n = recv_upto(fd, buf, want, 3000, &eof);
 	T_CHECK(stream_matches(buf, n, &big_ref, get, 1));
 	/* Keep-alive; HEAD: the same Content-Length, no body. */
-	T_CHECK(!send_all(fd, "HEAD / HTTP/1.1\r\n\r\n", 19));
+	T_CHECK(!send_all(fd, "HEAD / HTTP/1.1\r\nHost: h\r\n\r\n", 28));
 	want = http_response_len(&big_ref, BLITZ_RESP_HEAD_KA);
 	n = recv_upto(fd, buf, want + 1, 500, &eof);
 	T_CHECK(stream_matches(buf, n, &big_ref, head, 1));
@@ -565,10 +568,10 @@ out:
 static void test_big_pipelined_slow_reader(void)
 {
 	static const char reqs[] =
-		"GET /1 HTTP/1.1\r\n\r\n"
-		"HEAD /2 HTTP/1.1\r\n\r\n"
-		"GET /3 HTTP/1.1\r\n\r\n"
-		"GET /4 HTTP/1.1\r\nConnection: close\r\n\r\n";
+		"GET /1 HTTP/1.1\r\nHost: h\r\n\r\n"
+		"HEAD /2 HTTP/1.1\r\nHost: h\r\n\r\n"
+		"GET /3 HTTP/1.1\r\nHost: h\r\n\r\n"
+		"GET /4 HTTP/1.1\r\nHost: h\r\nConnection: close\r\n\r\n";
 	static const int kinds[] = {BLITZ_RESP_GET_KA, BLITZ_RESP_HEAD_KA,
 				    BLITZ_RESP_GET_KA, BLITZ_RESP_GET_CLOSE};
 	size_t want = 0, n;

@@ -91,7 +91,86 @@ static void test_head_http11(void)
 
 static void test_no_headers(void)
 {
-	expect("GET / HTTP/1.1\r\n\r\n", HTTP_OK, BLITZ_RESP_GET_KA, 0);
+	/* HTTP/1.0 needs no Host; HTTP/1.1 does (RFC 9112 3.2). */
+	expect("GET / HTTP/1.0\r\n\r\n", HTTP_OK, BLITZ_RESP_GET_CLOSE, 0);
+	expect("GET / HTTP/1.1\r\n\r\n", HTTP_ERROR, BLITZ_RESP_400, 0);
+}
+
+/* ---- Host (RFC 9112 3.2): exactly one under 1.1, at most one under 1.0 ----
+ */
+
+static void test_host_missing_11(void)
+{
+	struct http_request req;
+
+	/* The verdict covers the whole header section, as a 200 would. */
+	expect("GET / HTTP/1.1\r\n\r\n", HTTP_ERROR, BLITZ_RESP_400, 0);
+	expect("HEAD / HTTP/1.1\r\nConnection: keep-alive\r\n\r\n", HTTP_ERROR,
+	       BLITZ_RESP_400, 0);
+	/* Names that only look like Host do not count. */
+	expect("GET / HTTP/1.1\r\nHosts: a\r\nX-Host: a\r\nHos: a\r\n\r\n",
+	       HTTP_ERROR, BLITZ_RESP_400, 0);
+	/* Malformed before it is a method we refuse: 400, not 405. */
+	expect("POST / HTTP/1.1\r\nContent-Length: 0\r\n\r\n", HTTP_ERROR,
+	       BLITZ_RESP_400, 0);
+	T_EQ_INT(
+		parse("GET / HTTP/1.1\r\nConnection: keep-alive\r\n\r\n", &req),
+		HTTP_ERROR);
+	T_CHECK(req.close);
+	T_EQ_INT(req.resp, BLITZ_RESP_400);
+}
+
+static void test_host_duplicate(void)
+{
+	/* Several Host lines: 400 in either version, equal values too. */
+	expect("GET / HTTP/1.1\r\nHost: a\r\nHost: b\r\n\r\n", HTTP_ERROR,
+	       BLITZ_RESP_400, 0);
+	expect("GET / HTTP/1.1\r\nHost: a\r\nHost: a\r\n\r\n", HTTP_ERROR,
+	       BLITZ_RESP_400, 0);
+	expect("GET / HTTP/1.1\r\nhost: a\r\nX: y\r\nHOST: a\r\n\r\n",
+	       HTTP_ERROR, BLITZ_RESP_400, 0);
+	expect("GET / HTTP/1.0\r\nHost: a\r\nHost: b\r\n\r\n", HTTP_ERROR,
+	       BLITZ_RESP_400, 0);
+	expect("HEAD / HTTP/1.0\r\nConnection: keep-alive\r\nhOsT:\r\n"
+	       "host: x\r\n\r\n",
+	       HTTP_ERROR, BLITZ_RESP_400, 0);
+	expect("GET / HTTP/1.1\r\nHost: a\r\nHost: b\r\nHost: c\r\n\r\n",
+	       HTTP_ERROR, BLITZ_RESP_400, 0);
+}
+
+static void test_host_ok(void)
+{
+	/* Any case, any value (empty too: a target without authority). */
+	expect("GET / HTTP/1.1\r\nhOsT: a\r\n\r\n", HTTP_OK, BLITZ_RESP_GET_KA,
+	       0);
+	expect("GET / HTTP/1.1\r\nHOST:\r\n\r\n", HTTP_OK, BLITZ_RESP_GET_KA,
+	       0);
+	expect("GET / HTTP/1.1\r\nX: 1\r\nhost:\t[::1]:80 \r\nY: 2\r\n\r\n",
+	       HTTP_OK, BLITZ_RESP_GET_KA, 0);
+	expect("GET / HTTP/1.0\r\nHost: a\r\n\r\n", HTTP_OK,
+	       BLITZ_RESP_GET_CLOSE, 0);
+	expect("GET / HTTP/1.0\r\nConnection: keep-alive\r\n\r\n", HTTP_OK,
+	       BLITZ_RESP_GET_KA10, 0);
+}
+
+static void test_host_pipelined(void)
+{
+	/* Judged per request: the first is answered, the second is a 400. */
+	const char *s = "GET / HTTP/1.1\r\nHost: a\r\n\r\n"
+			"GET / HTTP/1.1\r\n\r\n";
+	struct http_request req;
+
+	T_EQ_INT(parse(s, &req), HTTP_OK);
+	T_EQ_INT(req.resp, BLITZ_RESP_GET_KA);
+	T_EQ_INT(req.header_len, 27);
+	T_EQ_INT(parse(s + 27, &req), HTTP_ERROR);
+	T_EQ_INT(req.resp, BLITZ_RESP_400);
+	T_EQ_INT(req.header_len, strlen(s) - 27);
+	/* A Host line of one request does not count for the next. */
+	s = "GET / HTTP/1.1\r\nHost: a\r\n\r\nGET / HTTP/1.1\r\nHost: "
+	    "a\r\n\r\n";
+	T_EQ_INT(parse(s + 27, &req), HTTP_OK);
+	T_EQ_INT(req.resp, BLITZ_RESP_GET_KA);
 }
 
 static void test_http10_no_keepalive(void)
@@ -136,36 +215,41 @@ static void test_connection_close(void)
 {
 	struct http_request req;
 
-	T_EQ_INT(parse("GET / HTTP/1.1\r\nConnection: close\r\n\r\n", &req),
+	T_EQ_INT(parse("GET / HTTP/1.1\r\nHost: h\r\nConnection: close\r\n\r\n",
+		       &req),
 		 HTTP_OK);
 	T_EQ_INT(req.resp, BLITZ_RESP_GET_CLOSE);
 	T_CHECK(req.close);
-	expect("HEAD / HTTP/1.1\r\nCONNECTION:CLOSE \r\n\r\n", HTTP_OK,
-	       BLITZ_RESP_HEAD_CLOSE, 0);
-	expect("GET / HTTP/1.1\r\nConnection: Upgrade,\t close ,x\r\n\r\n",
+	expect("HEAD / HTTP/1.1\r\nHost: h\r\nCONNECTION:CLOSE \r\n\r\n",
+	       HTTP_OK, BLITZ_RESP_HEAD_CLOSE, 0);
+	expect("GET / HTTP/1.1\r\nHost: h\r\nConnection: Upgrade,\t close "
+	       ",x\r\n\r\n",
 	       HTTP_OK, BLITZ_RESP_GET_CLOSE, 0);
 }
 
 static void test_connection_list_keepalive(void)
 {
-	expect("GET / HTTP/1.1\r\nConnection: Keep-Alive, Upgrade\r\n\r\n",
+	expect("GET / HTTP/1.1\r\nHost: h\r\nConnection: Keep-Alive, "
+	       "Upgrade\r\n\r\n",
 	       HTTP_OK, BLITZ_RESP_GET_KA, 0);
 	/* A token that merely contains "close" is not close. */
-	expect("GET / HTTP/1.1\r\nConnection: closed, xclose\r\n\r\n", HTTP_OK,
-	       BLITZ_RESP_GET_KA, 0);
+	expect("GET / HTTP/1.1\r\nHost: h\r\nConnection: closed, "
+	       "xclose\r\n\r\n",
+	       HTTP_OK, BLITZ_RESP_GET_KA, 0);
 	/* Other headers whose value says close do not count. */
-	expect("GET / HTTP/1.1\r\nX-Connection: close\r\n\r\n", HTTP_OK,
-	       BLITZ_RESP_GET_KA, 0);
+	expect("GET / HTTP/1.1\r\nHost: h\r\nX-Connection: close\r\n\r\n",
+	       HTTP_OK, BLITZ_RESP_GET_KA, 0);
 }
 
 static void test_pipelined_three(void)
 {
-	const char *s = "GET /a HTTP/1.1\r\nHost: x\r\n\r\n"
-			"HEAD /b HTTP/1.1\r\nHost: x\r\n\r\n"
-			"GET /c HTTP/1.1\r\nConnection: close\r\n\r\n";
+	const char *s =
+		"GET /a HTTP/1.1\r\nHost: x\r\n\r\n"
+		"HEAD /b HTTP/1.1\r\nHost: x\r\n\r\n"
+		"GET /c HTTP/1.1\r\nConnection: close\r\nHost: x\r\n\r\n";
 	const int want[3] = {BLITZ_RESP_GET_KA, BLITZ_RESP_HEAD_KA,
 			     BLITZ_RESP_GET_CLOSE};
-	const size_t want_len[3] = {28, 29, 38};
+	const size_t want_len[3] = {28, 29, 47};
 	size_t off = 0, len = strlen(s);
 	struct http_request req;
 	int i;
@@ -183,30 +267,34 @@ static void test_pipelined_three(void)
 static void test_post_405(void)
 {
 	struct http_request req;
-	const char *s = "POST /form HTTP/1.1\r\nContent-Length: 3\r\n\r\nabc";
+	const char *s = "POST /form HTTP/1.1\r\nHost: h\r\nContent-Length: "
+			"3\r\n\r\nabc";
 
 	T_EQ_INT(parse(s, &req), HTTP_ERROR);
 	T_EQ_INT(req.resp, BLITZ_RESP_405);
 	T_CHECK(req.close);
 	T_EQ_INT(req.header_len, strlen(s) - 3);
 	/* Methods are case-sensitive: "get" is another method. */
-	expect("get / HTTP/1.1\r\n\r\n", HTTP_ERROR, BLITZ_RESP_405, 0);
-	expect("GETX / HTTP/1.1\r\n\r\n", HTTP_ERROR, BLITZ_RESP_405, 0);
-	expect("OPTIONS * HTTP/1.1\r\n\r\n", HTTP_ERROR, BLITZ_RESP_405, 0);
+	expect("get / HTTP/1.1\r\nHost: h\r\n\r\n", HTTP_ERROR, BLITZ_RESP_405,
+	       0);
+	expect("GETX / HTTP/1.1\r\nHost: h\r\n\r\n", HTTP_ERROR, BLITZ_RESP_405,
+	       0);
+	expect("OPTIONS * HTTP/1.1\r\nHost: h\r\n\r\n", HTTP_ERROR,
+	       BLITZ_RESP_405, 0);
 	/* 405 waits for the header section: incomplete before it. */
 	expect("DELETE / HTTP/1.1\r\nHost: x\r\n", HTTP_INCOMPLETE, 0, 0);
 	/* A malformed header in a POST is a 400. */
-	expect_400("POST / HTTP/1.1\r\nBad header\r\n\r\n");
+	expect_400("POST / HTTP/1.1\r\nHost: h\r\nBad header\r\n\r\n");
 }
 
 static void test_bad_request_line(void)
 {
 	static const char *const bad[] = {
-		" GET / HTTP/1.1\r\n\r\n",
-		"GET  / HTTP/1.1\r\n\r\n",
+		" GET / HTTP/1.1\r\nHost: h\r\n\r\n",
+		"GET  / HTTP/1.1\r\nHost: h\r\n\r\n",
 		"GET / HTTP/1.1 \r\n\r\n",
-		"GET /  HTTP/1.1\r\n\r\n",
-		"GET\t/ HTTP/1.1\r\n\r\n",
+		"GET /  HTTP/1.1\r\nHost: h\r\n\r\n",
+		"GET\t/ HTTP/1.1\r\nHost: h\r\n\r\n",
 		"GET / http/1.1\r\n\r\n",
 		"GET / HTTP/1.1\n\r\n",
 		"GET / HTTP/1.1\r\r\n",
@@ -218,9 +306,9 @@ static void test_bad_request_line(void)
 		"GET / HTTPS/1.1\r\n\r\n",
 		"GET /\r\n\r\n",
 		"GET\r\n\r\n",
-		"\r\nGET / HTTP/1.1\r\n\r\n",
-		"G(T / HTTP/1.1\r\n\r\n",
-		"GET / X HTTP/1.1\r\n\r\n",
+		"\r\nGET / HTTP/1.1\r\nHost: h\r\n\r\n",
+		"G(T / HTTP/1.1\r\nHost: h\r\n\r\n",
+		"GET / X HTTP/1.1\r\nHost: h\r\n\r\n",
 		"\x16\x03\x01\x02\x00\x01\x00\x01\xfc\x03\x03",
 	};
 	size_t i;
@@ -249,7 +337,7 @@ static void test_bad_request_line_early(void)
 static void test_bad_nul_in_target(void)
 {
 	struct http_request req;
-	const char s[] = "GET /a\0b HTTP/1.1\r\n\r\n";
+	const char s[] = "GET /a\0b HTTP/1.1\r\nHost: h\r\n\r\n";
 
 	T_EQ_INT(parse_n(s, sizeof(s) - 1, &req), HTTP_ERROR);
 	T_EQ_INT(req.resp, BLITZ_RESP_400);
@@ -257,10 +345,10 @@ static void test_bad_nul_in_target(void)
 
 static void test_non_ascii_target_400(void)
 {
-	expect_400("GET /caf\xc3\xa9 HTTP/1.1\r\n\r\n");
-	expect_400("GET /\x7f HTTP/1.1\r\n\r\n");
-	expect_400("GET /\x80 HTTP/1.1\r\n\r\n");
-	expect_400("GET /a\tb HTTP/1.1\r\n\r\n");
+	expect_400("GET /caf\xc3\xa9 HTTP/1.1\r\nHost: h\r\n\r\n");
+	expect_400("GET /\x7f HTTP/1.1\r\nHost: h\r\n\r\n");
+	expect_400("GET /\x80 HTTP/1.1\r\nHost: h\r\n\r\n");
+	expect_400("GET /a\tb HTTP/1.1\r\nHost: h\r\n\r\n");
 }
 
 static void test_version_505(void)
@@ -293,7 +381,7 @@ static void test_header_without_colon(void)
 {
 	expect_400("GET / HTTP/1.1\r\nHost x\r\n\r\n");
 	expect_400("GET / HTTP/1.1\r\nHost\r\n\r\n");
-	expect_400("GET / HTTP/1.1\r\n: x\r\n\r\n");
+	expect_400("GET / HTTP/1.1\r\nHost: h\r\n: x\r\n\r\n");
 }
 
 static void test_space_before_colon(void)
@@ -304,8 +392,10 @@ static void test_space_before_colon(void)
 
 static void test_obs_fold(void)
 {
-	expect_400("GET / HTTP/1.1\r\nX-A: 1\r\n  continued\r\n\r\n");
-	expect_400("GET / HTTP/1.1\r\nX-A: 1\r\n\tcontinued\r\n\r\n");
+	expect_400(
+		"GET / HTTP/1.1\r\nHost: h\r\nX-A: 1\r\n  continued\r\n\r\n");
+	expect_400(
+		"GET / HTTP/1.1\r\nHost: h\r\nX-A: 1\r\n\tcontinued\r\n\r\n");
 	/* Whitespace before the first header line too. */
 	expect_400("GET / HTTP/1.1\r\n Host: x\r\n\r\n");
 }
@@ -313,12 +403,12 @@ static void test_obs_fold(void)
 static void test_control_in_value(void)
 {
 	struct http_request req;
-	const char nul[] = "GET / HTTP/1.1\r\nX: a\0b\r\n\r\n";
+	const char nul[] = "GET / HTTP/1.1\r\nHost: h\r\nX: a\0b\r\n\r\n";
 
-	expect_400("GET / HTTP/1.1\r\nX: a\x01z\r\n\r\n");
-	expect_400("GET / HTTP/1.1\r\nX: a\x7fz\r\n\r\n");
-	expect_400("GET / HTTP/1.1\r\nX: a\rz\r\n\r\n");
-	expect_400("GET / HTTP/1.1\r\nX: a\nz\r\n\r\n");
+	expect_400("GET / HTTP/1.1\r\nHost: h\r\nX: a\x01z\r\n\r\n");
+	expect_400("GET / HTTP/1.1\r\nHost: h\r\nX: a\x7fz\r\n\r\n");
+	expect_400("GET / HTTP/1.1\r\nHost: h\r\nX: a\rz\r\n\r\n");
+	expect_400("GET / HTTP/1.1\r\nHost: h\r\nX: a\nz\r\n\r\n");
 	T_EQ_INT(parse_n(nul, sizeof(nul) - 1, &req), HTTP_ERROR);
 	T_EQ_INT(req.resp, BLITZ_RESP_400);
 }
@@ -332,24 +422,26 @@ static void test_bare_lf_400(void)
 
 static void test_obs_text_in_value_ok(void)
 {
-	expect("GET / HTTP/1.1\r\nX-Name: caf\xc3\xa9 \xff\x80\r\n\r\n",
+	expect("GET / HTTP/1.1\r\nHost: h\r\nX-Name: caf\xc3\xa9 "
+	       "\xff\x80\r\n\r\n",
 	       HTTP_OK, BLITZ_RESP_GET_KA, 0);
-	expect("GET / HTTP/1.1\r\nX-Empty:\r\nX-Tab:\tv\t\r\n\r\n", HTTP_OK,
-	       BLITZ_RESP_GET_KA, 0);
+	expect("GET / HTTP/1.1\r\nHost: h\r\nX-Empty:\r\nX-Tab:\tv\t\r\n\r\n",
+	       HTTP_OK, BLITZ_RESP_GET_KA, 0);
 }
 
 static void test_non_tchar_in_name_400(void)
 {
-	expect_400("GET / HTTP/1.1\r\nX(A): 1\r\n\r\n");
-	expect_400("GET / HTTP/1.1\r\nX\xc3\xa9: 1\r\n\r\n");
+	expect_400("GET / HTTP/1.1\r\nHost: h\r\nX(A): 1\r\n\r\n");
+	expect_400("GET / HTTP/1.1\r\nHost: h\r\nX\xc3\xa9: 1\r\n\r\n");
 }
 
 /* ---- the 8 KiB limit ---- */
 
-/* Build "GET / HTTP/1.1\r\nX: aaa...\r\n\r\n" of exactly total bytes. */
+/* Build "GET / HTTP/1.1\r\nHost: h\r\nX: aaa...\r\n\r\n" of exactly total
+ * bytes. */
 static char *request_of_size(size_t total)
 {
-	const char *head = "GET / HTTP/1.1\r\nX: ";
+	const char *head = "GET / HTTP/1.1\r\nHost: h\r\nX: ";
 	size_t hl = strlen(head);
 	char *s = malloc(total + 1);
 
@@ -465,14 +557,19 @@ static void test_incremental_byte_by_byte(void)
 	check_incremental("GET / HTTP/1.1\r\nHost: x\r\n\r\n");
 	check_incremental("HEAD /x HTTP/1.0\r\nConnection: keep-alive\r\n"
 			  "Content-Length: 0\r\n\r\n");
-	check_incremental("GET / HTTP/1.1\r\nTransfer-Encoding: chunked\r\n"
-			  "\r\n0\r\n\r\n");
-	check_incremental("POST / HTTP/1.1\r\nContent-Length: 2\r\n\r\nab");
+	check_incremental(
+		"GET / HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: chunked\r\n"
+		"\r\n0\r\n\r\n");
+	check_incremental(
+		"POST / HTTP/1.1\r\nHost: h\r\nContent-Length: 2\r\n\r\nab");
 	check_incremental("GET / HTTP/2.0\r\n\r\n");
 	check_incremental("GET / HTTP/1.1x\r\n\r\n");
 	check_incremental("GET / HTTP/1.1\r\nHost : x\r\n\r\n");
-	check_incremental("GET / HTTP/1.1\r\nX: 1\r\n fold\r\n\r\n");
-	check_incremental("GET / HTTP/1.1\r\nContent-Length: 1x\r\n\r\n");
+	check_incremental("GET / HTTP/1.1\r\nHost: h\r\nX: 1\r\n fold\r\n\r\n");
+	check_incremental(
+		"GET / HTTP/1.1\r\nHost: h\r\nContent-Length: 1x\r\n\r\n");
+	check_incremental("GET / HTTP/1.1\r\nX: 1\r\n\r\n");
+	check_incremental("GET / HTTP/1.0\r\nHost: a\r\nhost: b\r\n\r\n");
 }
 
 /* ---- body framing ---- */
@@ -481,21 +578,26 @@ static void test_content_length(void)
 {
 	struct http_request req;
 
-	T_EQ_INT(parse("GET / HTTP/1.1\r\nContent-Length: 42\r\n\r\n", &req),
-		 HTTP_OK);
+	T_EQ_INT(
+		parse("GET / HTTP/1.1\r\nHost: h\r\nContent-Length: 42\r\n\r\n",
+		      &req),
+		HTTP_OK);
 	T_EQ_INT(req.content_length, 42);
 	T_CHECK(!req.chunked);
-	T_EQ_INT(parse("GET / HTTP/1.1\r\ncontent-length:  007 \r\n\r\n", &req),
+	T_EQ_INT(parse("GET / HTTP/1.1\r\nHost: h\r\ncontent-length:  007 "
+		       "\r\n\r\n",
+		       &req),
 		 HTTP_OK);
 	T_EQ_INT(req.content_length, 7);
 	/* Duplicates with one value are fine. */
-	T_EQ_INT(parse("GET / HTTP/1.1\r\nContent-Length: 5\r\n"
+	T_EQ_INT(parse("GET / HTTP/1.1\r\nHost: h\r\nContent-Length: 5\r\n"
 		       "Content-Length: 5\r\n\r\n",
 		       &req),
 		 HTTP_OK);
 	T_EQ_INT(req.content_length, 5);
 	/* 2^53 is the largest accepted. */
-	T_EQ_INT(parse("GET / HTTP/1.1\r\nContent-Length: 9007199254740992"
+	T_EQ_INT(parse("GET / HTTP/1.1\r\nHost: h\r\nContent-Length: "
+		       "9007199254740992"
 		       "\r\n\r\n",
 		       &req),
 		 HTTP_OK);
@@ -504,17 +606,18 @@ static void test_content_length(void)
 
 static void test_content_length_bad(void)
 {
-	expect_400("GET / HTTP/1.1\r\nContent-Length: 5\r\n"
+	expect_400("GET / HTTP/1.1\r\nHost: h\r\nContent-Length: 5\r\n"
 		   "Content-Length: 6\r\n\r\n");
-	expect_400("GET / HTTP/1.1\r\nContent-Length: -1\r\n\r\n");
-	expect_400("GET / HTTP/1.1\r\nContent-Length: +1\r\n\r\n");
-	expect_400("GET / HTTP/1.1\r\nContent-Length: 0x10\r\n\r\n");
-	expect_400("GET / HTTP/1.1\r\nContent-Length: 1 2\r\n\r\n");
-	expect_400("GET / HTTP/1.1\r\nContent-Length: 5, 5\r\n\r\n");
-	expect_400("GET / HTTP/1.1\r\nContent-Length:\r\n\r\n");
-	expect_400("GET / HTTP/1.1\r\nContent-Length: 9007199254740993"
-		   "\r\n\r\n");
-	expect_400("GET / HTTP/1.1\r\nContent-Length: "
+	expect_400("GET / HTTP/1.1\r\nHost: h\r\nContent-Length: -1\r\n\r\n");
+	expect_400("GET / HTTP/1.1\r\nHost: h\r\nContent-Length: +1\r\n\r\n");
+	expect_400("GET / HTTP/1.1\r\nHost: h\r\nContent-Length: 0x10\r\n\r\n");
+	expect_400("GET / HTTP/1.1\r\nHost: h\r\nContent-Length: 1 2\r\n\r\n");
+	expect_400("GET / HTTP/1.1\r\nHost: h\r\nContent-Length: 5, 5\r\n\r\n");
+	expect_400("GET / HTTP/1.1\r\nHost: h\r\nContent-Length:\r\n\r\n");
+	expect_400(
+		"GET / HTTP/1.1\r\nHost: h\r\nContent-Length: 9007199254740993"
+		"\r\n\r\n");
+	expect_400("GET / HTTP/1.1\r\nHost: h\r\nContent-Length: "
 		   "99999999999999999999999999\r\n\r\n");
 }
 
@@ -522,33 +625,39 @@ static void test_chunked_header(void)
 {
 	struct http_request req;
 
-	T_EQ_INT(parse("GET / HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n",
+	T_EQ_INT(parse("GET / HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: "
+		       "chunked\r\n\r\n",
 		       &req),
 		 HTTP_OK);
 	T_CHECK(req.chunked);
-	T_EQ_INT(parse("GET / HTTP/1.1\r\nTransfer-Encoding: gzip, Chunked"
+	T_EQ_INT(parse("GET / HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: gzip, "
+		       "Chunked"
 		       "\r\n\r\n",
 		       &req),
 		 HTTP_OK);
 	T_CHECK(req.chunked);
-	T_EQ_INT(parse("GET / HTTP/1.1\r\nTransfer-Encoding: gzip\r\n"
-		       "Transfer-Encoding: chunked\r\n\r\n",
-		       &req),
-		 HTTP_OK);
+	T_EQ_INT(
+		parse("GET / HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: gzip\r\n"
+		      "Transfer-Encoding: chunked\r\n\r\n",
+		      &req),
+		HTTP_OK);
 	T_CHECK(req.chunked);
 }
 
 static void test_chunked_header_bad(void)
 {
-	expect_400("GET / HTTP/1.1\r\nTransfer-Encoding: gzip\r\n\r\n");
-	expect_400("GET / HTTP/1.1\r\nTransfer-Encoding: chunked, gzip"
-		   "\r\n\r\n");
-	expect_400("GET / HTTP/1.1\r\nTransfer-Encoding:\r\n\r\n");
-	expect_400("GET / HTTP/1.1\r\nTransfer-Encoding: chunkedx\r\n\r\n");
+	expect_400(
+		"GET / HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: gzip\r\n\r\n");
+	expect_400(
+		"GET / HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: chunked, gzip"
+		"\r\n\r\n");
+	expect_400("GET / HTTP/1.1\r\nHost: h\r\nTransfer-Encoding:\r\n\r\n");
+	expect_400("GET / HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: "
+		   "chunkedx\r\n\r\n");
 	/* Both framings: request smuggling bait. */
-	expect_400("GET / HTTP/1.1\r\nContent-Length: 3\r\n"
+	expect_400("GET / HTTP/1.1\r\nHost: h\r\nContent-Length: 3\r\n"
 		   "Transfer-Encoding: chunked\r\n\r\n");
-	expect_400("GET / HTTP/1.1\r\nTransfer-Encoding: chunked\r\n"
+	expect_400("GET / HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: chunked\r\n"
 		   "Content-Length: 3\r\n\r\n");
 	/* HTTP/1.0 has no chunked framing. */
 	expect_400("GET / HTTP/1.0\r\nTransfer-Encoding: chunked\r\n\r\n");
@@ -564,7 +673,7 @@ static void test_chunked_header_bad(void)
 	"Trailer-One: 1\r\nT2:\r\n"   \
 	"\r\n"
 static const char chunked_body[] = CHUNKED_BODY;
-#define NEXT_REQ "GET / HTTP/1.1\r\n\r\n"
+#define NEXT_REQ "GET / HTTP/1.1\r\nHost: h\r\n\r\n"
 
 static void test_chunked_skip_whole(void)
 {
@@ -1293,7 +1402,7 @@ static void test_parse_to_response(void)
 	parse("HEAD / HTTP/1.0\r\nConnection: keep-alive\r\n\r\n", &req);
 	T_CHECK(!memcmp(R.bytes[req.resp] + R.len[req.resp] - 26,
 			"Connection: keep-alive\r\n\r\n", 26));
-	parse("PUT / HTTP/1.1\r\n\r\n", &req);
+	parse("PUT / HTTP/1.1\r\nHost: h\r\n\r\n", &req);
 	T_CHECK(!memcmp(R.bytes[req.resp], "HTTP/1.1 405 ", 13));
 }
 
@@ -1302,6 +1411,10 @@ int main(void)
 	T_RUN(test_get_http11);
 	T_RUN(test_head_http11);
 	T_RUN(test_no_headers);
+	T_RUN(test_host_missing_11);
+	T_RUN(test_host_duplicate);
+	T_RUN(test_host_ok);
+	T_RUN(test_host_pipelined);
 	T_RUN(test_http10_no_keepalive);
 	T_RUN(test_http10_keepalive);
 	T_RUN(test_http10_keepalive_and_close);

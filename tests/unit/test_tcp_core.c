@@ -913,7 +913,7 @@ static void test_body_64k(void)
 			  body, 65536));
 	/* HEAD: the same headers, no body */
 	peer_free(&pe);
-	peer_send(c, &pe, 0x18, "HEAD / HTTP/1.1\r\n\r\n", 19);
+	peer_send(c, &pe, 0x18, "HEAD / HTTP/1.1\r\nHost: h\r\n\r\n", 28);
 	peer_read(&pe);
 	T_EQ_INT(pe.nstream, hl);
 	T_CHECK(stream_is(pe.stream, pe.nstream, (int[]){BLITZ_RESP_HEAD_KA}, 1,
@@ -929,9 +929,9 @@ out:
 static void test_body_1m_pipelined(void)
 {
 	static const char reqs[] =
-		"GET /a HTTP/1.1\r\n\r\n"
-		"HEAD /b HTTP/1.1\r\n\r\n"
-		"GET /c HTTP/1.1\r\nConnection: close\r\n\r\n";
+		"GET /a HTTP/1.1\r\nHost: h\r\n\r\n"
+		"HEAD /b HTTP/1.1\r\nHost: h\r\n\r\n"
+		"GET /c HTTP/1.1\r\nHost: h\r\nConnection: close\r\n\r\n";
 	static const int kinds[] = {BLITZ_RESP_GET_KA, BLITZ_RESP_HEAD_KA,
 				    BLITZ_RESP_GET_CLOSE};
 	const size_t blen = 1u << 20;
@@ -1023,7 +1023,8 @@ static void test_connection_close(void)
 {
 	struct tcp_core *c = mk_core();
 	struct peer pe = {0};
-	const char *req = "GET / HTTP/1.1\r\nConnection: close\r\n\r\n";
+	const char *req =
+		"GET / HTTP/1.1\r\nHost: h\r\nConnection: close\r\n\r\n";
 
 	if (!c || !peer_connect(c, &pe, 40011, 1))
 		goto out;
@@ -1048,10 +1049,11 @@ static void test_errors_close(void)
 		const char *req;
 		int kind;
 	} cases[] = {
-		{"POST / HTTP/1.1\r\nContent-Length: 0\r\n\r\n",
+		{"POST / HTTP/1.1\r\nHost: h\r\nContent-Length: 0\r\n\r\n",
 		 BLITZ_RESP_405},
 		{"GET / HTTP/2.0\r\n\r\n", BLITZ_RESP_505},
-		{"GET / HTTP/1.1\r\nBad Header\r\n\r\n", BLITZ_RESP_400},
+		{"GET / HTTP/1.1\r\nHost: h\r\nBad Header\r\n\r\n",
+		 BLITZ_RESP_400},
 	};
 	size_t i;
 
@@ -1086,7 +1088,7 @@ static void test_header_431(void)
 
 	if (!c || !peer_connect(c, &pe, 40013, 1))
 		goto out;
-	peer_send(c, &pe, 0x18, "GET / HTTP/1.1\r\n", 16);
+	peer_send(c, &pe, 0x18, "GET / HTTP/1.1\r\nHost: h\r\n", 25);
 	memset(chunk, 'a', sizeof(chunk));
 	memcpy(chunk, "X-Pad: ", 7);
 	chunk[998] = '\r';
@@ -1131,7 +1133,8 @@ static void test_simultaneous_close_crossing(void)
 {
 	struct tcp_core *c = mk_core();
 	struct peer pe = {0};
-	const char *req = "GET / HTTP/1.1\r\nConnection: close\r\n\r\n";
+	const char *req =
+		"GET / HTTP/1.1\r\nHost: h\r\nConnection: close\r\n\r\n";
 	uint8_t f[256];
 	struct seg s;
 
@@ -1179,7 +1182,8 @@ static void test_rst_every_state(void)
 			break;
 		case 3: /* we sent FIN (close), not acked */
 			peer_send(c, &pe, 0x18,
-				  "GET / HTTP/1.1\r\nConnection: close\r\n\r\n",
+				  "GET / HTTP/1.1\r\nHost: h\r\nConnection: "
+				  "close\r\n\r\n",
 				  37);
 			break;
 		case 4: /* they sent FIN, our FIN acked?  no: in flight */
@@ -1663,7 +1667,8 @@ out:
  * retransmitted too. Everything arrives exactly; then a clean close. */
 static void test_window_shrink_close_losses(void)
 {
-	static const char req[] = "GET / HTTP/1.1\r\nConnection: close\r\n\r\n";
+	static const char req[] =
+		"GET / HTTP/1.1\r\nHost: h\r\nConnection: close\r\n\r\n";
 	static uint8_t body[65536];
 	const struct tcp_core_counters *cnt;
 	struct strict_peer sp = {.pe.win = 65535, .drop_mod = 5, .drop_rem = 2};
@@ -1702,7 +1707,8 @@ out:
  * at the same sequence number, with no data, until it is acknowledged. */
 static void test_fin_retransmit(void)
 {
-	static const char req[] = "GET / HTTP/1.1\r\nConnection: close\r\n\r\n";
+	static const char req[] =
+		"GET / HTTP/1.1\r\nHost: h\r\nConnection: close\r\n\r\n";
 	struct tcp_core *c = mk_core();
 	struct peer pe = {0};
 	uint32_t n = resp_len(BLITZ_RESP_GET_CLOSE, HELLO), fin_seq;
