@@ -42,7 +42,7 @@ DPDK_BIN  := $(BUILD)/blitz-dpdk
 endif
 endif
 
-.PHONY: all deps test demo bench lint format clean
+.PHONY: all deps test demo bench lint format clean install uninstall man
 all: $(BUILD)/blitz $(BPF_OBJS) $(UNIT_BINS) $(BPFT_BINS) $(FUZZ_BINS) $(DPDK_BIN)
 
 deps:
@@ -109,6 +109,42 @@ bench:
 	./scripts/install-deps.sh
 	$(MAKE) all
 	DURATION="$(DURATION)" CONNS="$(CONNS)" ./scripts/bench.sh
+
+# `make install [PREFIX=/usr/local] [DESTDIR=...]`: the binaries (the BPF
+# programs are embedded in them as skeletons), the veth peer's pass-all
+# program, blitz(8) generated from the usage texts, the systemd template
+# units blitz@.service (serve) and blitz-load@.service (load) and an
+# example of their /etc/blitz/<ifname>.conf.
+PREFIX     ?= /usr/local
+SBINDIR    ?= $(PREFIX)/sbin
+DATADIR    ?= $(PREFIX)/share/blitz
+MANDIR     ?= $(PREFIX)/share/man
+UNITDIR    ?= $(PREFIX)/lib/systemd/system
+SYSCONFDIR ?= /etc
+UNITS      := $(patsubst %.in,%,$(notdir $(wildcard scripts/systemd/*.service.in)))
+# The units and the example say where things are installed: filled in at
+# install time, so a new PREFIX never meets an old build.
+SUBST      = sed -e 's|@SBINDIR@|$(SBINDIR)|g' -e 's|@SYSCONFDIR@|$(SYSCONFDIR)|g'
+
+man: $(BUILD)/blitz.8
+$(BUILD)/blitz.8: $(BUILD)/blitz scripts/gen-man.sh
+	scripts/gen-man.sh $(BUILD)/blitz > $@.tmp && mv $@.tmp $@
+
+install: $(BUILD)/blitz $(DPDK_BIN) $(BUILD)/xdp_pass.bpf.o $(BUILD)/blitz.8
+	install -D -m 0755 $(BUILD)/blitz $(DESTDIR)$(SBINDIR)/blitz
+	$(if $(DPDK_BIN),install -D -m 0755 $(DPDK_BIN) $(DESTDIR)$(SBINDIR)/blitz-dpdk)
+	install -D -m 0644 $(BUILD)/xdp_pass.bpf.o $(DESTDIR)$(DATADIR)/xdp_pass.bpf.o
+	install -D -m 0644 $(BUILD)/blitz.8 $(DESTDIR)$(MANDIR)/man8/blitz.8
+	install -d $(DESTDIR)$(UNITDIR) $(DESTDIR)$(SYSCONFDIR)/blitz
+	$(foreach u,$(UNITS),$(SUBST) scripts/systemd/$(u).in > $(DESTDIR)$(UNITDIR)/$(u) &&) true
+	$(SUBST) scripts/systemd/example.conf.in > $(DESTDIR)$(SYSCONFDIR)/blitz/example.conf
+
+uninstall:
+	rm -f $(DESTDIR)$(SBINDIR)/blitz $(DESTDIR)$(SBINDIR)/blitz-dpdk \
+		$(DESTDIR)$(DATADIR)/xdp_pass.bpf.o $(DESTDIR)$(MANDIR)/man8/blitz.8 \
+		$(DESTDIR)$(SYSCONFDIR)/blitz/example.conf \
+		$(addprefix $(DESTDIR)$(UNITDIR)/,$(UNITS))
+	-rmdir $(DESTDIR)$(DATADIR) $(DESTDIR)$(SYSCONFDIR)/blitz 2>/dev/null
 
 C_FILES = $(shell git ls-files '*.c' '*.h')
 format:

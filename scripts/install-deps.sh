@@ -20,6 +20,7 @@ PKGS="
 	nginx-light h2o
 	gnuplot-nox jq
 	clang-format cppcheck shellcheck
+	systemd man-db groff-base
 "
 
 missing=""
