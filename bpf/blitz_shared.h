@@ -15,6 +15,7 @@
 #endif
 
 #define BLITZ_MAX_ADDRS 8
+#define BLITZ_MAX_MACS 4 /* the interface's own and up to 3 --mac */
 /* One response template; the xdp engine only answers when it fits one MSS. */
 #define BLITZ_RESP_MAX 2048
 #define BLITZ_DATE_LEN 29 /* "Sun, 06 Nov 1994 08:49:37 GMT" */
@@ -78,7 +79,19 @@ struct blitz_config {
 	__s64 tai_to_unix_ns;
 	__u64 loaded_unix; /* seconds, for status */
 	struct blitz_resp_meta resp[BLITZ_RESP_XDP_KINDS];
+	/* Destination MACs that are this host's (blitz_mac_u64 of each):
+	 * [0] the interface's at load, then --mac. 0: any unicast MAC. */
+	__u32 n_macs;
+	__u32 flags; /* BLITZ_CFG_* */
+	__u64 macs[BLITZ_MAX_MACS];
 };
+
+/* The six bytes of a MAC as one number (byte i in bits 8i..8i+7). */
+static inline __u64 blitz_mac_u64(const __u8 *m)
+{
+	return (__u64)m[0] | (__u64)m[1] << 8 | (__u64)m[2] << 16 |
+	       (__u64)m[3] << 24 | (__u64)m[4] << 32 | (__u64)m[5] << 40;
+}
 
 /*
  * Per-CPU counters, one __u64 each, in the "counters" per-CPU array map
@@ -95,6 +108,12 @@ struct blitz_config {
 	X(FINACK, "finack", "FIN-ACKs sent for a client FIN")                  \
 	X(REDIRECT, "redirect", "segments redirected to AF_XDP sockets")       \
 	X(PASS_HOST, "pass_host", "not for the service: passed untouched")     \
+	X(PASS_NOT_LOCAL, "pass_not_local",                                    \
+	  "service port, destination not local (FIB): forwarded untouched")    \
+	X(PASS_OTHER_MAC, "pass_other_mac",                                    \
+	  "service port, frame to a MAC not ours: untouched")                  \
+	X(DROP_MARTIAN, "drop_martian",                                        \
+	  "martian source (loopback, multicast, our own address...)")          \
 	X(PASS_MALFORMED, "pass_malformed", "truncated or bad headers")        \
 	X(PASS_IP_OPTIONS, "pass_ip_options", "IPv4 options or IPv6 ext hdrs") \
 	X(PASS_FRAGMENT, "pass_fragment", "IP fragments")                      \

@@ -18,6 +18,8 @@
  *     "recent" map), as TCP will find the connection by then;
  *   - no socket at all (no kernel listener on the port): TC_ACT_OK, and the
  *     kernel answers with RST as for any closed port.
+ * Not for the service: another port, a destination that is not ours by
+ * blitz_addr.h (forwarded traffic, another host's MAC), SYN/RST.
  * Must never touch a frame that is not for the service, never answer or
  * rewrite anything, and never hand over a segment it could not validate.
  * Known limit (stateless): the kernel takes the first segment it is given
@@ -34,7 +36,10 @@
 #include "blitz_maps.h"
 #include <bpf/bpf_endian.h>
 
+#include "blitz_addr.h"
 #include "blitz_cookie.h"
+
+#define PACKET_HOST 0 /* linux/if_packet.h */
 
 /* linux/pkt_cls.h's verdicts; vmlinux.h has no #defines. */
 #define TC_ACT_OK 0
@@ -102,37 +107,6 @@ struct seg {
 	bool has_ts;
 	__u32 tsval, tsecr; /* host order */
 };
-
-static __always_inline bool addr4_served(const struct blitz_config *cfg,
-					 __u32 daddr)
-{
-	if (!cfg->n_addr4 && !cfg->n_addr6)
-		return true;
-	for (int i = 0; i < BLITZ_MAX_ADDRS; i++) {
-		if (i >= cfg->n_addr4)
-			break;
-		if (cfg->addr4_be[i] == daddr)
-			return true;
-	}
-	return false;
-}
-
-static __always_inline bool addr6_served(const struct blitz_config *cfg,
-					 const struct in6_addr *daddr)
-{
-	if (!cfg->n_addr4 && !cfg->n_addr6)
-		return true;
-	for (int i = 0; i < BLITZ_MAX_ADDRS; i++) {
-		if (i >= cfg->n_addr6)
-			break;
-		if (cfg->addr6_be[i][0] == daddr->in6_u.u6_addr32[0] &&
-		    cfg->addr6_be[i][1] == daddr->in6_u.u6_addr32[1] &&
-		    cfg->addr6_be[i][2] == daddr->in6_u.u6_addr32[2] &&
-		    cfg->addr6_be[i][3] == daddr->in6_u.u6_addr32[3])
-			return true;
-	}
-	return false;
-}
 
 /* State of the option walk: the option bytes copied to the stack. */
 struct opt_walk {
@@ -231,8 +205,6 @@ static __always_inline int parse(struct __sk_buff *skb,
 		 * request sock cannot ride on a fragment. */
 		if (ip->frag_off & bpf_htons(IP_MF | IP_OFFSET))
 			return 0;
-		if (!addr4_served(cfg, ip->daddr))
-			return 0;
 		s->saddr[0] = ip->saddr;
 		s->daddr[0] = ip->daddr;
 		s->plen = bpf_ntohs(ip->tot_len) - ip->ihl * 4;
@@ -245,8 +217,6 @@ static __always_inline int parse(struct __sk_buff *skb,
 		/* Extension headers are left to the kernel. */
 		if (ip6->version != 6 || ip6->nexthdr != IPPROTO_TCP)
 			return 0;
-		if (!addr6_served(cfg, &ip6->daddr))
-			return 0;
 		s->v6 = true;
 		__builtin_memcpy(s->saddr, &ip6->saddr, 16);
 		__builtin_memcpy(s->daddr, &ip6->daddr, 16);
@@ -258,6 +228,15 @@ static __always_inline int parse(struct __sk_buff *skb,
 	if ((void *)(s->tcp + 1) > data_end)
 		return short_ret;
 	if (s->tcp->dest != cfg->port_be)
+		return 0;
+	/* Only what is ours, by the XDP program's rule (blitz_addr.h):
+	 * forwarded traffic and frames for another host are left alone. */
+	if (skb->pkt_type != PACKET_HOST)
+		return 0;
+	if (s->v6 ? !blitz_dst6_ours(skb, cfg, skb->ifindex, s->saddr, s->daddr,
+				     s->tcp->source, s->tcp->dest)
+		  : !blitz_dst4_ours(skb, cfg, skb->ifindex, s->saddr[0],
+				     s->daddr[0], s->tcp->source, s->tcp->dest))
 		return 0;
 	/* Options are read with bpf_skb_load_bytes(): they may stay
 	 * outside the linear part. */

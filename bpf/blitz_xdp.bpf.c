@@ -28,6 +28,7 @@
 #include "blitz_maps.h"
 #include <bpf/bpf_endian.h>
 
+#include "blitz_addr.h"
 #include "blitz_cookie.h"
 #include "blitz_http_dfa.h"
 
@@ -185,39 +186,6 @@ static __always_inline __u32 sum32(__u32 a)
 /* Header parsing                                                      */
 /* ------------------------------------------------------------------ */
 
-static __always_inline int addr4_ok(const struct blitz_config *cfg, __u32 a)
-{
-	__u32 i, n = cfg->n_addr4;
-
-	if (!n && !cfg->n_addr6)
-		return 1;
-	for (i = 0; i < BLITZ_MAX_ADDRS; i++) {
-		if (i >= n)
-			break;
-		if (cfg->addr4_be[i] == a)
-			return 1;
-	}
-	return 0;
-}
-
-static __always_inline int addr6_ok(const struct blitz_config *cfg,
-				    const __u32 *a)
-{
-	__u32 i, n = cfg->n_addr6;
-
-	if (!n && !cfg->n_addr4)
-		return 1;
-	for (i = 0; i < BLITZ_MAX_ADDRS; i++) {
-		if (i >= n)
-			break;
-		if (cfg->addr6_be[i][0] == a[0] &&
-		    cfg->addr6_be[i][1] == a[1] &&
-		    cfg->addr6_be[i][2] == a[2] && cfg->addr6_be[i][3] == a[3])
-			return 1;
-	}
-	return 0;
-}
-
 struct opt_run {
 	struct blitz_scratch *sc;
 	__u32 off;
@@ -341,7 +309,7 @@ static __always_inline int parse_v4(struct xdp_md *ctx,
 	tot = bpf_ntohs(iph->tot_len);
 	if (tot < ihl || (__u64)ETH_HLEN + tot > (__u64)(end - data))
 		return BLITZ_CNT_PASS_MALFORMED;
-	if (iph->protocol != IPPROTO_TCP || !addr4_ok(cfg, iph->daddr))
+	if (iph->protocol != IPPROTO_TCP)
 		return BLITZ_CNT_PASS_HOST;
 	if (iph->frag_off & bpf_htons(IP_MF | IP_OFFSET))
 		return BLITZ_CNT_PASS_FRAGMENT;
@@ -352,6 +320,15 @@ static __always_inline int parse_v4(struct xdp_md *ctx,
 		return BLITZ_CNT_PASS_MALFORMED;
 	if (th->dest != cfg->port_be)
 		return BLITZ_CNT_PASS_HOST;
+	/* Only what is ours (blitz_addr.h): the cheap checks first. */
+	if (!blitz_mac_ours(cfg, ((struct ethhdr *)data)->h_dest))
+		return BLITZ_CNT_PASS_OTHER_MAC;
+	if (!blitz_dst4_ours(ctx, cfg, ctx->ingress_ifindex, iph->saddr,
+			     iph->daddr, th->source, th->dest))
+		return cfg->n_addr4 || cfg->n_addr6 ? BLITZ_CNT_PASS_HOST
+						    : BLITZ_CNT_PASS_NOT_LOCAL;
+	if (blitz_src4_martian(iph->saddr, iph->daddr))
+		return BLITZ_CNT_DROP_MARTIAN;
 	cnt_add(BLITZ_CNT_SERVICE, 1);
 	s->saddr[0] = iph->saddr;
 	s->daddr[0] = iph->daddr;
@@ -382,10 +359,6 @@ static __always_inline int parse_v6(struct xdp_md *ctx,
 	plen = bpf_ntohs(ip6->payload_len);
 	if ((__u64)ETH_HLEN + 40 + plen > (__u64)(end - data))
 		return BLITZ_CNT_PASS_MALFORMED;
-	for (i = 0; i < 4; i++)
-		s->daddr[i] = ip6->daddr.in6_u.u6_addr32[i];
-	if (!addr6_ok(cfg, s->daddr))
-		return BLITZ_CNT_PASS_HOST;
 	if (ip6->nexthdr == 44)
 		return BLITZ_CNT_PASS_FRAGMENT;
 	if (ipv6_ext_hdr(ip6->nexthdr))
@@ -397,9 +370,20 @@ static __always_inline int parse_v6(struct xdp_md *ctx,
 		return BLITZ_CNT_PASS_MALFORMED;
 	if (th->dest != cfg->port_be)
 		return BLITZ_CNT_PASS_HOST;
-	cnt_add(BLITZ_CNT_SERVICE, 1);
-	for (i = 0; i < 4; i++)
+	for (i = 0; i < 4; i++) {
+		s->daddr[i] = ip6->daddr.in6_u.u6_addr32[i];
 		s->saddr[i] = ip6->saddr.in6_u.u6_addr32[i];
+	}
+	/* Only what is ours (blitz_addr.h): the cheap checks first. */
+	if (!blitz_mac_ours(cfg, ((struct ethhdr *)data)->h_dest))
+		return BLITZ_CNT_PASS_OTHER_MAC;
+	if (!blitz_dst6_ours(ctx, cfg, ctx->ingress_ifindex, s->saddr, s->daddr,
+			     th->source, th->dest))
+		return cfg->n_addr4 || cfg->n_addr6 ? BLITZ_CNT_PASS_HOST
+						    : BLITZ_CNT_PASS_NOT_LOCAL;
+	if (blitz_src6_martian(s->saddr, s->daddr))
+		return BLITZ_CNT_DROP_MARTIAN;
+	cnt_add(BLITZ_CNT_SERVICE, 1);
 	s->v6 = 1;
 	s->seglen = plen;
 	return parse_tcp(ctx, s, sc, L4_V6);
@@ -1067,6 +1051,8 @@ int blitz_xdp(struct xdp_md *ctx)
 		why = parse_v6(ctx, cfg, &s, sc);
 	else
 		why = BLITZ_CNT_PASS_HOST;
+	if (why == BLITZ_CNT_DROP_MARTIAN)
+		return drop(why);
 	if (why)
 		return pass(why);
 	data = (void *)(long)ctx->data;

@@ -33,16 +33,48 @@ static void usage(FILE *f)
 		"World!\")\n"
 		"      --body-file FILE     response body read from FILE\n"
 		"      --content-type TYPE  Content-Type (default text/plain)\n"
+		"      --mac MAC            frames to MAC are ours too (VRRP, "
+		"bond; up to %d)\n"
 		"  -v, --verbose            show libbpf/libxdp messages\n"
 		"  -h, --help               this text\n"
 		"      --version            print the version\n",
-		BLITZ_DEFAULT_PORT, BLITZ_MAX_ADDRS);
+		BLITZ_DEFAULT_PORT, BLITZ_MAX_ADDRS, BLITZ_MAX_MACS - 1);
+}
+
+/* load's own option code, clear of cli.h's. */
+#define OPT_LOAD_MAC 0x200
+
+/* --mac aa:bb:cc:dd:ee:ff: one more destination MAC that is ours. */
+static int parse_mac(struct blitz_loader_opts *lo, const char *arg)
+{
+	unsigned int b[6];
+	char end;
+	int i;
+
+	if (sscanf(arg, "%x:%x:%x:%x:%x:%x%c", &b[0], &b[1], &b[2], &b[3],
+		   &b[4], &b[5], &end) != 6 ||
+	    b[0] > 255 || b[1] > 255 || b[2] > 255 || b[3] > 255 ||
+	    b[4] > 255 || b[5] > 255 || (b[0] & 1)) {
+		pr_warn("bad --mac '%s': use a unicast MAC like "
+			"00:00:5e:00:01:07\n",
+			arg);
+		return -1;
+	}
+	if (lo->n_macs >= BLITZ_MAX_MACS - 1) {
+		pr_warn("too many --mac: at most %d\n", BLITZ_MAX_MACS - 1);
+		return -1;
+	}
+	for (i = 0; i < 6; i++)
+		lo->macs[lo->n_macs][i] = (unsigned char)b[i];
+	lo->n_macs++;
+	return 0;
 }
 
 int cmd_load(int argc, char **argv)
 {
 	static const struct option longopts[] = {
 		{"mode", required_argument, NULL, 'm'},
+		{"mac", required_argument, NULL, OPT_LOAD_MAC},
 		BLITZ_COMMON_LONGOPTS,
 		BLITZ_SERVICE_LONGOPTS,
 		{NULL, 0, NULL, 0},
@@ -59,6 +91,10 @@ int cmd_load(int argc, char **argv)
 	while ((opt = getopt_long(argc, argv, ":m:p:a:vh", longopts, NULL)) !=
 	       -1) {
 		switch (opt) {
+		case OPT_LOAD_MAC:
+			if (parse_mac(&lo, optarg))
+				goto out;
+			break;
 		case 'm':
 			if (!strcmp(optarg, "native")) {
 				lo.xdp_mode = BLITZ_XDP_NATIVE;

@@ -371,6 +371,26 @@ static int if_mtu(const char *ifname, unsigned int *mtu)
 	return err;
 }
 
+/* The interface's Ethernet address into mac[6]. 0 or -errno. */
+static int if_mac(const char *ifname, unsigned char *mac)
+{
+	struct ifreq ifr = {};
+	int fd, err = 0;
+
+	fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return -errno;
+	strncpy(ifr.ifr_name, ifname, IF_NAMESIZE - 1);
+	if (ioctl(fd, SIOCGIFHWADDR, &ifr))
+		err = -errno;
+	else if (ifr.ifr_hwaddr.sa_family != 1 /* ARPHRD_ETHER */)
+		err = -EAFNOSUPPORT;
+	else
+		memcpy(mac, ifr.ifr_hwaddr.sa_data, 6);
+	close(fd);
+	return err;
+}
+
 /* CLOCK_REALTIME - CLOCK_TAI, rounded to the second it really is. */
 static __s64 tai_to_unix_ns(void)
 {
@@ -409,6 +429,19 @@ static int fill_config(struct blitz_config *c,
 		pr_warn("cannot get random bytes for the cookie secret: %s\n",
 			strerror(errno));
 		return -EIO;
+	}
+	/* Only frames to the interface's MAC (and --mac ones) are ours; an
+	 * interface without one (not Ethernet) leaves any unicast MAC. */
+	{
+		unsigned char mac[6] = {0};
+
+		if (!if_mac(o->ifname, mac)) {
+			c->macs[c->n_macs++] = blitz_mac_u64(mac);
+			for (i = 0; i < o->n_macs && c->n_macs < BLITZ_MAX_MACS;
+			     i++)
+				c->macs[c->n_macs++] =
+					blitz_mac_u64(o->macs[i]);
+		}
 	}
 	c->tai_to_unix_ns = tai_to_unix_ns();
 	c->loaded_unix = (__u64)time(NULL);

@@ -37,6 +37,10 @@ struct blitz_loader_opts {
 	 */
 	bool persist;
 	const struct blitz_service_opts *svc;
+	/* Destination MACs that are ours besides the interface's (--mac:
+	 * VRRP, a bond's other address). */
+	int n_macs;
+	unsigned char macs[BLITZ_MAX_MACS - 1][6];
 };
 
 struct blitz_loaded; /* opaque */

@@ -268,8 +268,8 @@ static struct seg_spec data_seg(bool v6)
 {
 	struct seg_spec s = {
 		.v6 = v6,
-		.saddr = v6 ? "::1" : "127.0.0.1",
-		.daddr = v6 ? "::1" : "127.0.0.1",
+		.saddr = v6 ? "fd00::1" : "10.0.0.1",
+		.daddr = v6 ? "fd00::1" : "10.0.0.1",
 		.sport = 40000,
 		.dport = PORT,
 		.seq = 1000,
@@ -288,14 +288,18 @@ static int listen_on(bool v6, uint16_t port)
 {
 	struct sockaddr_in6 a6 = {.sin6_family = AF_INET6,
 				  .sin6_port = htons(port),
-				  .sin6_addr = IN6ADDR_LOOPBACK_INIT};
+				  .sin6_addr = IN6ADDR_ANY_INIT};
 	struct sockaddr_in a4 = {.sin_family = AF_INET,
 				 .sin_port = htons(port),
-				 .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+				 .sin_addr.s_addr = 0};
 	int fd = socket(v6 ? AF_INET6 : AF_INET, SOCK_STREAM, 0), one = 1;
 
 	if (fd < 0)
 		return -1;
+	/* the service addresses on lo (setup), not loopback: 127.0.0.1 and
+	 * ::1 are never ours on an interface (blitz_addr.h) */
+	inet_pton(AF_INET, "10.0.0.1", &a4.sin_addr);
+	inet_pton(AF_INET6, "fd00::1", &a6.sin6_addr);
 	setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
 	if (v6)
 		setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &one, sizeof(one));
@@ -335,7 +339,7 @@ static void t_not_for_service(void)
 	T_EQ_INT(run_spec(&s), TC_ACT_OK);
 	/* the service port, but an address the service is not on */
 	c.n_addr4 = 1;
-	inet_pton(AF_INET, "127.0.0.2", &c.addr4_be[0]);
+	inet_pton(AF_INET, "10.0.0.3", &c.addr4_be[0]);
 	set_config(&c);
 	s = data_seg(false);
 	T_EQ_INT(run_spec(&s), TC_ACT_OK);
@@ -349,6 +353,61 @@ static void t_not_for_service(void)
 	T_EQ_INT(run_spec(&s), TC_ACT_OK);
 	set_config(&cfg);
 	T_CHECK(snap_eq(before, snap()));
+}
+
+static int set_forwarding(int on)
+{
+	const char *paths[] = {"/proc/sys/net/ipv4/ip_forward",
+			       "/proc/sys/net/ipv6/conf/all/forwarding"};
+	int i, err = 0;
+
+	for (i = 0; i < 2; i++) {
+		FILE *fp = fopen(paths[i], "w");
+
+		if (!fp || fputs(on ? "1" : "0", fp) < 0)
+			err = -1;
+		if (fp && fclose(fp))
+			err = -1;
+	}
+	return err;
+}
+
+/*
+ * Forwarded traffic is not ours (blitz_addr.h, the XDP program's rule):
+ * with forwarding on, a segment with a bad cookie to an address routed
+ * through a veth (10.9.0.5, fd09::5) passes untouched, where one to a
+ * local address is dropped; so does a frame for another host's MAC.
+ */
+static void t_forwarded_passed(void)
+{
+	struct seg_spec s;
+	struct snap before;
+	uint8_t f[256];
+	size_t n;
+
+	if (setup_skip)
+		return (void)T_SKIP(setup_skip);
+	T_CHECK(!set_forwarding(1));
+	before = snap();
+	s = data_seg(false);
+	s.daddr = "10.9.0.5";
+	T_EQ_INT(run_spec(&s), TC_ACT_OK);
+	s = data_seg(true);
+	s.daddr = "fd09::5";
+	T_EQ_INT(run_spec(&s), TC_ACT_OK);
+	s = data_seg(false);
+	n = build(f, &s);
+	f[0] = 0x02; /* to 02:00:00:00:00:99, not lo's address */
+	f[5] = 0x99;
+	T_EQ_INT(run_frame(f, n), TC_ACT_OK);
+	T_CHECK(snap_eq(before, snap()));
+	/* the same bad segment to the local address is dropped */
+	s = data_seg(false);
+	T_EQ_INT(run_spec(&s), TC_ACT_SHOT);
+	s = data_seg(true);
+	T_EQ_INT(run_spec(&s), TC_ACT_SHOT);
+	T_EQ_INT(snap().bad, before.bad + 2);
+	T_CHECK(!set_forwarding(0));
 }
 
 static void t_syn_rst_noack_passed(void)
@@ -780,8 +839,15 @@ static void setup(void)
 		setup_skip = "needs root (BPF, network namespace)";
 		return;
 	}
-	if (unshare(CLONE_NEWNET) || lo_up()) {
-		setup_skip = "cannot make a private network namespace";
+	if (unshare(CLONE_NEWNET) || lo_up() ||
+	    system("ip addr add 10.0.0.1/32 dev lo && "
+		   "ip addr add fd00::1/128 dev lo nodad && "
+		   "ip link add bzt0 type veth peer name bzt1 && "
+		   "ip addr add 10.9.0.1/24 dev bzt0 && "
+		   "ip addr add fd09::1/64 dev bzt0 nodad && "
+		   "ip link set bzt0 up && ip link set bzt1 up")) {
+		setup_skip = "cannot make a private network namespace with "
+			     "the test addresses";
 		return;
 	}
 	if (!tc_handoff_supported()) {
@@ -960,6 +1026,7 @@ int main(int argc, char **argv)
 	setup();
 	T_RUN(t_kfunc_supported);
 	T_RUN(t_not_for_service);
+	T_RUN(t_forwarded_passed);
 	T_RUN(t_syn_rst_noack_passed);
 	T_RUN(t_truncated_passed);
 	T_RUN(t_fragment_passed);

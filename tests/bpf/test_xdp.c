@@ -45,6 +45,8 @@ static struct http_responses resp;
 static struct blitz_config cfg;
 static int ncpus;
 static int have_netns;
+static int have_addrs; /* 10.0.0.1, .2, fd00::1, ::2 on lo of our netns */
+static int have_fwd;   /* and a veth with 10.9.0.1/24, fd09::1/64 */
 
 static const uint8_t srv_mac[6] = {0x02, 0, 0, 0, 0, 0x01};
 static const uint8_t cli_mac[6] = {0x02, 0, 0, 0, 0, 0x02};
@@ -105,14 +107,15 @@ struct fspec {
 	const void *payload;
 	int plen;
 	/* for malformed frames */
-	int ihl;	    /* 0: 5 */
-	uint16_t frag;	    /* IPv4 frag_off field, host order */
-	int doff;	    /* 0: from optlen */
-	int totlen_delta;   /* added to the IP length field */
-	int v6_ext;	    /* IPv6: 44 fragment, 0 hop-by-hop header first */
-	int eth_pad;	    /* trailing bytes after the IP packet */
-	uint16_t ethertype; /* 0: from v6 */
-	uint8_t ip_proto;   /* 0: TCP */
+	int ihl;	     /* 0: 5 */
+	uint16_t frag;	     /* IPv4 frag_off field, host order */
+	int doff;	     /* 0: from optlen */
+	int totlen_delta;    /* added to the IP length field */
+	int v6_ext;	     /* IPv6: 44 fragment, 0 hop-by-hop header first */
+	int eth_pad;	     /* trailing bytes after the IP packet */
+	uint16_t ethertype;  /* 0: from v6 */
+	const uint8_t *dmac; /* 0: srv_mac */
+	uint8_t ip_proto;    /* 0: TCP */
 };
 
 static void spec_init(struct fspec *f, int v6)
@@ -137,7 +140,7 @@ static size_t build(uint8_t *buf, const struct fspec *f)
 	uint16_t et = f->ethertype ? f->ethertype : (f->v6 ? 0x86dd : 0x0800);
 
 	memset(buf, 0, OUT_MAX);
-	memcpy(buf, srv_mac, 6);
+	memcpy(buf, f->dmac ? f->dmac : srv_mac, 6);
 	memcpy(buf + 6, cli_mac, 6);
 	buf[12] = (uint8_t)(et >> 8);
 	buf[13] = (uint8_t)et;
@@ -1229,6 +1232,186 @@ static void t_not_our_port_or_address(void)
 	expect_pass(&f, BLITZ_CNT_PASS_HOST);
 }
 
+/* Write a sysctl of our private netns. 0 or -1. */
+static int netns_sysctl(const char *path, const char *val)
+{
+	FILE *fp = fopen(path, "w");
+	int ok;
+
+	if (!fp)
+		return -1;
+	ok = fputs(val, fp) >= 0;
+	return fclose(fp) == 0 && ok ? 0 : -1;
+}
+
+static int set_forwarding(int on)
+{
+	const char *v = on ? "1" : "0";
+
+	return netns_sysctl("/proc/sys/net/ipv4/ip_forward", v) ||
+	       netns_sysctl("/proc/sys/net/ipv6/conf/all/forwarding", v);
+}
+
+/* Serve every address (no -a): the FIB decides what is ours. */
+static void config_every_address(int on)
+{
+	struct blitz_config c = cfg;
+	uint32_t key = 0;
+
+	if (on)
+		c.n_addr4 = c.n_addr6 = 0;
+	bpf_map__update_elem(skel->maps.config, &key, sizeof(key),
+			     on ? &c : &cfg, sizeof(c), 0);
+}
+
+static void syn_to(int v6, const char *dst, int want_tx, int reason)
+{
+	struct fspec f;
+	struct run r;
+	struct cnt_snap s;
+
+	spec_init(&f, v6);
+	f.flags = 0x02;
+	f.dst = dst;
+	if (!want_tx) {
+		expect_pass(&f, reason);
+		return;
+	}
+	snap(&s);
+	run_spec(&r, &f);
+	T_CHECK_MSG(r.retval == XDP_TX, "SYN to %s: verdict %u, want XDP_TX",
+		    dst, r.retval);
+	T_EQ_INT(moved(&s, BLITZ_CNT_SYNACK), 1);
+}
+
+/*
+ * With no -a, an address is ours when the kernel's FIB says it is local:
+ * 10.0.0.1 and fd00::1 on lo are; 10.9.0.5 and fd09::5, reachable through
+ * a veth of this netns, are forwarded, so they pass untouched; broadcast,
+ * multicast and loopback destinations are never ours.
+ */
+static void t_fib_local_or_forwarded(void)
+{
+	if (!have_fwd) {
+		T_SKIP("no private network namespace with a routed veth");
+		return;
+	}
+	config_every_address(1);
+	T_CHECK(!set_forwarding(1));
+	syn_to(0, "10.0.0.1", 1, 0);
+	syn_to(1, "fd00::1", 1, 0);
+	syn_to(0, "10.9.0.5", 0, BLITZ_CNT_PASS_NOT_LOCAL);
+	syn_to(1, "fd09::5", 0, BLITZ_CNT_PASS_NOT_LOCAL);
+	syn_to(0, "10.9.0.1", 1, 0); /* the veth's own address is local */
+	syn_to(0, "255.255.255.255", 0, BLITZ_CNT_PASS_NOT_LOCAL);
+	syn_to(0, "224.0.0.1", 0, BLITZ_CNT_PASS_NOT_LOCAL);
+	syn_to(0, "127.0.0.1", 0, BLITZ_CNT_PASS_NOT_LOCAL);
+	syn_to(1, "ff02::1", 0, BLITZ_CNT_PASS_NOT_LOCAL);
+	syn_to(1, "::1", 0, BLITZ_CNT_PASS_NOT_LOCAL);
+	/* A data segment with a good cookie to a forwarded address is not
+	 * ours either: it passes, it is not answered. */
+	{
+		struct fspec f;
+
+		data_spec(&f, 0, 1, get11);
+		f.dst = "10.9.0.5";
+		with_ts(&f, 1, blitz_cookie_tsval(cookie_of(&f)));
+		expect_pass(&f, BLITZ_CNT_PASS_NOT_LOCAL);
+	}
+	/* Forwarding off: bpf_fib_lookup cannot be asked (FWD_DISABLED),
+	 * the kernel forwards nothing; a local address is still served. */
+	T_CHECK(!set_forwarding(0));
+	syn_to(0, "10.0.0.1", 1, 0);
+	syn_to(1, "fd00::1", 1, 0);
+	syn_to(0, "224.0.0.1", 0, BLITZ_CNT_PASS_NOT_LOCAL);
+	config_every_address(0);
+}
+
+/* Martian sources are dropped and counted, -a or not. */
+static void t_martian_sources(void)
+{
+	static const char *const v4[] = {
+		"0.0.0.0",	   "0.1.2.3",	"127.0.0.1",
+		"224.0.0.5",	   "239.1.1.1", "240.0.0.1",
+		"255.255.255.255", "10.0.0.1" /* our own address */};
+	static const char *const v6[] = {"::", "::1", "ff02::1",
+					 "::ffff:10.0.0.2",
+					 "fd00::1" /* our own */};
+	struct fspec f;
+	size_t i;
+
+	for (i = 0; i < sizeof(v4) / sizeof(v4[0]); i++) {
+		spec_init(&f, 0);
+		f.flags = 0x02;
+		f.src = v4[i];
+		expect_drop(&f, BLITZ_CNT_DROP_MARTIAN);
+		data_spec(&f, 0, 0, get11);
+		f.src = v4[i];
+		completes_handshake(&f);
+		expect_drop(&f, BLITZ_CNT_DROP_MARTIAN);
+	}
+	for (i = 0; i < sizeof(v6) / sizeof(v6[0]); i++) {
+		spec_init(&f, 1);
+		f.flags = 0x02;
+		f.src = v6[i];
+		expect_drop(&f, BLITZ_CNT_DROP_MARTIAN);
+	}
+	/* link-local and unique-local sources are fine */
+	syn_to(1, "fd00::1", 1, 0);
+	spec_init(&f, 1);
+	f.flags = 0x02;
+	f.src = "fe80::2";
+	{
+		struct run r;
+
+		run_spec(&r, &f);
+		T_EQ_INT(r.retval, XDP_TX);
+	}
+}
+
+/* Frames to a MAC that is not ours pass untouched; a --mac is ours. */
+static void t_other_mac(void)
+{
+	static const uint8_t other[6] = {0x02, 0, 0, 0, 0, 0x99};
+	static const uint8_t bcast[6] = {0xff, 0xff, 0xff, 0xff, 0xff, 0xff};
+	static const uint8_t mcast[6] = {0x01, 0x00, 0x5e, 0, 0, 1};
+	static const uint8_t vrrp[6] = {0x00, 0x00, 0x5e, 0x00, 0x01, 0x07};
+	struct blitz_config c = cfg;
+	uint32_t key = 0;
+	struct fspec f;
+	struct run r;
+
+	data_spec(&f, 0, 1, get11);
+	f.dmac = other;
+	expect_pass(&f, BLITZ_CNT_PASS_OTHER_MAC);
+	f.dmac = bcast;
+	expect_pass(&f, BLITZ_CNT_PASS_OTHER_MAC);
+	f.dmac = mcast;
+	expect_pass(&f, BLITZ_CNT_PASS_OTHER_MAC);
+	spec_init(&f, 1);
+	f.flags = 0x02;
+	f.dmac = vrrp;
+	expect_pass(&f, BLITZ_CNT_PASS_OTHER_MAC);
+	/* host traffic to another MAC is host traffic */
+	data_spec(&f, 0, 0, get11);
+	f.dport = 22;
+	f.dmac = other;
+	expect_pass(&f, BLITZ_CNT_PASS_HOST);
+	/* --mac 00:00:5e:00:01:07 (a VRRP address): answered from it */
+	c.n_macs = 2;
+	c.macs[1] = blitz_mac_u64(vrrp);
+	bpf_map__update_elem(skel->maps.config, &key, sizeof(key), &c,
+			     sizeof(c), 0);
+	spec_init(&f, 0);
+	f.flags = 0x02;
+	f.dmac = vrrp;
+	run_spec(&r, &f);
+	T_EQ_INT(r.retval, XDP_TX);
+	T_CHECK(!memcmp(r.out + 6, vrrp, 6) && !memcmp(r.out, cli_mac, 6));
+	bpf_map__update_elem(skel->maps.config, &key, sizeof(key), &cfg,
+			     sizeof(cfg), 0);
+}
+
 static void t_arp_icmp_vlan(void)
 {
 	uint8_t arp[42] = {0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 2, 0, 0, 0,
@@ -1373,55 +1556,72 @@ static void t_ip_options_and_fragments(void)
 /* Kernel-owned connections, afxdp mode                                */
 /* ------------------------------------------------------------------ */
 
-static void t_kernel_owns(void)
+/* A connect() from the client address to the service address, both on
+ * lo of the private netns: the kernel owns that 4-tuple. */
+static int kernel_conn(int ls, int *cs_out, int *as_out, uint16_t *cport)
 {
 	struct sockaddr_in a = {.sin_family = AF_INET};
 	socklen_t al = sizeof(a);
-	struct blitz_config c = cfg;
-	uint32_t key = 0;
-	int ls = -1, cs = -1, as = -1, one = 1;
-	struct fspec f;
-	char cport[8];
+	int cs;
 
-	if (!have_netns) {
-		T_SKIP("no private network namespace (unshare failed)");
-		return;
-	}
-	a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	cs = socket(AF_INET, SOCK_STREAM, 0);
+	inet_pton(AF_INET, "10.0.0.2", &a.sin_addr);
+	if (cs < 0 || bind(cs, (void *)&a, sizeof(a)))
+		return -1;
+	inet_pton(AF_INET, "10.0.0.1", &a.sin_addr);
 	a.sin_port = htons(PORT);
-	ls = socket(AF_INET, SOCK_STREAM, 0);
+	*cs_out = cs;
+	if (connect(cs, (void *)&a, sizeof(a)))
+		return -1;
+	*as_out = accept(ls, NULL, NULL);
+	getsockname(cs, (void *)&a, &al);
+	*cport = ntohs(a.sin_port);
+	return 0;
+}
+
+static int listen_service(void)
+{
+	struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons(PORT)};
+	int ls = socket(AF_INET, SOCK_STREAM, 0), one = 1;
+
+	inet_pton(AF_INET, "10.0.0.1", &a.sin_addr);
 	setsockopt(ls, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
 	if (ls < 0 || bind(ls, (void *)&a, sizeof(a)) || listen(ls, 8)) {
-		T_CHECK_MSG(0, "listen on 127.0.0.1:%d: %s", PORT,
+		if (ls >= 0)
+			close(ls);
+		return -1;
+	}
+	return ls;
+}
+
+static void t_kernel_owns(void)
+{
+	int ls = -1, cs = -1, as = -1;
+	uint16_t cport = 0;
+	struct fspec f;
+
+	if (!have_addrs) {
+		T_SKIP("no private network namespace with test addresses");
+		return;
+	}
+	ls = listen_service();
+	if (ls < 0) {
+		T_CHECK_MSG(0, "listen on 10.0.0.1:%d: %s", PORT,
 			    strerror(errno));
 		goto out;
 	}
-	/* Serve 127.0.0.1 too for this test. */
-	c.n_addr4 = 1;
-	c.addr4_be[0] = htonl(INADDR_LOOPBACK);
-	c.n_addr6 = 0;
-	bpf_map__update_elem(skel->maps.config, &key, sizeof(key), &c,
-			     sizeof(c), 0);
-
 	/* Only the listener: a segment with a good cookie is ours. */
 	data_spec(&f, 0, 0, NULL);
-	f.src = "127.0.0.1";
-	f.dst = "127.0.0.1";
-	completes_handshake(&f);
 	f.flags = 0x10;
 	expect_drop(&f, BLITZ_CNT_DROP_PURE_ACK);
 
-	cs = socket(AF_INET, SOCK_STREAM, 0);
-	if (cs < 0 || connect(cs, (void *)&a, sizeof(a))) {
+	if (kernel_conn(ls, &cs, &as, &cport)) {
 		T_CHECK_MSG(0, "connect: %s", strerror(errno));
 		goto out;
 	}
-	as = accept(ls, NULL, NULL);
-	getsockname(cs, (void *)&a, &al);
-	snprintf(cport, sizeof(cport), "%u", ntohs(a.sin_port));
 	/* That 4-tuple is a kernel connection: every segment passes, even
 	 * a pure ACK, an RST, or one with a cookie that is not ours. */
-	f.sport = ntohs(a.sin_port);
+	f.sport = cport;
 	f.ack = 12345;
 	expect_pass(&f, BLITZ_CNT_PASS_KERNEL_OWNS);
 	f.flags = 0x04;
@@ -1437,8 +1637,6 @@ out:
 		close(cs);
 	if (ls >= 0)
 		close(ls);
-	bpf_map__update_elem(skel->maps.config, &key, sizeof(key), &cfg,
-			     sizeof(cfg), 0);
 }
 
 static void t_afxdp_mode_no_socket(void)
@@ -1728,6 +1926,8 @@ static int setup(void)
 	inet_pton(AF_INET6, "fd00::1", cfg.addr6_be[0]);
 	cfg.secret[0] = 0x0123456789abcdefULL;
 	cfg.secret[1] = 0xfedcba9876543210ULL;
+	cfg.n_macs = 1;
+	cfg.macs[0] = blitz_mac_u64(srv_mac);
 	cfg.tai_to_unix_ns = tai_offset_ns();
 	cfg.loaded_unix = (uint64_t)time(NULL);
 	http_responses_meta(&resp, cfg.resp);
@@ -1849,6 +2049,29 @@ static void report_cost(void)
 	data_spec(&f, 0, 0, get11);
 	f.dport = 22;
 	cost("host", &f, 0);
+	if (have_fwd) {
+		/* No -a: every service segment asks the FIB. With forwarding
+		 * on it looks the route up; off, it returns at once. */
+		config_every_address(1);
+		set_forwarding(1);
+		data_spec(&f, 0, 1,
+			  "GET / HTTP/1.1\r\nHost: 10.0.0.1:8080\r\n\r\n");
+		cost("GET FIB fwd-on", &f, 0);
+		spec_init(&f, 0);
+		f.flags = 0x02;
+		cost("SYN FIB fwd-on", &f, 0);
+		data_spec(&f, 0, 1, get11);
+		f.dst = "10.9.0.5";
+		cost("forwarded", &f, 0);
+		set_forwarding(0);
+		data_spec(&f, 0, 1,
+			  "GET / HTTP/1.1\r\nHost: 10.0.0.1:8080\r\n\r\n");
+		cost("GET FIB fwd-off", &f, 0);
+		data_spec(&f, 0, 0, get11);
+		f.dport = 22;
+		cost("host (no -a)", &f, 0);
+		config_every_address(0);
+	}
 	if (getenv("BLITZ_COST_DETAIL")) {
 		static char big[1500];
 		int len;
@@ -1908,6 +2131,18 @@ int main(void)
 	have_netns = unshare(CLONE_NEWNET) == 0;
 	if (have_netns)
 		bring_lo_up();
+	/* The service and client addresses on lo of the private netns: the
+	 * kernel's sockets and FIB see them (t_kernel_owns, t_fib_*). */
+	have_addrs =
+		have_netns && !system("ip addr add 10.0.0.1/32 dev lo && "
+				      "ip addr add 10.0.0.2/32 dev lo && "
+				      "ip addr add fd00::1/128 dev lo nodad && "
+				      "ip addr add fd00::2/128 dev lo nodad");
+	have_fwd = have_addrs &&
+		   !system("ip link add bzt0 type veth peer name bzt1 && "
+			   "ip addr add 10.9.0.1/24 dev bzt0 && "
+			   "ip addr add fd09::1/64 dev bzt0 nodad && "
+			   "ip link set bzt0 up && ip link set bzt1 up");
 	if (setup()) {
 		printf("FAIL test_xdp_setup: cannot load blitz_xdp or fill "
 		       "its maps: %s\n",
@@ -1946,6 +2181,9 @@ int main(void)
 	T_RUN(t_spoofs_never_answered);
 	T_RUN(t_no_ts_only_handshake_completion);
 	T_RUN(t_not_our_port_or_address);
+	T_RUN(t_fib_local_or_forwarded);
+	T_RUN(t_martian_sources);
+	T_RUN(t_other_mac);
 	T_RUN(t_arp_icmp_vlan);
 	T_RUN(t_truncated);
 	T_RUN(t_bad_headers);
