@@ -59,15 +59,18 @@ struct conn {
 	uint8_t state;
 	uint8_t rstate;
 	uint8_t tries;
-	uint8_t closing; /* the server said Connection: close */
-	uint8_t bad;	 /* the response being read has a bad status */
+	uint8_t closing;    /* the server said Connection: close */
+	uint8_t bad;	    /* the response being read has a bad status */
+	uint8_t on_stack;   /* open loop: in the idle stack (maybe stale) */
+	uint8_t ts_ok;	    /* timestamps agreed in the handshake */
+	uint32_t ts_recent; /* the server's last TSval, our TSecr */
 	uint16_t sport;
 	uint16_t hlen; /* bytes of a split header kept in hdr */
 	uint32_t iss, snd_una, snd_nxt, rcv_nxt;
 	uint32_t batch_seq; /* first byte of the outstanding batch */
 	uint32_t pending;   /* responses still due for the batch */
 	uint32_t body_left;
-	uint64_t t_sent;   /* first transmission of the batch */
+	uint64_t t_sent;   /* first transmission (open loop: when it was due) */
 	uint64_t deadline; /* retransmit, connect or give up at */
 	uint64_t rto;
 	char *hdr; /* HDR_MAX bytes, for headers split across segments */
@@ -97,6 +100,12 @@ struct gen {
 	bool running;
 	uint64_t inflight; /* responses due on all connections */
 	uint64_t now;
+	/* open loop */
+	uint32_t *idle; /* connections ready for a batch (validated on pop) */
+	uint32_t n_idle;
+	uint64_t next_due, interval_ns;
+	/* the second being sampled */
+	struct bench_sample cur;
 };
 
 static uint64_t now_ns(void)
@@ -109,15 +118,18 @@ static uint64_t now_ns(void)
 
 /* ---- histogram ---- */
 
+#define HIST_EXACT (2 * BENCH_HIST_SUB) /* values below are their bucket */
+
 static unsigned int hist_bucket(uint64_t v)
 {
 	unsigned int k;
 
-	if (v < 64)
+	if (v < HIST_EXACT)
 		return (unsigned int)v;
-	k = 63 - __builtin_clzll(v); /* >= 6 */
-	return 64 + (k - 6) * BENCH_HIST_SUB +
-	       (unsigned int)((v >> (k - 5)) & (BENCH_HIST_SUB - 1));
+	k = 63 - __builtin_clzll(v); /* > BENCH_HIST_SUB_BITS */
+	return HIST_EXACT + (k - BENCH_HIST_SUB_BITS - 1) * BENCH_HIST_SUB +
+	       (unsigned int)((v >> (k - BENCH_HIST_SUB_BITS)) &
+			      (BENCH_HIST_SUB - 1));
 }
 
 /* The middle of bucket b. */
@@ -126,12 +138,12 @@ static uint64_t hist_value(unsigned int b)
 	unsigned int k, sub;
 	uint64_t lo;
 
-	if (b < 64)
+	if (b < HIST_EXACT)
 		return b;
-	k = (b - 64) / BENCH_HIST_SUB + 6;
-	sub = (b - 64) % BENCH_HIST_SUB;
-	lo = (uint64_t)(BENCH_HIST_SUB + sub) << (k - 5);
-	return lo + ((1ULL << (k - 5)) >> 1);
+	k = (b - HIST_EXACT) / BENCH_HIST_SUB + BENCH_HIST_SUB_BITS + 1;
+	sub = (b - HIST_EXACT) % BENCH_HIST_SUB;
+	lo = (uint64_t)(BENCH_HIST_SUB + sub) << (k - BENCH_HIST_SUB_BITS);
+	return lo + ((1ULL << (k - BENCH_HIST_SUB_BITS)) >> 1);
 }
 
 void bench_hist_add(struct bench_hist *h, uint64_t ns)
@@ -179,9 +191,9 @@ static void flush_tx(struct gen *g)
 
 /* Queue one segment from sport to the server. 0, or -1 when no TX frame
  * or ring slot is free right now (the caller's timer retries). */
-static int send_seg(struct gen *g, uint16_t sport, uint32_t seq, uint32_t ack,
-		    uint8_t flags, const void *data, uint32_t len,
-		    bool syn_opts)
+static int send_seg(struct gen *g, const struct conn *c, uint16_t sport,
+		    uint32_t seq, uint32_t ack, uint8_t flags, const void *data,
+		    uint32_t len, bool syn_opts)
 {
 	const struct bench_params *p = g->p;
 	struct wire_seg sg = {
@@ -197,19 +209,29 @@ static int send_seg(struct gen *g, uint16_t sport, uint32_t seq, uint32_t ack,
 		.win = OUR_WINDOW,
 		.ip_id = g->ip_id++,
 	};
-	uint32_t optlen = syn_opts ? 4 : 0, l4, flen;
-	uint8_t *frame;
+	bool ts = syn_opts || (c && c->ts_ok);
+	uint32_t optlen = (syn_opts ? 4 : 0) + (ts ? 12 : 0), l4, flen;
+	uint8_t *frame, *o;
 	uint64_t addr;
 
 	if (!blitz_xsk_tx_alloc(&g->x, &addr)) {
 		flush_tx(g);
-		if (!blitz_xsk_tx_alloc(&g->x, &addr))
+		if (!blitz_xsk_tx_alloc(&g->x, &addr)) {
+			g->r->tx_no_frame++;
 			return -1;
+		}
 	}
 	frame = blitz_xsk_data(&g->x, addr);
 	l4 = wire_write_tcp_hdrs(frame, &sg, optlen, len);
+	o = frame + l4 + WIRE_TCP_HLEN;
 	if (syn_opts)
-		wire_opt_mss(frame + l4 + WIRE_TCP_HLEN, OUR_MSS);
+		o += wire_opt_mss(o, OUR_MSS);
+	/* Timestamps (RFC 7323) on every segment once agreed: a stateless
+	 * server (the xdp engine) checks its MAC in our TSecr. TSval is a
+	 * millisecond clock. */
+	if (ts)
+		wire_opt_timestamps(o, (uint32_t)(g->now / 1000000),
+				    c ? c->ts_recent : 0);
 	if (len)
 		memcpy(frame + l4 + WIRE_TCP_HLEN + optlen, data, len);
 	/* Full checksum: the receiving kernel verifies frames that arrive
@@ -290,6 +312,8 @@ static void conn_open(struct gen *g, struct conn *c)
 	c->snd_una = c->iss;
 	c->snd_nxt = c->iss + 1;
 	c->state = C_SYN_SENT;
+	c->ts_ok = 0;
+	c->ts_recent = 0;
 	c->rstate = R_HDR;
 	c->hlen = 0;
 	c->closing = 0;
@@ -297,11 +321,12 @@ static void conn_open(struct gen *g, struct conn *c)
 	c->tries = 0;
 	c->rto = RTO_INIT_NS;
 	c->deadline = g->now + c->rto;
-	send_seg(g, c->sport, c->iss, 0, F_SYN, NULL, 0, true);
+	send_seg(g, c, c->sport, c->iss, 0, F_SYN, NULL, 0, true);
 }
 
-/* Send the next batch of pipelined requests; it also ACKs what came in. */
-static void conn_send_batch(struct gen *g, struct conn *c)
+/* Send the next batch of pipelined requests; it also ACKs what came in.
+ * Its latency runs from t_start: now, or when it was due (open loop). */
+static void conn_send_batch(struct gen *g, struct conn *c, uint64_t t_start)
 {
 	/* Every response of the last batch came back, so the server had
 	 * all of it even if no ACK said so yet. */
@@ -310,26 +335,63 @@ static void conn_send_batch(struct gen *g, struct conn *c)
 	c->snd_nxt += g->batch_len;
 	c->pending = g->p->pipeline;
 	g->inflight += c->pending;
-	c->t_sent = g->now;
+	c->t_sent = t_start;
 	c->tries = 0;
 	c->rto = RTO_INIT_NS;
 	c->deadline = g->now + c->rto;
 	c->rstate = R_HDR;
 	c->hlen = 0;
-	if (send_seg(g, c->sport, c->batch_seq, c->rcv_nxt, F_ACK | F_PSH,
+	if (send_seg(g, c, c->sport, c->batch_seq, c->rcv_nxt, F_ACK | F_PSH,
 		     g->batch, g->batch_len, false))
 		c->deadline = g->now + 1000000; /* no TX frame: retry soon */
 }
 
+/* c is established with nothing outstanding: closed loop, send the next
+ * batch now; open loop, wait on the idle stack for the next due time. */
+static void conn_ready(struct gen *g, struct conn *c)
+{
+	if (!g->p->rate) {
+		if (want_more(g))
+			conn_send_batch(g, c, g->now);
+		else
+			c->deadline = UINT64_MAX;
+		return;
+	}
+	c->deadline = UINT64_MAX;
+	if (!c->on_stack) {
+		c->on_stack = 1;
+		g->idle[g->n_idle++] = (uint32_t)(c - g->conns);
+	}
+}
+
+/* Open loop: every batch that is due goes out on an idle connection,
+ * stamped with the time it was due. Due batches with no idle connection
+ * wait (their latency grows: the coordinated-omission correction). */
+static void dispatch_due(struct gen *g)
+{
+	while (g->next_due <= g->now && g->n_idle && want_more(g)) {
+		struct conn *c = &g->conns[g->idle[--g->n_idle]];
+
+		c->on_stack = 0;
+		if (c->state != C_EST || c->pending || c->closing)
+			continue; /* stale: it was closed since */
+		if (g->now - g->next_due > g->r->late_max_ns)
+			g->r->late_max_ns = g->now - g->next_due;
+		conn_send_batch(g, c, g->next_due);
+		g->next_due += g->interval_ns;
+	}
+}
+
 static void conn_ack(struct gen *g, struct conn *c)
 {
-	send_seg(g, c->sport, c->snd_nxt, c->rcv_nxt, F_ACK, NULL, 0, false);
+	send_seg(g, c, c->sport, c->snd_nxt, c->rcv_nxt, F_ACK, NULL, 0, false);
 }
 
 static void conn_reset(struct gen *g, struct conn *c)
 {
-	send_seg(g, c->sport, c->snd_nxt, c->rcv_nxt, F_RST | F_ACK, NULL, 0,
+	send_seg(g, c, c->sport, c->snd_nxt, c->rcv_nxt, F_RST | F_ACK, NULL, 0,
 		 false);
+	g->r->rst_tx++;
 	conn_release(g, c, g->now);
 }
 
@@ -418,10 +480,16 @@ static int parse_header(struct gen *g, struct conn *c, const char *h,
 
 static void response_done(struct gen *g, struct conn *c, bool good)
 {
+	uint64_t lat = g->now - c->t_sent;
+
 	g->r->responses++;
 	if (good)
 		g->r->ok++;
-	bench_hist_add(&g->r->hist, g->now - c->t_sent);
+	bench_hist_add(&g->r->hist, lat);
+	g->cur.lat_sum_ns += lat;
+	g->cur.lat_n++;
+	if (lat > g->cur.lat_max_ns)
+		g->cur.lat_max_ns = lat;
 	c->pending--;
 	g->inflight--;
 	c->rstate = R_HDR;
@@ -512,10 +580,11 @@ static void reply_rst(struct gen *g, uint16_t sport, const struct tcphdr *t,
 	if (fl & F_RST)
 		return;
 	if (fl & F_ACK)
-		send_seg(g, sport, ntohl(t->ack_seq), 0, F_RST, NULL, 0, false);
+		send_seg(g, NULL, sport, ntohl(t->ack_seq), 0, F_RST, NULL, 0,
+			 false);
 	else
-		send_seg(g, sport, 0, ntohl(t->seq) + seglen, F_RST | F_ACK,
-			 NULL, 0, false);
+		send_seg(g, NULL, sport, 0, ntohl(t->seq) + seglen,
+			 F_RST | F_ACK, NULL, 0, false);
 }
 
 static void handle_syn_sent(struct gen *g, struct conn *c,
@@ -527,13 +596,14 @@ static void handle_syn_sent(struct gen *g, struct conn *c,
 		/* e.g. a challenge ACK from a TIME_WAIT 4-tuple: reset it
 		 * and try again right away. */
 		if (!(fl & F_RST))
-			send_seg(g, c->sport, ack, 0, F_RST, NULL, 0, false);
+			send_seg(g, c, c->sport, ack, 0, F_RST, NULL, 0, false);
 		c->deadline = g->now;
 		c->state = C_IDLE;
 		g->port_conn[c->sport - g->p->port_lo] = NO_CONN;
 		return;
 	}
 	if (fl & F_RST) {
+		g->r->rst_rx++;
 		if (fl & F_ACK) { /* refused */
 			g->r->err_connect++;
 			conn_release(g, c, g->now + RTO_INIT_NS / 4);
@@ -546,10 +616,14 @@ static void handle_syn_sent(struct gen *g, struct conn *c,
 	c->snd_una = ack;
 	c->state = C_EST;
 	g->r->connects++;
-	if (want_more(g))
-		conn_send_batch(g, c);
-	else
-		conn_ack(g, c);
+	g->cur.connects++;
+	if (!g->p->rate && want_more(g)) {
+		conn_send_batch(g, c, g->now);
+		return;
+	}
+	conn_ack(g, c);
+	if (g->p->rate)
+		conn_ready(g, c);
 }
 
 static void handle_est(struct gen *g, struct conn *c, const struct tcphdr *t,
@@ -559,6 +633,7 @@ static void handle_est(struct gen *g, struct conn *c, const struct tcphdr *t,
 	bool sent = false, fin = fl & F_FIN, acked_data = false;
 
 	if (fl & F_RST) {
+		g->r->rst_rx++;
 		if (c->pending)
 			g->r->err_reset++;
 		conn_release(g, c, g->now);
@@ -600,17 +675,24 @@ static void handle_est(struct gen *g, struct conn *c, const struct tcphdr *t,
 			/* ACK their FIN with ours; the slot reconnects on
 			 * another port, so a late segment of this one gets a
 			 * RST from reply_rst(). */
-			send_seg(g, c->sport, c->snd_nxt, c->rcv_nxt,
+			send_seg(g, c, c->sport, c->snd_nxt, c->rcv_nxt,
 				 F_FIN | F_ACK, NULL, 0, false);
 			conn_release(g, c, g->now);
+			/* Connections per second: the next one right away. */
+			if (g->p->close_each && want_more(g))
+				conn_open(g, c);
 			return;
 		}
 	}
-	if (!c->pending && c->closing)
+	if (!c->pending && (c->closing || g->p->close_each))
 		c->deadline = g->now + RTO_MAX_NS; /* wait for their FIN */
-	if (!c->pending && !c->closing && want_more(g)) {
-		conn_send_batch(g, c);
-		sent = true;
+	if (!c->pending && !c->closing && !g->p->close_each) {
+		if (!g->p->rate && want_more(g)) {
+			conn_send_batch(g, c, g->now);
+			sent = true;
+		} else {
+			conn_ready(g, c);
+		}
 	}
 	if (acked_data && !sent)
 		conn_ack(g, c);
@@ -632,6 +714,18 @@ static void handle_frame(struct gen *g, const uint8_t *f, uint32_t len)
 	if (ci == NO_CONN) {
 		reply_rst(g, dport, pk.tcp, pk.payload_len);
 		return;
+	}
+	if (wire_tcp_hlen(pk.tcp) > WIRE_TCP_HLEN) {
+		struct wire_tcp_opts o;
+		struct conn *c = &g->conns[ci];
+
+		wire_tcp_opts_parse(pk.tcp, &o);
+		if (o.has_ts) {
+			if (c->state == C_SYN_SENT &&
+			    (wire_tcp_flags(pk.tcp) & F_SYN))
+				c->ts_ok = 1;
+			c->ts_recent = o.tsval;
+		}
 	}
 	if (g->conns[ci].state == C_SYN_SENT)
 		handle_syn_sent(g, &g->conns[ci], pk.tcp,
@@ -683,31 +777,36 @@ static void run_timers(struct gen *g)
 		case C_SYN_SENT:
 			if (++c->tries >= MAX_TRIES) {
 				g->r->err_connect++;
+				g->r->timeouts++;
 				conn_release(g, c, g->now);
 				break;
 			}
 			g->r->retransmits++;
+			g->r->syn_retransmits++;
+			g->cur.retransmits++;
 			c->rto = c->rto * 2 > RTO_MAX_NS ? RTO_MAX_NS
 							 : c->rto * 2;
 			c->deadline = g->now + c->rto;
-			send_seg(g, c->sport, c->iss, 0, F_SYN, NULL, 0, true);
+			send_seg(g, c, c->sport, c->iss, 0, F_SYN, NULL, 0,
+				 true);
 			break;
 		case C_EST:
 			if (!c->pending) {
-				if (c->closing) /* their FIN never came */
-					conn_reset(g, c);
-				else if (want_more(g))
-					conn_send_batch(g, c);
+				if (c->closing || g->p->close_each)
+					conn_reset(g, c); /* no FIN came */
 				else
-					c->deadline = UINT64_MAX;
+					conn_ready(g, c);
 				break;
 			}
 			if (++c->tries >= MAX_TRIES) {
 				g->r->err_timeout += c->pending;
+				g->r->timeouts++;
 				conn_reset(g, c);
 				break;
 			}
 			g->r->retransmits++;
+			g->r->data_retransmits++;
+			g->cur.retransmits++;
 			c->rto = c->rto * 2 > RTO_MAX_NS ? RTO_MAX_NS
 							 : c->rto * 2;
 			c->deadline = g->now + c->rto;
@@ -715,7 +814,7 @@ static void run_timers(struct gen *g)
 				uint32_t off = c->snd_una - c->batch_seq;
 
 				if (off < g->batch_len)
-					send_seg(g, c->sport, c->snd_una,
+					send_seg(g, c, c->sport, c->snd_una,
 						 c->rcv_nxt, F_ACK | F_PSH,
 						 g->batch + off,
 						 g->batch_len - off, false);
@@ -844,8 +943,10 @@ static int build_requests(struct gen *g)
 	int n;
 	uint32_t i;
 
-	n = snprintf(req, sizeof(req), "GET %s HTTP/1.1\r\nHost: %s:%u\r\n\r\n",
-		     p->path, inet_ntoa(p->dst_ip), p->dst_port);
+	n = snprintf(req, sizeof(req),
+		     "GET %s HTTP/1.1\r\nHost: %s:%u\r\n%s\r\n", p->path,
+		     inet_ntoa(p->dst_ip), p->dst_port,
+		     p->close_each ? "Connection: close\r\n" : "");
 	if (n < 0 || (size_t)n >= sizeof(req) ||
 	    (uint64_t)n * p->pipeline > BENCH_MAX_BATCH) {
 		pr_warn("%u requests of %d bytes do not fit one %u-byte "
@@ -860,46 +961,61 @@ static int build_requests(struct gen *g)
 	return 0;
 }
 
-static void progress_line(struct gen *g, uint64_t t0, uint64_t *last_t,
-			  uint64_t *last_resp, uint64_t *last_sum,
-			  uint64_t *last_n)
+/* The end of a second: its sample into the series, and the progress
+ * line when asked for. */
+static void sample_second(struct gen *g, uint64_t t0, uint64_t *last_t,
+			  uint64_t *last_resp, uint64_t *last_err)
 {
-	const struct bench_result *r = g->r;
+	struct bench_result *r = g->r;
 	double dt = (double)(g->now - *last_t) / 1e9;
-	uint64_t dn = r->hist.n - *last_n;
+	struct bench_sample *smp = &g->cur;
 	uint32_t i, est = 0;
 
-	for (i = 0; i < g->p->conns; i++)
-		est += g->conns[i].state == C_EST;
-	fprintf(g->p->progress,
-		"[%3.0fs] %10.0f req/s  mean %8.1f us  conns %u/%u  "
-		"errors %llu  retransmits %llu\n",
-		(double)(g->now - t0) / 1e9,
-		(double)(r->responses - *last_resp) / dt,
-		dn ? (double)(r->hist.sum_ns - *last_sum) / (double)dn / 1e3
-		   : 0.0,
-		est, g->p->conns, (unsigned long long)bench_errors(r),
-		(unsigned long long)r->retransmits);
-	fflush(g->p->progress);
+	smp->responses = r->responses - *last_resp;
+	smp->errors = bench_errors(r) - *last_err;
+	if (r->n_series < BENCH_MAX_SERIES)
+		r->series[r->n_series++] = *smp;
+	if (g->p->progress) {
+		for (i = 0; i < g->p->conns; i++)
+			est += g->conns[i].state == C_EST;
+		fprintf(g->p->progress,
+			"[%3.0fs] %10.0f req/s  mean %8.1f us  conns %u/%u  "
+			"errors %llu  retransmits %llu\n",
+			(double)(g->now - t0) / 1e9,
+			(double)smp->responses / dt,
+			smp->lat_n ? (double)smp->lat_sum_ns /
+					     (double)smp->lat_n / 1e3
+				   : 0.0,
+			est, g->p->conns, (unsigned long long)bench_errors(r),
+			(unsigned long long)r->retransmits);
+		fflush(g->p->progress);
+	}
+	memset(smp, 0, sizeof(*smp));
 	*last_t = g->now;
 	*last_resp = r->responses;
-	*last_sum = r->hist.sum_ns;
-	*last_n = r->hist.n;
+	*last_err = bench_errors(r);
 }
 
 static void run_loop(struct gen *g)
 {
 	const struct bench_params *p = g->p;
-	uint64_t t0, end, next_timer, next_progress, last_t,
-		last_resp = 0, last_sum = 0, last_n = 0;
+	uint64_t t0, end, next_timer, next_sample, last_t, last_resp = 0,
+							   last_err = 0;
 	uint32_t i;
 
 	g->now = t0 = now_ns();
 	end = t0 + (uint64_t)p->duration_s * 1000000000ULL;
 	next_timer = t0;
-	next_progress = t0 + 1000000000ULL;
+	next_sample = t0 + 1000000000ULL;
 	last_t = t0;
 	g->running = true;
+	if (p->rate) {
+		g->next_due = t0;
+		g->interval_ns =
+			(uint64_t)p->pipeline * 1000000000ULL / p->rate;
+		if (!g->interval_ns)
+			g->interval_ns = 1;
+	}
 	/* Spread the handshakes over the first loop iterations so the SYNs
 	 * do not all need TX frames at once. */
 	for (i = 0; i < p->conns; i++)
@@ -908,27 +1024,37 @@ static void run_loop(struct gen *g)
 	while (g->running) {
 		uint64_t t_iter = g->now;
 		uint32_t n_rx = poll_rx(g);
+		bool work;
 
 		g->now = now_ns();
-		/* Busy time: iterations that found work. Near 100% means the
-		 * generator, not the server, is the limit. */
-		if (n_rx)
-			g->r->busy_ns += g->now - t_iter;
 		if (g->now >= next_timer) {
 			run_timers(g);
 			next_timer = g->now + TIMER_SCAN_NS;
 		}
+		if (p->rate)
+			dispatch_due(g);
+		work = n_rx || g->x.tx_unkicked;
 		flush_tx(g);
-		if (p->progress && g->now >= next_progress) {
-			progress_line(g, t0, &last_t, &last_resp, &last_sum,
-				      &last_n);
-			next_progress += 1000000000ULL;
+		/* Busy time: iterations that received or sent, the TX kick
+		 * included (in copy mode the kernel transmits inside it).
+		 * Near 100% means the generator, not the server, is the
+		 * limit. */
+		if (work) {
+			g->now = now_ns();
+			g->r->busy_ns += g->now - t_iter;
+		}
+		if (g->now >= next_sample) {
+			sample_second(g, t0, &last_t, &last_resp, &last_err);
+			next_sample += 1000000000ULL;
 		}
 		if (g->now >= end || (p->stop && *p->stop) ||
 		    (p->max_requests && g->r->responses >= p->max_requests))
 			g->running = false;
 	}
 	g->r->elapsed_s = (double)(g->now - t0) / 1e9;
+	/* The last partial second, when it saw anything. */
+	if (g->r->responses > last_resp || g->cur.connects)
+		sample_second(g, t0, &last_t, &last_resp, &last_err);
 
 	/* Close every connection with a RST so the server frees it now. */
 	for (i = 0; i < p->conns; i++) {
@@ -936,11 +1062,11 @@ static void run_loop(struct gen *g)
 
 		if (c->state == C_IDLE)
 			continue;
-		if (send_seg(g, c->sport,
+		if (send_seg(g, c, c->sport,
 			     c->state == C_EST ? c->snd_nxt : c->iss + 1,
 			     c->rcv_nxt, F_RST | F_ACK, NULL, 0, false)) {
 			flush_tx(g);
-			send_seg(g, c->sport,
+			send_seg(g, c, c->sport,
 				 c->state == C_EST ? c->snd_nxt : c->iss + 1,
 				 c->rcv_nxt, F_RST | F_ACK, NULL, 0, false);
 		}
@@ -962,10 +1088,11 @@ int bench_run(const struct bench_params *p, struct bench_result *r)
 
 	memset(r, 0, sizeof(*r));
 	if (!p->conns || p->conns > BENCH_MAX_CONNS || !p->pipeline ||
-	    p->port_hi < p->port_lo ||
+	    (p->close_each && p->pipeline != 1) || p->port_hi < p->port_lo ||
 	    (uint32_t)(p->port_hi - p->port_lo + 1) < 2 * p->conns) {
-		pr_warn("bad bench parameters: 1..%u connections, and a source "
-			"port range at least twice as large\n",
+		pr_warn("bad bench parameters: 1..%u connections, a source "
+			"port range at least twice as large, pipeline 1 with "
+			"close\n",
 			BENCH_MAX_CONNS);
 		return -EINVAL;
 	}
@@ -989,8 +1116,9 @@ int bench_run(const struct bench_params *p, struct bench_result *r)
 		return err;
 	}
 	g->conns = calloc(p->conns, sizeof(*g->conns));
+	g->idle = calloc(p->conns, sizeof(*g->idle));
 	g->port_conn = malloc(g->n_ports * sizeof(*g->port_conn));
-	if (!g->conns || !g->port_conn) {
+	if (!g->conns || !g->idle || !g->port_conn) {
 		err = -ENOMEM;
 		goto out_free;
 	}
@@ -1019,6 +1147,7 @@ out_free:
 		for (i = 0; i < p->conns; i++)
 			free(g->conns[i].hdr);
 	free(g->conns);
+	free(g->idle);
 	free(g->port_conn);
 	free(g);
 	return err;

@@ -18,10 +18,23 @@
  *
  * Each of `conns` connections does a real three-way handshake from its own
  * source port, then sends `pipeline` GET requests in one segment and waits
- * for all the responses (closed loop), checking each one: status 200 and
- * Content-Length framing. Lost segments are retransmitted on a timer with
- * exponential backoff; a server that closes (FIN) or resets a connection
- * gets a new one on the next free source port.
+ * for all the responses, checking each one: status 200 and Content-Length
+ * framing. Lost segments are retransmitted on a timer with exponential
+ * backoff; a server that closes (FIN) or resets a connection gets a new
+ * one on the next free source port.
+ *
+ * Three load shapes:
+ *   closed loop (default)  a connection sends its next batch as soon as the
+ *                          last one is answered: the peak;
+ *   open loop (rate)       batches are due at fixed times (rate requests/s
+ *                          over all connections) and go out on the next
+ *                          idle connection; latency runs from when a batch
+ *                          was due, not when it went out, so a server that
+ *                          stalls is charged for the requests it delayed
+ *                          (the coordinated-omission correction of wrk2);
+ *   close_each             one request per connection with "Connection:
+ *                          close", a new handshake for the next (dperf's
+ *                          connections-per-second shape).
  *
  * Contract: bench_run() makes syscalls only for setup, to kick TX
  * (sendto) and to wake RX when the ring asks; it allocates nothing after
@@ -37,8 +50,11 @@
 #include <netinet/in.h>
 
 #define BENCH_FRAME_SIZE 2048
-#define BENCH_MAX_CONNS 20000
-#define BENCH_MAX_BATCH 1400 /* bytes of pipelined requests per segment */
+/* One source address: at most half the 64k ports, so a port comes back
+ * only after its old 4-tuple had time to leave the server's TIME_WAIT. */
+#define BENCH_MAX_CONNS 30000
+#define BENCH_MAX_SERIES 3600 /* per-second samples kept */
+#define BENCH_MAX_BATCH 1400  /* bytes of pipelined requests per segment */
 
 struct bench_params {
 	const char *ifname; /* the client interface */
@@ -51,15 +67,20 @@ struct bench_params {
 	uint32_t duration_s;
 	uint64_t max_requests; /* 0: no limit */
 	uint32_t pipeline;     /* requests per segment, >= 1 */
+	uint64_t rate;	       /* open loop: requests/s; 0: closed loop */
+	int close_each;	       /* Connection: close, one request each */
 	const char *path;      /* request target */
 	FILE *progress;	       /* one line per second; NULL: none */
 	volatile sig_atomic_t *stop;
 };
 
-/* Log-linear latency histogram in ns: exact below 64 ns, then 32 buckets
- * per power of two (about 3% resolution). */
-#define BENCH_HIST_SUB 32
-#define BENCH_HIST_BUCKETS (64 + 58 * BENCH_HIST_SUB)
+/* Log-linear latency histogram in ns, HdrHistogram's layout: exact below
+ * 256 ns, then 128 buckets per power of two (under 0.8% resolution) up to
+ * 2^64 ns; 59 kB. */
+#define BENCH_HIST_SUB_BITS 7
+#define BENCH_HIST_SUB (1u << BENCH_HIST_SUB_BITS)
+#define BENCH_HIST_BUCKETS \
+	(2 * BENCH_HIST_SUB + (63 - BENCH_HIST_SUB_BITS) * BENCH_HIST_SUB)
 
 struct bench_hist {
 	uint64_t count[BENCH_HIST_BUCKETS];
@@ -69,6 +90,12 @@ struct bench_hist {
 void bench_hist_add(struct bench_hist *h, uint64_t ns);
 /* The value (ns) below which a fraction q (0..1) of the samples lie. */
 uint64_t bench_hist_percentile(const struct bench_hist *h, double q);
+
+/* One second of a run. */
+struct bench_sample {
+	uint64_t responses, errors, retransmits, connects;
+	uint64_t lat_sum_ns, lat_n, lat_max_ns;
+};
 
 struct bench_result {
 	uint64_t responses;   /* complete responses, good or not */
@@ -80,13 +107,22 @@ struct bench_result {
 	uint64_t err_timeout; /* retransmissions exhausted */
 	uint64_t err_connect; /* handshake refused or timed out */
 	uint64_t connects;    /* handshakes completed */
-	uint64_t retransmits;
-	uint64_t bytes_rx; /* TCP payload received */
+	uint64_t retransmits; /* syn_retransmits + data_retransmits */
+	uint64_t syn_retransmits;
+	uint64_t data_retransmits; /* requests (or ACKs) sent again */
+	uint64_t rst_rx;	   /* RSTs received on a live connection */
+	uint64_t rst_tx;	   /* RSTs we sent (stray segments, give-ups) */
+	uint64_t timeouts;	   /* connections given up after MAX_TRIES */
+	uint64_t tx_no_frame;	   /* sends that found no free TX frame */
+	uint64_t late_max_ns; /* open loop: the most a batch went out late */
+	uint64_t bytes_rx;    /* TCP payload received */
 	double elapsed_s;
-	uint64_t busy_ns;     /* loop time spent on received frames */
+	uint64_t busy_ns;     /* loop iterations that received or sent */
 	const char *xsk_mode; /* "zero-copy" or "copy" */
 	const char *xdp_mode; /* "native" or "skb" */
 	struct bench_hist hist;
+	uint32_t n_series;
+	struct bench_sample series[BENCH_MAX_SERIES];
 };
 
 static inline uint64_t bench_errors(const struct bench_result *r)

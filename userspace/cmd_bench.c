@@ -52,6 +52,15 @@ static void usage(FILE *f)
 		"  -n, --requests N     stop after N responses (default: no "
 		"limit)\n"
 		"  -P, --pipeline N     requests per segment (default 1)\n"
+		"  -R, --rate N         open loop: N requests/s in all, "
+		"latency "
+		"from when\n"
+		"                       each was due (coordinated omission "
+		"corrected)\n"
+		"      --close          Connection: close, a new connection "
+		"per "
+		"request\n"
+		"                       (connections per second)\n"
 		"      --path PATH      request target (default /)\n"
 		"  -i, --interface IF   client interface (default: the route "
 		"to ip)\n"
@@ -223,11 +232,67 @@ static double busy_pct(const struct bench_result *r)
 	return r->elapsed_s > 0 ? (double)r->busy_ns / 1e7 / r->elapsed_s : 0;
 }
 
+#define LIMIT_BUSY_PCT 90.0
+
+/* Why the generator itself may have been the limit, or NULL. */
+static const char *self_limit(const struct bench_params *p,
+			      const struct bench_result *r, char *buf,
+			      size_t len)
+{
+	double rps = r->elapsed_s > 0 ? (double)r->responses / r->elapsed_s : 0;
+
+	if (busy_pct(r) >= LIMIT_BUSY_PCT)
+		snprintf(buf, len,
+			 "the generator was busy %.0f%% of the run: it was "
+			 "the limit, not the server (use -P, or more CPUs with "
+			 "-t)",
+			 busy_pct(r));
+	else if (r->tx_no_frame * 100 > r->responses + 1)
+		snprintf(buf, len,
+			 "%llu sends found no free AF_XDP TX frame: the "
+			 "generator's ring was the limit",
+			 (unsigned long long)r->tx_no_frame);
+	else if (p->rate && rps < 0.95 * (double)p->rate &&
+		 r->late_max_ns > 100000000ULL)
+		snprintf(buf, len,
+			 "open loop fell behind (%.0f of %llu req/s, batches "
+			 "up to %.0f ms late): the server or -c connections "
+			 "could not keep up",
+			 rps, (unsigned long long)p->rate,
+			 (double)r->late_max_ns / 1e6);
+	else
+		return NULL;
+	return buf;
+}
+
+static void print_series_json(const struct bench_result *r)
+{
+	uint32_t i;
+
+	printf(",\"series\":[");
+	for (i = 0; i < r->n_series; i++) {
+		const struct bench_sample *s = &r->series[i];
+
+		printf("%s{\"t\":%u,\"responses\":%llu,\"errors\":%llu,"
+		       "\"retransmits\":%llu,\"connects\":%llu,"
+		       "\"lat_mean_us\":%.1f,\"lat_max_us\":%.1f}",
+		       i ? "," : "", i + 1, (unsigned long long)s->responses,
+		       (unsigned long long)s->errors,
+		       (unsigned long long)s->retransmits,
+		       (unsigned long long)s->connects,
+		       s->lat_n ? (double)s->lat_sum_ns / (double)s->lat_n / 1e3
+				: 0.0,
+		       (double)s->lat_max_ns / 1e3);
+	}
+	printf("]");
+}
+
 static void print_summary(const struct bench_params *p,
 			  const struct bench_result *r)
 {
 	const struct bench_hist *h = &r->hist;
 	double rps = r->elapsed_s > 0 ? (double)r->responses / r->elapsed_s : 0;
+	char why[200];
 
 	printf("\n%s:%u  %u connections, pipeline %u, %.2f s, AF_XDP %s mode "
 	       "on %s (XDP %s)\n",
@@ -238,13 +303,15 @@ static void print_summary(const struct bench_params *p,
 	       (unsigned long long)r->responses, (unsigned long long)r->ok, rps,
 	       r->elapsed_s > 0 ? (double)r->bytes_rx / r->elapsed_s / 1e6
 				: 0.0);
-	printf("  latency    mean %.1f us  p50 %.1f us  p95 %.1f us  p99 %.1f "
-	       "us  max %.1f us\n",
+	printf("  latency    mean %.1f us  p50 %.1f  p90 %.1f  p99 %.1f  p99.9 "
+	       "%.1f  p99.99 %.1f  max %.1f us%s\n",
 	       h->n ? (double)h->sum_ns / (double)h->n / 1e3 : 0.0,
 	       (double)bench_hist_percentile(h, 0.50) / 1e3,
-	       (double)bench_hist_percentile(h, 0.95) / 1e3,
+	       (double)bench_hist_percentile(h, 0.90) / 1e3,
 	       (double)bench_hist_percentile(h, 0.99) / 1e3,
-	       (double)h->max_ns / 1e3);
+	       (double)bench_hist_percentile(h, 0.999) / 1e3,
+	       (double)bench_hist_percentile(h, 0.9999) / 1e3,
+	       (double)h->max_ns / 1e3, p->rate ? " (from when due)" : "");
 	printf("  errors     %llu (status %llu, parse %llu, reset %llu, "
 	       "closed %llu, timeout %llu, connect %llu)\n",
 	       (unsigned long long)bench_errors(r),
@@ -254,12 +321,21 @@ static void print_summary(const struct bench_params *p,
 	       (unsigned long long)r->err_closed,
 	       (unsigned long long)r->err_timeout,
 	       (unsigned long long)r->err_connect);
-	printf("  tcp        %llu handshakes, %llu retransmits\n",
+	printf("  tcp        %llu handshakes (%.0f/s), retransmits %llu (SYN "
+	       "%llu, data %llu), resets received %llu, sent %llu, "
+	       "timeouts %llu\n",
 	       (unsigned long long)r->connects,
-	       (unsigned long long)r->retransmits);
+	       r->elapsed_s > 0 ? (double)r->connects / r->elapsed_s : 0.0,
+	       (unsigned long long)r->retransmits,
+	       (unsigned long long)r->syn_retransmits,
+	       (unsigned long long)r->data_retransmits,
+	       (unsigned long long)r->rst_rx, (unsigned long long)r->rst_tx,
+	       (unsigned long long)r->timeouts);
 	printf("  client     busy %.0f%% of the run (near 100%%: the generator "
 	       "is the limit)\n",
 	       busy_pct(r));
+	if (self_limit(p, r, why, sizeof(why)))
+		printf("  WARNING    %s\n", why);
 }
 
 static void print_json(const struct bench_params *p,
@@ -267,6 +343,8 @@ static void print_json(const struct bench_params *p,
 {
 	const struct bench_hist *h = &r->hist;
 	double rps = r->elapsed_s > 0 ? (double)r->responses / r->elapsed_s : 0;
+	char why[200];
+	const char *lim = self_limit(p, r, why, sizeof(why));
 
 	printf("{\"target\":\"%s:%u\",\"interface\":\"%s\",\"conns\":%u,"
 	       "\"pipeline\":%u,\"duration_s\":%.3f,\"xsk_mode\":\"%s\","
@@ -277,7 +355,7 @@ static void print_json(const struct bench_params *p,
 	       "\"err_connect\":%llu,\"connects\":%llu,\"retransmits\":%llu,"
 	       "\"lat_mean_us\":%.1f,\"lat_p50_us\":%.1f,\"lat_p95_us\":%.1f,"
 	       "\"lat_p99_us\":%.1f,\"lat_max_us\":%.1f,"
-	       "\"client_busy_pct\":%.1f}\n",
+	       "\"client_busy_pct\":%.1f",
 	       inet_ntoa(p->dst_ip), p->dst_port, p->ifname, p->conns,
 	       p->pipeline, r->elapsed_s, r->xsk_mode, r->xdp_mode,
 	       (unsigned long long)r->responses, (unsigned long long)r->ok, rps,
@@ -296,9 +374,31 @@ static void print_json(const struct bench_params *p,
 	       (double)bench_hist_percentile(h, 0.95) / 1e3,
 	       (double)bench_hist_percentile(h, 0.99) / 1e3,
 	       (double)h->max_ns / 1e3, busy_pct(r));
+	printf(",\"mode\":\"%s\",\"rate\":%llu,\"cps\":%.1f,"
+	       "\"lat_p90_us\":%.1f,\"lat_p999_us\":%.1f,"
+	       "\"lat_p9999_us\":%.1f,\"syn_retransmits\":%llu,"
+	       "\"data_retransmits\":%llu,\"rst_rx\":%llu,\"rst_tx\":%llu,"
+	       "\"timeouts\":%llu,\"tx_no_frame\":%llu,\"late_max_us\":%.1f,"
+	       "\"client_limited\":%s,\"client_limit_why\":\"%s\"",
+	       p->close_each ? "close"
+	       : p->rate     ? "open"
+			     : "closed",
+	       (unsigned long long)p->rate,
+	       r->elapsed_s > 0 ? (double)r->connects / r->elapsed_s : 0.0,
+	       (double)bench_hist_percentile(h, 0.90) / 1e3,
+	       (double)bench_hist_percentile(h, 0.999) / 1e3,
+	       (double)bench_hist_percentile(h, 0.9999) / 1e3,
+	       (unsigned long long)r->syn_retransmits,
+	       (unsigned long long)r->data_retransmits,
+	       (unsigned long long)r->rst_rx, (unsigned long long)r->rst_tx,
+	       (unsigned long long)r->timeouts,
+	       (unsigned long long)r->tx_no_frame, (double)r->late_max_ns / 1e3,
+	       lim ? "true" : "false", lim ? lim : "");
+	print_series_json(r);
+	printf("}\n");
 }
 
-enum { OPT_PATH = 0x200, OPT_JSON, OPT_PORTS };
+enum { OPT_PATH = 0x200, OPT_JSON, OPT_PORTS, OPT_CLOSE };
 
 int cmd_bench(int argc, char **argv)
 {
@@ -312,6 +412,8 @@ int cmd_bench(int argc, char **argv)
 		{"queue", required_argument, NULL, 'q'},
 		{"ports", required_argument, NULL, OPT_PORTS},
 		{"json", no_argument, NULL, OPT_JSON},
+		{"rate", required_argument, NULL, 'R'},
+		{"close", no_argument, NULL, OPT_CLOSE},
 		BLITZ_COMMON_LONGOPTS,
 		{NULL, 0, NULL, 0},
 	};
@@ -339,7 +441,7 @@ int cmd_bench(int argc, char **argv)
 	};
 
 	cli_getopt_reset();
-	while ((opt = getopt_long(argc, argv, ":c:d:n:P:i:q:vh", longopts,
+	while ((opt = getopt_long(argc, argv, ":c:d:n:P:R:i:q:vh", longopts,
 				  NULL)) != -1) {
 		st = cli_num_opt(nums, sizeof(nums) / sizeof(nums[0]), opt,
 				 optarg);
@@ -385,6 +487,14 @@ int cmd_bench(int argc, char **argv)
 		case OPT_JSON:
 			json = 1;
 			break;
+		case 'R':
+			if (parse_u64("rate", optarg, 1, 1000000000, &v))
+				return 1;
+			p.rate = v;
+			break;
+		case OPT_CLOSE:
+			p.close_each = 1;
+			break;
 		default:
 			st = cli_common_opt("bench", opt, argv, usage);
 			if (st != CLI_CONTINUE)
@@ -395,6 +505,10 @@ int cmd_bench(int argc, char **argv)
 		return 1;
 	if (parse_target(argv[optind], &p))
 		return 1;
+	if (p.close_each && p.pipeline != 1) {
+		pr_warn("--close sends one request per connection: drop -P\n");
+		return 1;
+	}
 	if ((uint32_t)(p.port_hi - p.port_lo + 1) < 2 * p.conns) {
 		pr_warn("%u connections need at least %u source ports: widen "
 			"--ports\n",

@@ -1,6 +1,9 @@
 #!/bin/bash
 # test_bench.sh - `blitz bench` (the AF_XDP load generator) against nginx on
-# the testbed, and a one-second `scripts/bench.sh` producing its JSON and PNG.
+# the testbed (closed loop, open loop, connections per second), its count
+# against the xdp engine's own counters, and a one-second `scripts/bench.sh`
+# producing its JSON and PNG. Fair placement (scripts/placement.sh) unless
+# PLACEMENT=default.
 #
 # Prints PASS/FAIL/SKIP lines (tests/run.sh protocol). Only touches the
 # testbeds it creates (prefixes tb6 and tb6b), torn down in a trap.
@@ -18,6 +21,9 @@ skip_all() {
 	echo "SKIP bench_status_errors: $1"
 	echo "SKIP bench_reconnect: $1"
 	echo "SKIP bench_xdp_restored: $1"
+	echo "SKIP bench_open_loop: $1"
+	echo "SKIP bench_close_cps: $1"
+	echo "SKIP bench_matches_xdp_stats: $1"
 	echo "SKIP bench_script: $1"
 	exit 0
 }
@@ -42,6 +48,11 @@ if ! env_out=$(scripts/testbed.sh up "$PREFIX" 2>"$tmp/tb.err"); then
 	skip_all "testbed: $(tail -n1 "$tmp/tb.err")"
 fi
 eval "$env_out"
+# shellcheck source=scripts/placement.sh
+source scripts/placement.sh
+SRV_CPUS=1 CLI_CPUS=0
+[ "$(nproc)" -ge 2 ] || SRV_CPUS=0
+echo "# $(placement_apply)"
 
 # nginx as the bench config has it, plus a 404 location and a small
 # keepalive_requests on a second port to make it close connections.
@@ -60,7 +71,7 @@ cat >>"$tmp/n2" <<EOF
 }
 EOF
 mv "$tmp/n2" "$tmp/nginx.conf"
-$SRV nginx -c "$tmp/nginx.conf" >"$tmp/nginx.log" 2>&1 &
+$SRV taskset -c "$SRV_CPUS" nginx -c "$tmp/nginx.conf" >"$tmp/nginx.log" 2>&1 &
 nginx_pid=$!
 for _ in $(seq 50); do
 	[ "$($CLI curl -s -m 1 "http://$SRV_IP:$PORT/" 2>/dev/null)" = "Hello World!" ] && break
@@ -76,7 +87,7 @@ id_before=$(xdp_id)
 bench() {
 	local name=$1 port=$2
 	shift 2
-	$CLI timeout 60 "$BLITZ" bench "$SRV_IP:$port" -i "$CLI_IF" --json "$@" \
+	$CLI taskset -c "$CLI_CPUS" timeout 60 "$BLITZ" bench "$SRV_IP:$port" -i "$CLI_IF" --json "$@" \
 		>"$tmp/$name.json" 2>"$tmp/$name.err"
 }
 
@@ -86,13 +97,15 @@ check() { # name filter
 }
 
 if bench main "$PORT" -c 10 -d 2; then
-	fields='["target","conns","requests","ok","rps","errors","retransmits","lat_mean_us","lat_p50_us","lat_p95_us","lat_p99_us","lat_max_us","duration_s"]'
+	fields='["target","conns","requests","ok","rps","errors","retransmits","lat_mean_us","lat_p50_us","lat_p90_us","lat_p95_us","lat_p99_us","lat_p999_us","lat_p9999_us","lat_max_us","duration_s","syn_retransmits","data_retransmits","rst_rx","timeouts","client_limited","series"]'
 	if ! check main "$fields - keys | length == 0"; then
 		echo "FAIL bench_blitz_bench: JSON lacks fields: $(cat "$tmp/main.json")"
 	elif ! check main '.rps > 0 and .requests > 0 and .errors == 0 and .ok == .requests and .conns == 10'; then
 		echo "FAIL bench_blitz_bench: want rps > 0 and no errors: $(cat "$tmp/main.json")"
-	elif ! check main '.lat_p50_us > 0 and .lat_p50_us <= .lat_p95_us and .lat_p95_us <= .lat_p99_us and .lat_p99_us <= .lat_max_us'; then
+	elif ! check main '.lat_p50_us > 0 and .lat_p50_us <= .lat_p90_us and .lat_p90_us <= .lat_p95_us and .lat_p95_us <= .lat_p99_us and .lat_p99_us <= .lat_p999_us and .lat_p999_us <= .lat_p9999_us and .lat_p9999_us <= .lat_max_us'; then
 		echo "FAIL bench_blitz_bench: latency percentiles out of order: $(cat "$tmp/main.json")"
+	elif ! check main '(.series | length) >= 2 and ([.series[].responses] | add) == .requests'; then
+		echo "FAIL bench_blitz_bench: the per-second series does not add up to the requests: $(jq -c '{requests, series}' "$tmp/main.json")"
 	elif ! grep -q 'req/s' "$tmp/main.err"; then
 		echo "FAIL bench_blitz_bench: no progress line on stderr"
 	else
@@ -123,6 +136,55 @@ if bench reconnect $((PORT + 1)) -c 4 -d 10 -n 400; then
 	fi
 else
 	echo "FAIL bench_reconnect: exited non-zero: $(tail -n1 "$tmp/reconnect.err")"
+fi
+
+# Open loop: 2000 req/s asked for, about 2000 req/s done, latency counted
+# from when each request was due.
+if bench open "$PORT" -c 10 -d 2 -R 2000; then
+	if check open '.mode == "open" and .rate == 2000 and .rps > 1800 and .rps < 2200 and .errors == 0'; then
+		echo "PASS bench_open_loop $(jq -r '"\(.rps | floor) req/s, p99 \(.lat_p99_us) us"' "$tmp/open.json")"
+	else
+		echo "FAIL bench_open_loop: want 1800..2200 req/s without errors: $(jq -c 'del(.series)' "$tmp/open.json")"
+	fi
+else
+	echo "FAIL bench_open_loop: exited non-zero: $(tail -n1 "$tmp/open.err")"
+fi
+
+# Connections per second: a handshake for every request, each closed.
+if bench close "$PORT" -c 4 -d 10 -n 300 --close; then
+	if check close '.mode == "close" and .requests == 300 and .errors == 0 and .connects >= 300 and .cps > 0'; then
+		echo "PASS bench_close_cps $(jq -r '"\(.cps | floor) connections/s"' "$tmp/close.json")"
+	else
+		echo "FAIL bench_close_cps: want 300 requests on >= 300 connections: $(jq -c 'del(.series)' "$tmp/close.json")"
+	fi
+else
+	echo "FAIL bench_close_cps: exited non-zero: $(tail -n1 "$tmp/close.err")"
+fi
+
+# The xdp engine on another port of the same interface: what bench counts
+# is what the engine says it answered, to within 1%.
+XPORT=$((PORT + 2))
+xdp_requests() {
+	$SRV "$BLITZ" stats "$SRV_IF" --json 2>/dev/null | jq -r '.counters.requests // empty'
+}
+if $SRV "$BLITZ" load "$SRV_IF" -p "$XPORT" >"$tmp/load.log" 2>&1; then
+	placement_quiet
+	r0=$(xdp_requests)
+	if bench xdp "$XPORT" -c 20 -d 20 -n 20000; then
+		r1=$(xdp_requests)
+		got=$(jq -r .requests "$tmp/xdp.json")
+		if [ -n "$r0" ] && [ -n "$r1" ] && awk -v b="$got" -v s=$((r1 - r0)) \
+			'BEGIN { d = b - s; if (d < 0) d = -d; exit !(b > 0 && d <= 0.01 * s) }'; then
+			echo "PASS bench_matches_xdp_stats bench $got, blitz stats $((r1 - r0))"
+		else
+			echo "FAIL bench_matches_xdp_stats: bench counted $got, blitz stats ${r0:-?} -> ${r1:-?}"
+		fi
+	else
+		echo "FAIL bench_matches_xdp_stats: bench exited non-zero: $(tail -n1 "$tmp/xdp.err")"
+	fi
+	$SRV "$BLITZ" unload "$SRV_IF" >/dev/null 2>&1
+else
+	echo "FAIL bench_matches_xdp_stats: blitz load failed: $(tail -n1 "$tmp/load.log")"
 fi
 
 id_after=$(xdp_id)

@@ -1,0 +1,108 @@
+#!/bin/bash
+# placement.sh - where benchmark work runs on the veth testbed, and what it
+# costs. Sourced by scripts/demo.sh, scripts/bench.sh and
+# tests/e2e/test_bench.sh, so all three place and measure alike.
+#
+# Fair placement (PLACEMENT=fair, the default): both veths' NAPI threaded
+# and each NAPI kthread pinned to its side's CPU, the server (and every
+# thread it starts) on the server CPU(s), the client on the other(s).
+# Why: on veth a frame's receive path runs in the NAPI of the *sending* CPU
+# unless the NAPI is threaded, so by default the client's CPU pays for the
+# server's receive work (nginx's TCP, blitz's XDP program): threaded and
+# pinned, each side's work runs, and is counted, on its own CPU.
+# PLACEMENT=default leaves the NAPI alone (the old, unfair placement).
+#
+# Owns nothing: callers set SRV_NS SRV_IF CLI_NS CLI_IF (testbed.sh env)
+# and SRV_CPUS CLI_CPUS (CPU lists as taskset -c takes them, e.g. "1" or
+# "2,3"). Must never touch an interface outside the caller's testbed.
+# shellcheck shell=bash
+
+PLACEMENT=${PLACEMENT:-fair}
+PLACEMENT_WHY="veth runs a frame's receive path on the sending CPU unless its NAPI is threaded: threaded and pinned, each side's work runs (and is counted) on its own CPU"
+
+# The CPUs of a list ("1", "0,2", "2-3") one per line.
+cpu_list_expand() {
+	local part a b
+	for part in ${1//,/ }; do
+		if [[ $part == *-* ]]; then
+			a=${part%-*} b=${part#*-}
+			seq "$a" "$b"
+		else
+			echo "$part"
+		fi
+	done
+}
+
+# napi_pin NS IF CPUS: GRO on (which makes veth create its NAPI), threaded
+# NAPI (written from inside the namespace: nsenter keeps the host's /sys),
+# and every napi/IF-* kthread pinned to CPUS. 1 when a step fails.
+napi_pin() {
+	local ns=$1 ifn=$2 cpus=$3 pat pid n=0
+	ip netns exec "$ns" ethtool -K "$ifn" gro on >/dev/null 2>&1 || return 1
+	ip netns exec "$ns" sh -c "echo 1 > /sys/class/net/$ifn/threaded" 2>/dev/null || return 1
+	# Kernel thread names are cut at 15 characters.
+	pat="napi/$ifn-"
+	pat=${pat:0:15}
+	for pid in $(ps -eo pid=,comm= | awk -v p="$pat" 'index($2, p) == 1 {print $1}'); do
+		taskset -pc "$cpus" "$pid" >/dev/null 2>&1 || return 1
+		n=$((n + 1))
+	done
+	[ "$n" -gt 0 ]
+}
+
+# placement_apply: make the placement PLACEMENT says. Idempotent: call it
+# again after anything that may recreate a NAPI (attaching XDP). Prints one
+# line saying what it did, and returns 1 if fair placement failed.
+placement_apply() {
+	if [ "$PLACEMENT" = default ]; then
+		echo "placement: default (PLACEMENT=default): receive work runs on the sending CPU"
+		return 0
+	fi
+	if napi_pin "$SRV_NS" "$SRV_IF" "$SRV_CPUS" && napi_pin "$CLI_NS" "$CLI_IF" "$CLI_CPUS"; then
+		echo "placement: fair: server and its veth NAPI on CPU $SRV_CPUS, client and its NAPI on CPU $CLI_CPUS ($PLACEMENT_WHY)"
+		return 0
+	fi
+	echo "placement: cannot thread and pin the veth NAPI: receive work runs on the sending CPU (the figures favour the kernel servers)"
+	return 1
+}
+
+# placement_quiet: placement_apply without its line.
+placement_quiet() { placement_apply >/dev/null; }
+
+# cpu_snapshot: "cpu busy_jiffies" for every CPU, from /proc/stat (user,
+# nice, system, irq, softirq, steal: NAPI threads and softirqs count).
+cpu_snapshot() {
+	awk '/^cpu[0-9]/ {sub("cpu", "", $1); print $1, $2 + $3 + $4 + $7 + $8 + $9, $2 + $3 + $4 + $5 + $6 + $7 + $8 + $9}' /proc/stat
+}
+
+# cpu_busy_ns BEFORE AFTER CPUS: busy nanoseconds of CPUS between two
+# snapshots.
+cpu_busy_ns() {
+	local hz
+	hz=$(getconf CLK_TCK)
+	paste -d' ' <(echo "$1") <(echo "$2") |
+		awk -v cpus="$(cpu_list_expand "$3" | tr '\n' ' ')" -v hz="$hz" '
+		BEGIN { n = split(cpus, c, " "); for (i = 1; i <= n; i++) want[c[i]] = 1 }
+		($1 in want) { s += $5 - $2 }
+		END { printf "%.0f", s * 1e9 / hz }'
+}
+
+# cpu_busy_pct BEFORE AFTER CPUS: mean busy % of CPUS between snapshots.
+cpu_busy_pct() {
+	paste -d' ' <(echo "$1") <(echo "$2") |
+		awk -v cpus="$(cpu_list_expand "$3" | tr '\n' ' ')" '
+		BEGIN { n = split(cpus, c, " "); for (i = 1; i <= n; i++) want[c[i]] = 1 }
+		($1 in want) { b += $5 - $2; t += $6 - $3 }
+		END { printf "%.1f", (t > 0 ? 100 * b / t : 0) }'
+}
+
+# bound_by CLIENT_PCT SERVER_PCT BUSY_POLL: which side limited a closed-loop
+# run: "client" when the client CPU was >= 90% busy, else "server" when the
+# server CPU was (for a busy-polling server, whose CPU reads 100% at any
+# load, by elimination: the client had headroom), else "neither".
+bound_by() {
+	awk -v c="$1" -v s="$2" -v bp="$3" 'BEGIN {
+		if (c >= 90) print "client";
+		else if (bp == 1 || s >= 90) print "server";
+		else print "neither" }'
+}
