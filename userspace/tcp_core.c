@@ -46,6 +46,16 @@
 #define OUR_WINDOW 65535
 #define FIN_WAIT_MS 5000 /* our FIN acked, theirs not yet: bounded wait */
 #define NIL 0xffffffffu
+/* RFC 5961 challenge ACKs and ACKs to out-of-window segments: at most one
+ * per connection per 500 ms, as Linux >= 6.0 (tcp_invalid_ratelimit per
+ * socket). Never a budget shared by connections: a global count is the
+ * CVE-2016-5696 side channel (an off-path attacker counting the challenge
+ * ACKs it did not get learns whether its guess hit another connection). */
+#define OOW_RATELIMIT_MS 500
+/* RFC 8985 7.2: the probe timeout adds the worst-case delayed ACK when one
+ * segment is in flight (the peer may hold its ACK that long), 2 ms else. */
+#define TLP_WC_DELACK_MS 200
+#define TLP_EXTRA_MS 2
 
 /* Peer MSS values a cookie can encode (3 bits): the largest <= theirs. */
 static const uint16_t cookie_mss[8] = {536,  1220, 1300, 1360,
@@ -80,20 +90,37 @@ struct tcp_conn {
 	uint8_t snd_wscale;
 	uint8_t q_head, q_count;
 	uint8_t fin_pending : 1, fin_sent : 1, fin_acked : 1, fin_rcvd : 1,
-		chunked_active : 1, in_use : 1;
+		chunked_active : 1, in_use : 1, in_recovery : 1, tlp_out : 1;
+	uint8_t rtt_on : 1, oow_sent : 1;
 	uint8_t retries;
 	uint8_t dupacks; /* duplicate ACKs in a row (fast retransmit) */
+	/* congestion control (RFC 5681 NewReno, RFC 6582), bytes */
+	uint32_t ssthresh;
+	uint32_t recover;     /* snd_max when the last recovery began */
+	uint32_t bytes_acked; /* congestion avoidance: acked since +1 MSS */
+	/* send window: the segment that last updated it (RFC 9293) */
+	uint32_t snd_wl1, snd_wl2;
+	uint32_t max_snd_wnd;
+	/* RTT (RFC 6298, Karn: one timed segment, never a retransmitted
+	 * one), microseconds */
+	uint32_t rtt_seq, rtt_t0;
+	uint32_t srtt_us, rttvar_us;
+	uint32_t tlp_end; /* snd_max after the last tail-loss probe */
 	struct resp_ent q[TCP_CORE_RESP_QUEUE];
 	/* receive side */
 	uint32_t rxb; /* reassembly buffer index, NIL when none */
 	uint32_t rxlen;
-	uint64_t skip; /* request body bytes still to skip */
+	uint32_t src_slot; /* per-source count it holds (rxb != NIL) */
+	uint32_t lru_prev, lru_next; /* buffer holders, oldest first */
+	uint64_t skip;		     /* request body bytes still to skip */
 	struct http_chunked chunk;
 	/* timers (ms of the core's clock; 0 = unarmed) */
-	uint32_t rto_ms;
-	uint64_t rto_at, idle_at;
-	uint64_t linked_at;    /* the time of the wheel slot it sits in */
-	uint32_t tprev, tnext; /* wheel list, NIL-terminated */
+	uint32_t rto_ms, rto_base_ms; /* current (backed off), computed */
+	uint64_t rto_at, idle_at, tlp_at, hdr_at;
+	uint64_t persist_since; /* first zero-window probe of this stall */
+	uint64_t oow_ms;	/* last challenge / out-of-window ACK */
+	uint64_t linked_at;	/* the time of the wheel slot it sits in */
+	uint32_t tprev, tnext;	/* wheel list, NIL-terminated */
 };
 
 struct tbl_slot {
@@ -122,6 +149,14 @@ struct tcp_core {
 	uint8_t *rxbufs;
 	uint32_t *rxfree;
 	uint32_t nrxfree, nrxbufs;
+	/* Connections holding a buffer, oldest first: when the pool is
+	 * empty the oldest is reset so a new request is never refused by
+	 * the ones that sit on a partial header. */
+	uint32_t lru_head, lru_tail;
+	/* Buffers held per source address (keyed hash, so an attacker
+	 * cannot aim collisions at a victim), and the share of one. */
+	uint16_t *src_cnt;
+	uint32_t src_mask, src_cap;
 
 	uint32_t wheel[WHEEL_SLOTS];
 	uint64_t wheel_ms; /* last ms processed */
@@ -140,6 +175,7 @@ struct tcp_core {
 	int nladdr;
 
 	uint64_t now_ms;
+	uint32_t now_us; /* low 32 bits: RTT differences only */
 	struct tcp_frame txq[TCP_CORE_TX_BATCH];
 	uint32_t ntx;
 };
@@ -364,6 +400,10 @@ static void timer_update(struct tcp_core *c, struct tcp_conn *k)
 
 	if (k->rto_at && k->rto_at < due)
 		due = k->rto_at;
+	if (k->tlp_at && k->tlp_at < due)
+		due = k->tlp_at;
+	if (k->hdr_at && k->hdr_at < due)
+		due = k->hdr_at;
 	if (k->linked_at && k->linked_at <= due)
 		return;
 	timer_unlink(c, k);
@@ -388,6 +428,7 @@ static struct tcp_conn *conn_alloc(struct tcp_core *c,
 	k->t = *t;
 	k->hash = h;
 	k->rxb = NIL;
+	k->lru_prev = k->lru_next = NIL;
 	k->tprev = k->tnext = NIL;
 	k->in_use = 1;
 	tbl_insert(c, h, idx);
@@ -395,13 +436,29 @@ static struct tcp_conn *conn_alloc(struct tcp_core *c,
 	return k;
 }
 
+static void lru_unlink(struct tcp_core *c, struct tcp_conn *k)
+{
+	if (k->lru_prev != NIL)
+		c->conns[k->lru_prev].lru_next = k->lru_next;
+	else
+		c->lru_head = k->lru_next;
+	if (k->lru_next != NIL)
+		c->conns[k->lru_next].lru_prev = k->lru_prev;
+	else
+		c->lru_tail = k->lru_prev;
+	k->lru_prev = k->lru_next = NIL;
+}
+
 static void rxbuf_put(struct tcp_core *c, struct tcp_conn *k)
 {
 	if (k->rxb == NIL)
 		return;
 	c->rxfree[c->nrxfree++] = k->rxb;
+	c->src_cnt[k->src_slot]--;
+	lru_unlink(c, k);
 	k->rxb = NIL;
 	k->rxlen = 0;
+	k->hdr_at = 0;
 }
 
 static void conn_free(struct tcp_core *c, struct tcp_conn *k)
@@ -560,6 +617,23 @@ static void send_ack(struct tcp_core *c, struct tcp_conn *k)
 	c->cnt.acks++;
 }
 
+/* An ACK answering a segment we do not accept (RFC 5961 challenge ACK,
+ * or an out-of-window segment): at most one per OOW_RATELIMIT_MS on this
+ * connection, whatever happens on the others. */
+static void send_ack_limited(struct tcp_core *c, struct tcp_conn *k,
+			     bool challenge)
+{
+	if (k->oow_sent && c->now_ms - k->oow_ms < OOW_RATELIMIT_MS) {
+		c->cnt.ratelimited++;
+		return;
+	}
+	k->oow_sent = 1;
+	k->oow_ms = c->now_ms;
+	if (challenge)
+		c->cnt.challenge_acks++;
+	send_ack(c, k);
+}
+
 /* Copy stream bytes [off, off+n) of the queued responses (off counted
  * from the first unacknowledged byte) into dst; the Date each response
  * was queued with is restored so a retransmission repeats its bytes. */
@@ -686,8 +760,14 @@ static int conn_output(struct tcp_core *c, struct tcp_conn *k, bool probe)
 			if (n && !seq_lt(k->snd_nxt, k->snd_max))
 				c->cnt.replies++;
 			k->snd_max = k->snd_nxt + n + fin;
+			if (!k->rtt_on && !forced) {
+				k->rtt_on = 1;
+				k->rtt_seq = k->snd_max;
+				k->rtt_t0 = c->now_us;
+			}
 		} else {
 			c->cnt.retransmits++;
+			k->rtt_on = 0; /* Karn: no sample across a resend */
 		}
 		/* A zero-window probe does not advance snd_nxt: the peer
 		 * may well drop it, and the byte goes again when the window
@@ -824,7 +904,61 @@ static void parse_buffered(struct tcp_core *c, struct tcp_conn *k)
 	if (n) {
 		memmove(b, b + n, k->rxlen - n);
 		k->rxlen -= n;
+		/* A request was answered; what is left starts the next one,
+		 * whose header deadline runs from now. */
+		k->hdr_at = c->now_ms + c->p.header_ms;
 	}
+}
+
+static void conn_reset(struct tcp_core *c, struct tcp_conn *k, bool send);
+
+static uint32_t src_slot(const struct tcp_core *c, const struct tcp_tuple *t)
+{
+	__u64 w[2];
+
+	memcpy(w, t->raddr, 16);
+	return (uint32_t)blitz_siphash_cd(c->key[1], c->key[0], w, 2, 1, 3) &
+	       c->src_mask;
+}
+
+/*
+ * A reassembly buffer for a partial request, or false (the connection is
+ * then reset). A source already holding its share (src_cap) gets none;
+ * when the pool is empty, the connection that has held its buffer longest
+ * is reset to free one: a few thousand clients sitting on partial headers
+ * can delay a new request by at most the time it takes them to send
+ * pool-size new partial requests, never stop it.
+ */
+static bool rxbuf_get(struct tcp_core *c, struct tcp_conn *k)
+{
+	uint32_t slot = src_slot(c, &k->t), idx = conn_idx(c, k);
+
+	if (c->src_cnt[slot] >= c->src_cap) {
+		c->cnt.rx_src_cap++;
+		return false;
+	}
+	if (!c->nrxfree) {
+		if (c->lru_head == NIL) {
+			c->cnt.rx_buf_empty++;
+			return false;
+		}
+		c->cnt.rx_evicted++;
+		conn_reset(c, &c->conns[c->lru_head], true);
+	}
+	k->rxb = c->rxfree[--c->nrxfree];
+	k->rxlen = 0;
+	k->src_slot = slot;
+	c->src_cnt[slot]++;
+	k->lru_next = NIL;
+	k->lru_prev = c->lru_tail;
+	if (c->lru_tail != NIL)
+		c->conns[c->lru_tail].lru_next = idx;
+	else
+		c->lru_head = idx;
+	c->lru_tail = idx;
+	k->hdr_at = c->now_ms + c->p.header_ms;
+	timer_update(c, k);
+	return true;
 }
 
 /*
@@ -841,12 +975,8 @@ static long conn_consume(struct tcp_core *c, struct tcp_conn *k,
 		n = parse_requests(c, k, data, len);
 		if (n == len)
 			return len;
-		if (!c->nrxfree) {
-			c->cnt.rx_buf_empty++;
+		if (!rxbuf_get(c, k))
 			return -1;
-		}
-		k->rxb = c->rxfree[--c->nrxfree];
-		k->rxlen = 0;
 	}
 	take = min_u32(len - n, RXBUF_SIZE - k->rxlen);
 	memcpy(rxbuf_of(c, k) + k->rxlen, data + n, take);
@@ -946,8 +1076,16 @@ static void handle_unknown(struct tcp_core *c, const struct seg *s, uint32_t h)
 	k->snd_wscale = (info >> 3) == 15 ? 0 : (uint8_t)(info >> 3);
 	if (k->snd_wscale > 14)
 		k->snd_wscale = 14;
-	k->cwnd = 10u * k->mss;
-	k->rto_ms = c->p.rto_initial_ms;
+	/* RFC 6928: IW = min(10 MSS, max(2 MSS, 14600)); ssthresh
+	 * arbitrarily high until the first loss (RFC 5681 3.1). */
+	k->cwnd = min_u32(10u * k->mss,
+			  2u * k->mss > 14600 ? 2u * k->mss : 14600);
+	k->ssthresh = 0x7fffffffu;
+	k->recover = s->ack - 1;
+	k->snd_wl1 = s->seq - 1; /* so this very segment sets the window */
+	k->snd_wl2 = s->ack;
+	k->max_snd_wnd = (uint32_t)s->win << k->snd_wscale;
+	k->rto_ms = k->rto_base_ms = c->p.rto_initial_ms;
 	k->idle_at = c->now_ms + c->p.idle_ms;
 	timer_update(c, k);
 	conn_handle(c, k, s);
@@ -994,19 +1132,65 @@ static void conn_ack(struct tcp_core *c, struct tcp_conn *k, uint32_t ack)
 		k->q_head = (uint8_t)((k->q_head + 1) % TCP_CORE_RESP_QUEUE);
 		k->q_count--;
 	}
-	if (k->cwnd < TCP_CORE_MAX_INFLIGHT)
-		k->cwnd += ack - k->snd_una;
 	k->snd_una = ack;
 	if (seq_lt(k->snd_nxt, k->snd_una))
 		k->snd_nxt = k->snd_una;
 	k->retries = 0;
-	k->rto_ms = c->p.rto_initial_ms;
+	k->rto_ms = k->rto_base_ms;
 	k->rto_at = 0;
+	k->tlp_at = 0;
+	if (k->tlp_out && !seq_lt(ack, k->tlp_end))
+		k->tlp_out = 0;
 }
+
+/* RFC 6298 2.2/2.3 on one sample r (us); the RTO has rto_initial_ms as
+ * its floor (200 ms, as Linux's TCP_RTO_MIN) and rto_max_ms as cap. */
+static void rtt_update(struct tcp_core *c, struct tcp_conn *k, uint32_t r)
+{
+	uint32_t rto;
+
+	if (!r)
+		r = 1;
+	if (!k->srtt_us) {
+		k->srtt_us = r;
+		k->rttvar_us = r / 2;
+	} else {
+		uint32_t d = k->srtt_us > r ? k->srtt_us - r : r - k->srtt_us;
+
+		k->rttvar_us = k->rttvar_us - k->rttvar_us / 4 + d / 4;
+		k->srtt_us = k->srtt_us - k->srtt_us / 8 + r / 8;
+	}
+	rto = (k->srtt_us +
+	       (k->rttvar_us * 4 > 1000 ? k->rttvar_us * 4 : 1000) + 999) /
+	      1000;
+	if (rto < c->p.rto_initial_ms)
+		rto = c->p.rto_initial_ms;
+	if (rto > c->p.rto_max_ms)
+		rto = c->p.rto_max_ms;
+	k->rto_base_ms = k->rto_ms = rto;
+}
+
+/* ssthresh after a loss: max(FlightSize / 2, 2 MSS) (RFC 5681 eq. 4). */
+static uint32_t loss_ssthresh(const struct tcp_conn *k)
+{
+	uint32_t flight = k->snd_max - k->snd_una;
+
+	return flight / 2 > 2u * k->mss ? flight / 2 : 2u * k->mss;
+}
+
+/*
+ * Congestion control on an ACK of `acked` new bytes (snd_una already
+ * advanced): NewReno (RFC 5681, RFC 6582). In recovery, a partial ACK
+ * resends the next hole and deflates the window; the full ACK ends it
+ * with cwnd = min(ssthresh, FlightSize + MSS). Otherwise slow start
+ * below ssthresh, at most 2 MSS per ACK (RFC 3465 L = 2), and
+ * congestion avoidance above: one MSS per cwnd of bytes acknowledged.
+ */
+static void cc_on_ack(struct tcp_core *c, struct tcp_conn *k, uint32_t acked);
 
 /* Resend one segment from snd_una (data, or the FIN alone); the send
  * state (snd_nxt, cwnd) is left as it is: one loss, one segment. */
-static void fast_retransmit(struct tcp_core *c, struct tcp_conn *k)
+static void resend_una(struct tcp_core *c, struct tcp_conn *k)
 {
 	/* Only bytes sent before: past snd_max the peer's window may be
 	 * closed, and an ACK of them would be taken for one of data never
@@ -1017,8 +1201,102 @@ static void fast_retransmit(struct tcp_core *c, struct tcp_conn *k)
 
 	send_data(c, k, k->snd_una, n, fin);
 	c->cnt.retransmits++;
-	c->cnt.fast_retransmits++;
-	k->cwnd = k->cwnd / 2 > 2u * k->mss ? k->cwnd / 2 : 2u * k->mss;
+	k->rtt_on = 0;
+}
+
+static void cc_on_ack(struct tcp_core *c, struct tcp_conn *k, uint32_t acked)
+{
+	if (k->in_recovery) {
+		if (!seq_lt(k->snd_una, k->recover)) {
+			uint32_t flight = k->snd_max - k->snd_una;
+
+			k->in_recovery = 0;
+			k->cwnd = min_u32(k->ssthresh,
+					  (flight > k->mss ? flight : k->mss) +
+						  k->mss);
+			k->bytes_acked = 0;
+			return;
+		}
+		/* Partial ACK: the next hole is lost too. */
+		if (k->snd_una != k->snd_max)
+			resend_una(c, k);
+		k->cwnd = k->cwnd > acked ? k->cwnd - acked : 0;
+		if (acked >= k->mss)
+			k->cwnd += k->mss;
+		if (k->cwnd < k->mss)
+			k->cwnd = k->mss;
+		return;
+	}
+	if (k->cwnd < k->ssthresh) {
+		k->cwnd += min_u32(acked, 2u * k->mss);
+	} else {
+		k->bytes_acked += acked;
+		if (k->bytes_acked >= k->cwnd) {
+			k->bytes_acked -= k->cwnd;
+			k->cwnd += k->mss;
+		}
+	}
+	if (k->cwnd > TCP_CORE_MAX_INFLIGHT)
+		k->cwnd = TCP_CORE_MAX_INFLIGHT;
+}
+
+/* RFC 8985 7.2: the probe timeout, or 0 when no probe is due: a probe
+ * needs an RTT estimate, data in flight, an open window, and the open
+ * state (not in recovery, not after an RTO until it is repaired). */
+static void tlp_arm(struct tcp_core *c, struct tcp_conn *k)
+{
+	uint32_t flight = k->snd_max - k->snd_una, pto;
+
+	k->tlp_at = 0;
+	if (!k->srtt_us || !flight || k->tlp_out || k->in_recovery ||
+	    seq_lt(k->snd_una, k->recover) || !k->snd_wnd || !k->rto_at)
+		return;
+	pto = (2 * k->srtt_us + 999) / 1000 +
+	      (flight <= k->mss ? TLP_WC_DELACK_MS : TLP_EXTRA_MS);
+	if (c->now_ms + pto >= k->rto_at)
+		return; /* the RTO comes first: no probe */
+	k->tlp_at = c->now_ms + pto;
+}
+
+/*
+ * The probe: one new segment when the peer's window has room for it,
+ * else the last segment sent again (RFC 8985 7.3); then the RTO is armed
+ * from now, and no other probe goes until an ACK covers this one.
+ */
+static void tlp_send(struct tcp_core *c, struct tcp_conn *k)
+{
+	uint32_t end = k->snd_una + k->q_bytes;
+	uint32_t wedge = k->snd_una + k->snd_wnd;
+
+	if (k->snd_nxt == k->snd_max && seq_lt(k->snd_nxt, end) &&
+	    seq_lt(k->snd_nxt, wedge)) {
+		uint32_t n = min_u32(min_u32(k->mss, end - k->snd_nxt),
+				     wedge - k->snd_nxt);
+		bool fin = k->fin_pending && n == end - k->snd_nxt;
+
+		send_data(c, k, k->snd_nxt, n, fin);
+		if (fin) {
+			k->fin_sent = 1;
+			k->fin_seq = end;
+		}
+		k->snd_nxt += n + fin;
+		k->snd_max = k->snd_nxt;
+		c->cnt.replies++;
+	} else {
+		uint32_t sent = k->snd_max - k->snd_una - (k->fin_sent ? 1 : 0);
+		uint32_t n = min_u32(k->mss, sent);
+		bool fin = k->fin_sent;
+
+		if (!n && !fin)
+			return;
+		send_data(c, k, k->snd_una + sent - n, n, fin);
+		c->cnt.retransmits++;
+		k->rtt_on = 0;
+	}
+	c->cnt.tlp_probes++;
+	k->tlp_out = 1;
+	k->tlp_end = k->snd_max;
+	k->rto_at = c->now_ms + k->rto_ms;
 }
 
 static void conn_handle(struct tcp_core *c, struct tcp_conn *k,
@@ -1028,38 +1306,102 @@ static void conn_handle(struct tcp_core *c, struct tcp_conn *k,
 	uint32_t len = s->len, seq = s->seq;
 	bool fin = s->flags & TH_FIN, need_ack = false;
 
+	uint32_t una0 = k->snd_una, wnd = (uint32_t)s->win << k->snd_wscale;
+
 	if (s->flags & TH_RST) {
-		/* In-window RSTs only: a blind one must guess rcv_nxt. */
-		if (seq_le(k->rcv_nxt, seq) &&
-		    seq_lt(seq, k->rcv_nxt + OUR_WINDOW)) {
+		/* RFC 5961 3.2: only a RST at exactly RCV.NXT resets (or at
+		 * the FIN we took, as Linux's tcp_reset_check); one elsewhere
+		 * in the window gets a challenge ACK, so a blind attacker
+		 * must guess the exact number, and the real peer, whose RST
+		 * it was, answers with one at the ACK's number. */
+		if (seq == k->rcv_nxt ||
+		    (k->fin_rcvd && seq == k->rcv_nxt - 1)) {
 			c->cnt.drop_rst++;
 			conn_reset(c, k, false);
+		} else if (seq_gt(seq, k->rcv_nxt) &&
+			   seq_lt(seq, k->rcv_nxt + OUR_WINDOW)) {
+			send_ack_limited(c, k, true);
 		}
+		return;
+	}
+	if (s->flags & TH_SYN) {
+		/* RFC 5961 4.2: a SYN, wherever it falls, on a synchronized
+		 * connection never resets it: a challenge ACK. A peer that
+		 * really restarted answers it with a RST at RCV.NXT and its
+		 * next SYN finds the tuple free. */
+		send_ack_limited(c, k, true);
 		return;
 	}
 	if (!(s->flags & TH_ACK))
 		return;
-	if (seq_gt(s->ack, k->snd_max)) {
-		/* Acknowledges what we never sent: tell them where we are. */
-		send_ack(c, k);
+	if (seq_lt(seq + len + fin, k->rcv_nxt) ||
+	    seq_gt(seq, k->rcv_nxt + OUR_WINDOW)) {
+		/* Wholly outside the receive window (RFC 9293 3.10.7.4):
+		 * an ACK of where we are, rate-limited; nothing else. */
+		send_ack_limited(c, k, false);
+		return;
+	}
+	if (seq_gt(s->ack, k->snd_max) ||
+	    seq_lt(s->ack, k->snd_una - k->max_snd_wnd)) {
+		/* RFC 5961 5.2: acknowledges what we never sent, or older
+		 * than any window: dropped, data and all; at most a
+		 * rate-limited ACK tells the peer where we are. */
+		c->cnt.ack_unacceptable++;
+		send_ack_limited(c, k, true);
 		return;
 	}
 	if (seq_gt(s->ack, k->snd_una)) {
+		uint32_t acked = s->ack - k->snd_una;
+
+		if (k->rtt_on && !seq_lt(s->ack, k->rtt_seq)) {
+			k->rtt_on = 0;
+			rtt_update(c, k, c->now_us - k->rtt_t0);
+		}
 		conn_ack(c, k, s->ack);
+		cc_on_ack(c, k, acked);
 		k->dupacks = 0;
 	} else if (s->ack == k->snd_una && !len && !fin &&
-		   k->snd_una != k->snd_max &&
-		   ((uint32_t)s->win << k->snd_wscale) == k->snd_wnd) {
-		/* The third duplicate ACK: the segment at snd_una was lost;
-		 * resend it now instead of waiting for the RTO. */
-		if (++k->dupacks == 3)
-			fast_retransmit(c, k);
+		   k->snd_una != k->snd_max && wnd == k->snd_wnd) {
+		/* Duplicate ACKs: the third starts NewReno fast recovery
+		 * (the segment at snd_una was lost: resend it now, not at
+		 * the RTO); each later one inflates cwnd by one MSS, for
+		 * the segment that left the network. */
+		++k->dupacks;
+		if (k->in_recovery) {
+			k->cwnd += k->mss;
+		} else if (k->dupacks == 3 && seq_gt(s->ack, k->recover)) {
+			k->ssthresh = loss_ssthresh(k);
+			k->recover = k->snd_max;
+			k->in_recovery = 1;
+			k->tlp_at = 0;
+			resend_una(c, k);
+			c->cnt.fast_retransmits++;
+			k->cwnd = k->ssthresh + 3u * k->mss;
+			k->bytes_acked = 0;
+		}
 	}
 	k->idle_at = c->now_ms + (k->fin_acked ? FIN_WAIT_MS : c->p.idle_ms);
-	k->snd_wnd = (uint32_t)s->win << k->snd_wscale;
+	/* The send window, only from a segment newer than the one that set
+	 * it last (RFC 9293 3.10.7.4, SND.WL1/WL2), as Linux's
+	 * tcp_may_update_window reads "newer": an ACK of new data, a later
+	 * sequence number, or the same one opening (or closing) the window.
+	 * An old ACK (below SND.UNA) never updates it: a reordered older
+	 * segment does not undo a newer one. */
+	if (!seq_lt(s->ack, una0) &&
+	    (seq_gt(s->ack, una0) || seq_lt(k->snd_wl1, seq) ||
+	     (k->snd_wl1 == seq && (wnd > k->snd_wnd || !wnd)))) {
+		k->snd_wnd = wnd;
+		k->snd_wl1 = seq;
+		k->snd_wl2 = s->ack;
+		if (wnd > k->max_snd_wnd)
+			k->max_snd_wnd = wnd;
+		if (wnd)
+			k->persist_since = 0;
+	}
 	/* An answer to a zero-window probe: the peer is alive, and a closed
-	 * window is probed for as long as the probes are answered (RFC 1122
-	 * 4.2.2.17); only unanswered RTOs count towards max_retries. */
+	 * window is probed while the probes are answered (RFC 1122
+	 * 4.2.2.17), up to persist_max_ms; only unanswered RTOs count
+	 * towards max_retries. */
 	if (!k->snd_wnd)
 		k->retries = 0;
 
@@ -1120,6 +1462,7 @@ static void conn_handle(struct tcp_core *c, struct tcp_conn *k,
 	if (k->snd_una == k->snd_max &&
 	    !seq_lt(k->snd_nxt, k->snd_una + k->q_bytes))
 		k->rto_at = 0;
+	tlp_arm(c, k);
 	timer_update(c, k);
 }
 
@@ -1233,6 +1576,7 @@ static void update_date(struct tcp_core *c, uint64_t now_ns)
 		       1000000000ull;
 
 	c->now_ms = now_ns / 1000000ull;
+	c->now_us = (uint32_t)(now_ns / 1000ull);
 	if (!c->wheel_started) {
 		/* The wheel starts at the engine's clock, whatever it is. */
 		c->wheel_ms = c->now_ms;
@@ -1249,11 +1593,6 @@ static void handle_segment(struct tcp_core *c, const struct seg *s)
 	uint32_t h = tuple_hash(c, &s->t);
 	struct tcp_conn *k = tbl_lookup(c, &s->t, h);
 
-	if (k && (s->flags & TH_SYN) && !(s->flags & TH_ACK)) {
-		/* A new SYN on a tuple we still hold: the peer moved on. */
-		conn_reset(c, k, false);
-		k = NULL;
-	}
 	if (!k) {
 		handle_unknown(c, s, h);
 		return;
@@ -1299,19 +1638,56 @@ uint32_t tcp_core_rx_burst(struct tcp_core *c, struct tcp_frame *frames,
 
 static void conn_timer(struct tcp_core *c, struct tcp_conn *k)
 {
+	if (k->hdr_at && k->hdr_at <= c->now_ms) {
+		/* A partial request past its header deadline: as the epoll
+		 * engine closes such a socket (with unread data: a RST). */
+		c->cnt.header_timeout++;
+		conn_reset(c, k, true);
+		return;
+	}
 	if (k->rto_at && k->rto_at <= c->now_ms) {
+		bool persist = !k->snd_wnd;
+
+		if (persist && !k->persist_since)
+			k->persist_since = c->now_ms;
+		if (persist &&
+		    c->now_ms - k->persist_since >= c->p.persist_max_ms) {
+			/* A peer that keeps its window shut (and our
+			 * response in memory) for longer is let go. */
+			c->cnt.persist_giveup++;
+			conn_reset(c, k, true);
+			return;
+		}
 		if (++k->retries > c->p.max_retries) {
 			c->cnt.rto_giveup++;
 			conn_reset(c, k, true);
 			return;
 		}
+		if (!persist) {
+			/* RFC 5681 3.1: ssthresh from the flight (kept on
+			 * a repeated timeout of the same data), cwnd = the
+			 * loss window, one MSS; RFC 6582: recover = what was
+			 * sent, so its duplicate ACKs start no recovery. */
+			if (k->retries == 1)
+				k->ssthresh = loss_ssthresh(k);
+			k->cwnd = k->mss;
+			k->bytes_acked = 0;
+			k->in_recovery = 0;
+			k->recover = k->snd_max;
+		}
 		k->rto_ms = min_u32(k->rto_ms * 2, c->p.rto_max_ms);
 		k->rto_at = 0;
+		k->tlp_at = 0;
+		k->tlp_out = 0;
+		k->rtt_on = 0;
 		k->snd_nxt = k->snd_una;
-		k->cwnd = k->mss;
 		conn_output(c, k, true);
 		if (!k->rto_at)
 			arm_rto(c, k);
+	}
+	if (k->tlp_at && k->tlp_at <= c->now_ms) {
+		k->tlp_at = 0;
+		tlp_send(c, k);
 	}
 	if (k->idle_at <= c->now_ms && !k->rto_at) {
 		if (!k->fin_pending) {
@@ -1471,6 +1847,10 @@ struct tcp_core *tcp_core_new(const struct tcp_core_params *p)
 		c->p.max_retries = 6;
 	if (!c->p.idle_ms)
 		c->p.idle_ms = 60000;
+	if (!c->p.header_ms)
+		c->p.header_ms = 10000;
+	if (!c->p.persist_max_ms)
+		c->p.persist_max_ms = 30000;
 	if (c->p.frame_cap < 256) {
 		pr_warn("tcp core: frame_cap %u too small\n", c->p.frame_cap);
 		err = EINVAL;
@@ -1515,8 +1895,16 @@ struct tcp_core *tcp_core_new(const struct tcp_core_params *p)
 	c->nrxbufs = c->p.rx_bufs;
 	c->rxbufs = malloc((size_t)c->nrxbufs * RXBUF_SIZE);
 	c->rxfree = calloc(c->nrxbufs, sizeof(*c->rxfree));
+	for (slots = 16; slots < 4 * c->nrxbufs; slots <<= 1)
+		;
+	c->src_mask = slots - 1;
+	c->src_cnt = calloc(slots, sizeof(*c->src_cnt));
+	c->src_cap = c->p.rx_bufs_per_src
+			     ? c->p.rx_bufs_per_src
+			     : (c->nrxbufs / 8 > 4 ? c->nrxbufs / 8 : 4);
+	c->lru_head = c->lru_tail = NIL;
 	if (!c->conns || !c->free_stack || !c->slots || !c->rxbufs ||
-	    !c->rxfree) {
+	    !c->rxfree || !c->src_cnt) {
 		pr_warn("tcp core: cannot allocate a table of %u "
 			"connections\n",
 			n);
@@ -1558,6 +1946,7 @@ void tcp_core_free(struct tcp_core *c)
 	free(c->slots);
 	free(c->rxbufs);
 	free(c->rxfree);
+	free(c->src_cnt);
 	free(c->body);
 	free(c);
 }
@@ -1654,5 +2043,23 @@ int tcp_core_check(const struct tcp_core *c)
 		return -__LINE__;
 	if (c->nrxfree > c->nrxbufs)
 		return -__LINE__;
+	/* Every buffer holder on the LRU list exactly once, in order. */
+	{
+		uint32_t idx = c->lru_head, prev = NIL, held = 0, n = 0;
+
+		for (i = 0; i < c->nconns; i++)
+			held += c->conns[i].in_use && c->conns[i].rxb != NIL;
+		while (idx != NIL) {
+			if (idx >= c->nconns || !c->conns[idx].in_use ||
+			    c->conns[idx].rxb == NIL ||
+			    c->conns[idx].lru_prev != prev || ++n > held)
+				return -__LINE__;
+			prev = idx;
+			idx = c->conns[idx].lru_next;
+		}
+		if (n != held || prev != c->lru_tail ||
+		    held + c->nrxfree != c->nrxbufs)
+			return -__LINE__;
+	}
 	return 0;
 }

@@ -59,18 +59,47 @@
  * - Data: in order only. Complete requests are parsed straight out of the
  *   frame; a partial request is copied into a per-connection 8 KiB buffer
  *   taken lazily from a preallocated pool and returned when the request
- *   completes. Out-of-order or duplicate segments are dropped and answered
- *   with an ACK of what we have (a dup ACK).
+ *   completes. Out-of-order or duplicate segments inside the receive window
+ *   are dropped and answered with an ACK of what we have (a dup ACK).
+ * - Bounded reassembly: a partial request must complete its headers within
+ *   header_ms (10 s, as the epoll engine), bare ACKs or not, else RST. One
+ *   source address holds at most rx_bufs_per_src buffers (a keyed hash of
+ *   the address counts them; more: that connection is reset, counted
+ *   rx_src_cap). When the pool is empty the connection that has held its
+ *   buffer longest is reset to free one (rx_evicted): clients sitting on
+ *   partial headers cannot stop a new request from being answered.
+ * - RFC 5961 (docs/tcp-core.md): a RST resets only at exactly RCV.NXT;
+ *   elsewhere in the window it gets a challenge ACK. Any SYN on a
+ *   connection gets a challenge ACK, never a reset. An ACK of bytes never
+ *   sent, or older than SND.UNA - MAX.SND.WND, drops the segment with a
+ *   challenge ACK. Segments wholly outside the receive window get an ACK.
+ *   All of those ACKs: at most one per 500 ms per connection (Linux >= 6.0
+ *   tcp_invalid_ratelimit), never a global budget (CVE-2016-5696).
+ *   The send window is taken only from newer segments (SND.WL1/WL2, as
+ *   Linux's tcp_may_update_window).
  * - Responses are queued (up to TCP_CORE_RESP_QUEUE per connection; more
  *   pipelined requests wait, unparsed, until the queue drains) and sent
- *   within min(peer window, TCP_CORE_MAX_INFLIGHT) in MSS-sized segments.
- * - Retransmission: after the RTO (rto_initial_ms, doubled each time up to
- *   rto_max_ms) sending restarts from the oldest unacknowledged byte with a
- *   one-segment window (go-back-N, then growing by what is acknowledged);
- *   after max_retries the connection is reset (RST) and freed. The third
- *   duplicate ACK resends the segment at snd_una at once (fast
- *   retransmit) and halves the window.
- *   A zero window is probed the same way (one byte).
+ *   within min(peer window, cwnd, TCP_CORE_MAX_INFLIGHT) in MSS segments.
+ * - Congestion control: NewReno (RFC 5681, RFC 6582), not CUBIC. IW10
+ *   (RFC 6928), slow start (at most 2 MSS per ACK, RFC 3465) up to
+ *   ssthresh, then one MSS per window acknowledged. The third duplicate
+ *   ACK resends the segment at snd_una, ssthresh = FlightSize / 2, cwnd =
+ *   ssthresh + 3 MSS, inflated per further duplicate; partial ACKs resend
+ *   the next hole; the full ACK deflates cwnd to ssthresh.
+ * - Retransmission: the RTO is RFC 6298's from RTT samples (one timed
+ *   segment at a time, never a retransmitted one), at least rto_initial_ms
+ *   (200 ms, as Linux's TCP_RTO_MIN), doubled per timeout up to
+ *   rto_max_ms. On the RTO: ssthresh = FlightSize / 2, cwnd = 1 MSS (the
+ *   loss window), and sending restarts from the oldest unacknowledged byte
+ *   (go-back-N); after max_retries the connection is reset (RST) and freed.
+ * - Tail-loss probe (RFC 8985 7, TLP; RACK's SACK-based detection is not
+ *   done: no SACK): with an RTT estimate, data in flight and not in
+ *   recovery, a probe after PTO = 2 * SRTT + 2 ms (+ 200 ms, the worst
+ *   delayed ACK, when one segment is in flight; no earlier than the RFC),
+ *   unless the RTO comes first: one new segment if the peer's window has
+ *   room, else the last MSS sent again; then the RTO is re-armed.
+ *   A zero window is probed by the RTO timer (one byte), for at most
+ *   persist_max_ms (30 s) while answered, then RST.
  * - Close: an error response or `Connection: close` -> our FIN after the
  *   response. The peer's FIN -> ACK, then our FIN once the responses owed
  *   are sent (we never keep a half-open connection). The connection is
@@ -81,8 +110,8 @@
  *   then free it, and a late retransmitted FIN for a freed tuple fails the
  *   cookie check and gets a RST, which the peer, already closed, ignores.
  *   Simultaneous close (FINs crossing) is handled.
- * - RST received in any state with a sequence number in our receive window
- *   frees the connection (others are ignored). A non-SYN segment for an
+ * - RST received in any state at exactly RCV.NXT frees the connection (in
+ *   the window elsewhere: a challenge ACK, above). A non-SYN segment for an
  *   unknown tuple whose ACK is not a valid cookie is counted
  *   (drop_bad_cookie) and answered with a RST (seq = its ACK), so a peer
  *   whose connection we dropped learns it at once; RSTs get nothing.
@@ -182,6 +211,12 @@ struct tcp_core_params {
 	uint32_t rto_max_ms;	 /* [3000] */
 	uint32_t max_retries;	 /* [6] then RST and free */
 	uint32_t idle_ms;	 /* keep-alive idle timeout [60000] */
+	uint32_t header_ms;	 /* partial request: first byte to end of
+				  * headers, then RST [10000] */
+	uint32_t persist_max_ms; /* zero window probed this long [30000] */
+	/* Reassembly buffers one source address may hold; 0: rx_bufs / 8,
+	 * at least 4. */
+	uint32_t rx_bufs_per_src;
 
 	/* Key of the SYN cookies and the table hash. All zero: random
 	 * (getrandom at init). */
@@ -226,7 +261,15 @@ struct tcp_core_params {
 	X(rx_buf_empty, "reassembly buffer pool empty (connection reset)") \
 	X(tx_no_buf, "sends skipped: engine had no TX frame")              \
 	X(errors, "requests answered with 400/405/431/505")                \
-	X(acks, "pure ACKs sent")
+	X(acks, "pure ACKs sent")                                          \
+	X(challenge_acks, "RFC 5961 challenge ACKs sent (RST, SYN, ACK)")  \
+	X(ratelimited, "challenge/out-of-window ACKs not sent (500 ms)")   \
+	X(ack_unacceptable, "segments dropped: ACK unsent or too old")     \
+	X(tlp_probes, "RFC 8985 tail-loss probes sent")                    \
+	X(header_timeout, "partial requests reset at the header deadline") \
+	X(rx_src_cap, "partial requests refused: source over its share")   \
+	X(rx_evicted, "partial requests reset to free a buffer (oldest)")  \
+	X(persist_giveup, "zero-window peers reset after persist_max_ms")
 
 struct tcp_core_counters {
 #define TCP_CORE_CNT_FIELD(name, help) uint64_t name;
