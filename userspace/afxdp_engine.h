@@ -68,6 +68,10 @@ struct afxdp_engine_opts {
 	 * replies, tx_bytes, finack, drop_bad_cookie, drop_rst: keys the XDP
 	 * program leaves alone in afxdp mode) so `blitz stats` shows them. */
 	int counters_fd;
+	/* When set: once every socket is open, one line per queue
+	 * "<queue> <zero-copy|copy> <why>" is written to this file (whole,
+	 * by rename), for `blitz status`; removed when the engine stops. */
+	const char *mode_report;
 };
 
 /*

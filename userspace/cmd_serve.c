@@ -586,6 +586,11 @@ afxdp_child(struct serve_args *a, struct blitz_loaded *l, pid_t parent)
 		.counters_fd = blitz_loaded_counters_fd(l),
 	};
 	int keep[2] = {xo.xsks_fd, xo.counters_fd};
+	char report[192];
+
+	/* Each socket's mode and why, for `blitz status`. */
+	serve_state_xsk_path(getpid(), report, sizeof(report));
+	xo.mode_report = report;
 
 	/* A SIGKILLed parent took the XDP program with it: go too. The
 	 * getppid() check closes the race with a parent dying before. */
@@ -635,11 +640,13 @@ static bool afxdp_nostart(int status)
 	return WIFEXITED(status) && WEXITSTATUS(status) == AFXDP_EXIT_NOSTART;
 }
 
-/* Nothing to undo: the kernel closed the dead child's sockets. */
+/* The kernel closed the dead child's sockets; only a killed child's
+ * report of their modes is left. */
 static const char *afxdp_cleanup(struct serve_args *a, void *ctx)
 {
 	(void)a;
 	(void)ctx;
+	serve_state_xsk_reap();
 	return "";
 }
 

@@ -22,6 +22,7 @@
 #include "cli.h"
 #include "loader.h"
 #include "log.h"
+#include "nic_info.h"
 #include "serve_state.h"
 #include "tc_handoff.h"
 
@@ -35,6 +36,7 @@ struct row {
 	char since[24];
 	char addrs[BLITZ_MAX_ADDRS * 2 * (INET6_ADDRSTRLEN + 1)];
 	char note[320];
+	char xsk[1024]; /* one line per AF_XDP socket on the interface */
 };
 
 static void usage(FILE *f)
@@ -69,6 +71,41 @@ static void format_addrs(const struct blitz_config *c, char *out, size_t len)
 		used += snprintf(out + used, len - used, "%s%s",
 				 used ? "," : "", a);
 	}
+}
+
+/*
+ * One line per AF_XDP socket bound to ifindex, with its mode and why:
+ * what the kernel reports (sock_diag's XDP_DU_F_ZEROCOPY), explained by
+ * what the driver offers (its xdp-features).
+ */
+#define MAX_XSKS 64
+static void xsk_lines(const char *ifname, int ifindex, char *out, size_t len)
+{
+	struct nic_xsk xs[MAX_XSKS];
+	uint64_t feat = 0;
+	uint32_t segs;
+	bool known;
+	size_t used = 0;
+	int n, i;
+
+	out[0] = '\0';
+	n = nic_xsk_list(ifindex, xs, MAX_XSKS);
+	if (n <= 0)
+		return;
+	known = !nic_xdp_features(ifindex, &feat, &segs);
+	for (i = 0; i < n && i < MAX_XSKS && used < len; i++)
+		used += (size_t)snprintf(
+			out + used, len - used,
+			"%s: AF_XDP socket on queue %u: %s\n", ifname,
+			xs[i].queue,
+			xs[i].zerocopy
+				? "zero-copy (the driver DMAs into the UMEM)"
+			: !known ? "copy mode"
+			: !(feat & NIC_XDP_XSK_ZEROCOPY)
+				? "copy mode (the driver offers no zero-copy "
+				  "AF_XDP: the kernel copies each frame)"
+				: "copy mode (the driver offers zero-copy but "
+				  "the bind did not get it: see serve's log)");
 }
 
 /*
@@ -144,6 +181,8 @@ static int fill_row(const char *ifname, struct row *r)
 		snprintf(r->since, sizeof(r->since), "-");
 	}
 
+	if (here)
+		xsk_lines(ifname, ifindex, r->xsk, sizeof(r->xsk));
 	if (owner == BLITZ_PINS_OTHER_NETNS && !a.prog_id && !handoff) {
 		snprintf(r->note, sizeof(r->note),
 			 "%s: loaded in another network namespace (prog id "
@@ -261,6 +300,8 @@ static void print_table(const struct row *rows, int n)
 	for (i = 0; i < n; i++)
 		if (rows[i].note[0])
 			printf("%s\n", rows[i].note);
+	for (i = 0; i < n; i++)
+		printf("%s", rows[i].xsk);
 }
 
 /* ---- the serve table ---- */
@@ -272,6 +313,8 @@ enum { S_PID, S_TIER, S_IF, S_PORT, S_ADDR, S_ENG, S_SINCE, S_N };
 struct serve_row {
 	char cell[S_N][BLITZ_MAX_ADDRS * 2 * 48];
 	char note[320];
+	char xsk[2048]; /* its afxdp engine's sockets, when the kernel has
+			 * no AF_XDP socket diagnostics to show them */
 };
 
 static void serve_row_fill(const struct serve_state *st, bool gone,
@@ -300,6 +343,10 @@ static void serve_row_fill(const struct serve_state *st, bool gone,
 			 "%Y-%m-%d %H:%M:%S", &tm);
 	else
 		snprintf(r->cell[S_SINCE], sizeof(r->cell[0]), "-");
+	if (!gone && st->engine_pid > 0 && st->ifname[0] &&
+	    nic_xsk_list(0, NULL, 0) < 0)
+		serve_state_xsk_lines(st->engine_pid, st->ifname, r->xsk,
+				      sizeof(r->xsk));
 	if (!gone)
 		return;
 	if (st->ifname[0])
@@ -378,6 +425,8 @@ static int print_serves(const char *ifname, bool gap)
 		for (i = 0; i < shown; i++)
 			if (rows[i].note[0])
 				printf("%s\n", rows[i].note);
+		for (i = 0; i < shown; i++)
+			printf("%s", rows[i].xsk);
 	}
 	if (other)
 		printf("%d serve%s in another network namespace not shown: "

@@ -14,7 +14,9 @@
 #include <linux/ethtool.h>
 #include <linux/genetlink.h>
 #include <linux/netlink.h>
+#include <linux/sock_diag.h>
 #include <linux/sockios.h>
+#include <linux/xdp_diag.h>
 
 #include "nic_info.h"
 
@@ -248,4 +250,102 @@ int nic_xdp_features(int ifindex, uint64_t *features, uint32_t *zc_max_segs)
 out:
 	close(fd);
 	return err;
+}
+
+/* ---- AF_XDP sockets (sock_diag) ---- */
+
+#ifndef AF_XDP
+#define AF_XDP 44
+#endif
+
+static void xsk_from_msg(struct nlmsghdr *nh, struct nic_xsk *x)
+{
+	struct xdp_diag_msg *m = NLMSG_DATA(nh);
+	int len = (int)nh->nlmsg_len - (int)NLMSG_LENGTH(sizeof(*m));
+	struct nlattr *a = (struct nlattr *)((char *)m + NLA_ALIGN(sizeof(*m)));
+	struct xdp_diag_umem u;
+	struct xdp_diag_info in;
+
+	memset(x, 0, sizeof(*x));
+	x->ino = m->xdiag_ino;
+	for_each_attr(a, a, len)
+	{
+		if (a->nla_type == XDP_DIAG_INFO &&
+		    a->nla_len >= NLA_HDRLEN + sizeof(in)) {
+			memcpy(&in, attr_data(a), sizeof(in));
+			x->ifindex = in.ifindex;
+			x->queue = in.queue_id;
+		} else if (a->nla_type == XDP_DIAG_UMEM &&
+			   a->nla_len >= NLA_HDRLEN + sizeof(u)) {
+			memcpy(&u, attr_data(a), sizeof(u));
+			x->zerocopy = u.flags & XDP_DU_F_ZEROCOPY;
+			x->umem_size = u.size;
+		}
+	}
+}
+
+int nic_xsk_list(int ifindex, struct nic_xsk *out, int max)
+{
+	struct {
+		struct nlmsghdr nh;
+		struct xdp_diag_req r;
+	} req = {
+		.nh = {.nlmsg_len = sizeof(req),
+		       .nlmsg_type = SOCK_DIAG_BY_FAMILY,
+		       .nlmsg_flags = NLM_F_REQUEST | NLM_F_DUMP,
+		       .nlmsg_seq = 1},
+		.r = {.sdiag_family = AF_XDP,
+		      .xdiag_show = XDP_SHOW_INFO | XDP_SHOW_UMEM},
+	};
+	char buf[8192] __attribute__((aligned(8)));
+	struct nlmsghdr *nh;
+	struct nic_xsk x;
+	int fd, n = 0, i, err = 0;
+	bool done = false;
+	ssize_t got;
+
+	fd = socket(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC, NETLINK_SOCK_DIAG);
+	if (fd < 0)
+		return -errno;
+	if (send(fd, &req, sizeof(req), 0) < 0) {
+		err = -errno;
+		goto out;
+	}
+	while (!done && !err) {
+		got = recv(fd, buf, sizeof(buf), 0);
+		if (got < 0) {
+			err = -errno;
+			break;
+		}
+		for (nh = (struct nlmsghdr *)buf; NLMSG_OK(nh, (size_t)got);
+		     nh = NLMSG_NEXT(nh, got)) {
+			if (nh->nlmsg_type == NLMSG_DONE) {
+				done = true;
+				break;
+			}
+			if (nh->nlmsg_type == NLMSG_ERROR) {
+				struct nlmsgerr *e = NLMSG_DATA(nh);
+
+				err = e->error ? e->error : -EPROTO;
+				break;
+			}
+			if (nh->nlmsg_len <
+			    NLMSG_LENGTH(sizeof(struct xdp_diag_msg)))
+				continue;
+			xsk_from_msg(nh, &x);
+			if (ifindex && x.ifindex != (uint32_t)ifindex)
+				continue;
+			/* Insert in queue order. */
+			if (n < max) {
+				for (i = n; i > 0 && out[i - 1].queue > x.queue;
+				     i--)
+					out[i] = out[i - 1];
+				out[i] = x;
+			}
+			n++;
+		}
+	}
+out:
+	close(fd);
+	return err ? err : n;
 }

@@ -51,4 +51,21 @@ int nic_flags(const char *ifname, bool *up, bool *running);
  */
 int nic_xdp_features(int ifindex, uint64_t *features, uint32_t *zc_max_segs);
 
+/* An AF_XDP socket bound in this network namespace, as sock_diag
+ * (xsk_diag, `ss --xdp`) reports it. */
+struct nic_xsk {
+	uint32_t ino; /* the socket's inode: /proc/PID/fd links name it */
+	uint32_t ifindex, queue;
+	bool zerocopy; /* XDP_DU_F_ZEROCOPY: the driver DMAs into its UMEM */
+	uint64_t umem_size;
+};
+
+/*
+ * The AF_XDP sockets bound to ifindex (every one when ifindex is 0), in
+ * queue order, at most max of them into out. Returns how many there are
+ * (may exceed max), or -errno: -ENOENT when the kernel has no AF_XDP
+ * socket diagnostics (CONFIG_XDP_SOCKETS_DIAG).
+ */
+int nic_xsk_list(int ifindex, struct nic_xsk *out, int max);
+
 #endif /* BLITZ_NIC_INFO_H */

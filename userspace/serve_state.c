@@ -316,3 +316,57 @@ int serve_state_remove_stale(const char *ifname)
 	state_each(remove_stale_one, &s);
 	return s.n;
 }
+
+/* ---- the afxdp engine's socket modes ---- */
+
+void serve_state_xsk_path(pid_t engine_pid, char *buf, size_t len)
+{
+	snprintf(buf, len, "%s/afxdp-%d.xsk", SERVE_STATE_DIR, (int)engine_pid);
+}
+
+int serve_state_xsk_lines(pid_t engine_pid, const char *ifname, char *out,
+			  size_t len)
+{
+	char path[192], line[256], mode[16];
+	size_t used = 0;
+	int n = 0, q, off;
+	FILE *f;
+
+	out[0] = '\0';
+	serve_state_xsk_path(engine_pid, path, sizeof(path));
+	f = fopen(path, "re");
+	if (!f)
+		return 0;
+	while (fgets(line, sizeof(line), f) && used < len) {
+		line[strcspn(line, "\n")] = '\0';
+		if (sscanf(line, "%d %15s %n", &q, mode, &off) < 2)
+			continue;
+		used += (size_t)snprintf(out + used, len - used,
+					 "%s: AF_XDP socket on queue %d: %s "
+					 "mode (%s)\n",
+					 ifname, q, mode, line + off);
+		n++;
+	}
+	fclose(f);
+	return n;
+}
+
+void serve_state_xsk_reap(void)
+{
+	char path[320];
+	struct dirent *de;
+	DIR *d = opendir(SERVE_STATE_DIR);
+	int pid;
+
+	while (d && (de = readdir(d))) {
+		if (sscanf(de->d_name, "afxdp-%d.xsk", &pid) != 1 || pid <= 0)
+			continue;
+		if (!kill(pid, 0) || errno != ESRCH)
+			continue;
+		snprintf(path, sizeof(path), "%s/%s", SERVE_STATE_DIR,
+			 de->d_name);
+		unlink(path);
+	}
+	if (d)
+		closedir(d);
+}

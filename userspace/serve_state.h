@@ -22,6 +22,7 @@
 
 #include <net/if.h>
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
 
@@ -72,5 +73,19 @@ enum serve_state_life serve_state_life(const struct serve_state *st);
  * are gone (in this namespace, or of a namespace no pid runs any more);
  * returns how many. Live serves' files are left alone. */
 int serve_state_remove_stale(const char *ifname);
+
+/*
+ * The afxdp engine child's report of its sockets' modes (afxdp_engine.h
+ * mode_report): SERVE_STATE_DIR/afxdp-<engine pid>.xsk, written by that
+ * child, read by status, removed by the engine at exit or, when it was
+ * killed, by serve after reaping it (serve_state_xsk_reap).
+ */
+void serve_state_xsk_path(pid_t engine_pid, char *buf, size_t len);
+/* Its lines as "IF: AF_XDP socket on queue N: MODE (WHY)\n" into out
+ * ("" when there is none); returns how many sockets. */
+int serve_state_xsk_lines(pid_t engine_pid, const char *ifname, char *out,
+			  size_t len);
+/* Remove the reports of engine pids that no longer run. */
+void serve_state_xsk_reap(void);
 
 #endif /* BLITZ_SERVE_STATE_H */
