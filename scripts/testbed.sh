@@ -5,7 +5,8 @@
 #   ${PREFIX}-srv  veth ${PREFIX}s  10.77.X.1/24  fd77:X::1/64  (blitz here)
 #   ${PREFIX}-cli  veth ${PREFIX}c  10.77.X.2/24  fd77:X::2/64  (clients)
 #
-# X is derived from PREFIX so several testbeds can coexist. The client's
+# BLITZ_TB_QUEUES=N gives both veths N RX and N TX queues (default: the
+# kernel's, 1 in use). X is derived from PREFIX so several testbeds can coexist. The client's
 # veth gets an XDP_PASS program, without which veth drops XDP_TX'd frames.
 # `env` prints the variables a test sources, SRV and CLI among them: the
 # command prefixes that run a command in each namespace. They use
@@ -50,7 +51,9 @@ up() {
 	down
 	ip netns add "$SRV_NS"
 	ip netns add "$CLI_NS"
-	ip link add "$SRV_IF" netns "$SRV_NS" type veth peer name "$CLI_IF" netns "$CLI_NS"
+	local q=()
+	[ -n "${BLITZ_TB_QUEUES:-}" ] && q=(numrxqueues "$BLITZ_TB_QUEUES" numtxqueues "$BLITZ_TB_QUEUES")
+	ip link add "$SRV_IF" "${q[@]}" netns "$SRV_NS" type veth peer name "$CLI_IF" "${q[@]}" netns "$CLI_NS"
 	for ns in "$SRV_NS" "$CLI_NS"; do
 		ip -n "$ns" link set lo up
 		ip netns exec "$ns" sysctl -qw net.ipv6.conf.all.disable_ipv6=0
