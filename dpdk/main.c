@@ -4,7 +4,8 @@
  * clean shutdown. See engine.h for the design and the addressing choice.
  *
  *   blitz-dpdk [EAL args] -- [-p port] [-a addr]... [--body TEXT |
- *              --body-file FILE] [--content-type TYPE] [--tap IFNAME]
+ *              --body-file FILE] [--content-type TYPE] [--secret-file FILE]
+ *              [--tap IFNAME]
  *              [--takeover IFNAME] [--table N] [--learn arp|all]
  *              [--stats SECONDS] [-v]
  *
@@ -56,6 +57,9 @@ static void usage(const char *prog)
 	       "      --body TEXT          response body (default "
 	       "\"Hello World!\")\n"
 	       "      --body-file FILE     response body from a file\n"
+	       "      --secret-file FILE   cookie key: 32 hex digits in a file "
+	       "owned by root,\n"
+	       "                           mode 600 (default: a random key)\n"
 	       "      --content-type TYPE  default text/plain\n"
 	       "      --tap IFNAME         exception path: create TAP IFNAME "
 	       "(same MAC as the port;\n"

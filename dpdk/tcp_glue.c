@@ -87,6 +87,8 @@ int tcp_glue_init(struct worker *w)
 	p.body = eng->svc.body;
 	p.body_len = eng->svc.body_len;
 	p.content_type = eng->svc.content_type;
+	p.secret[0] = eng->svc.secret[0]; /* --secret-file; 0: random */
+	p.secret[1] = eng->svc.secret[1];
 	p.table_size = eng->table_size;
 	p.frame_cap = RTE_MBUF_DEFAULT_DATAROOM;
 	p.ops = &glue_ops;

@@ -8,11 +8,27 @@
 # BLITZ_TB_QUEUES=N gives both veths N RX and N TX queues (default: the
 # kernel's, 1 in use). X is derived from PREFIX so several testbeds can coexist. The client's
 # veth gets an XDP_PASS program, without which veth drops XDP_TX'd frames.
+#
 # `env` prints the variables a test sources, SRV and CLI among them: the
 # command prefixes that run a command in each namespace. They use
 # `nsenter --net`, which keeps the host's mount namespace and so its
 # /sys/fs/bpf, where blitz pins its maps (`ip netns exec` would remount
 # /sys and hide the pins from the next command).
+#
+# testbed.sh fleet N [PREFIX] [KEYFILE] | fleet-down [PREFIX] | fleet-env N
+# [PREFIX] - a client, a router and N servers (N from 2 to 16) sharing one
+# service address on their lo, reached through an ECMP multipath route
+# with L4 hashing (fib_multipath_hash_policy=1), as behind an anycast or
+# BGP fabric:
+#
+#   ${PREFIX}-fc  ${PREFIX}fc 10.78.X.2/24 ── ${PREFIX}f0 10.78.X.1 ${PREFIX}-fr
+#   ${PREFIX}-fr  ${PREFIX}fI 10.79.X.(4I+1)/30 ── ${PREFIX}sI 10.79.X.(4I+2) ${PREFIX}-fI
+#   VIP 10.80.X.1/32 on lo of every ${PREFIX}-fI; on ${PREFIX}-fr:
+#   ip route VIP nexthop via 10.79.X.6 nexthop via 10.79.X.10 ...
+#
+# With KEYFILE (a --secret-file), `blitz load ${PREFIX}sI -a VIP
+# --secret-file KEYFILE` runs on every server. The router's veths carry
+# an XDP_PASS program (the peer rule above). PREFIX defaults to bzf.
 set -euo pipefail
 cmd=${1:-}
 # BLITZ_TB_TAG (a few letters) is appended to every prefix, so that
@@ -76,12 +92,128 @@ up() {
 	mountpoint -q /sys/fs/bpf || mount -t bpf bpf /sys/fs/bpf
 }
 
+# ---- the fleet ----
+fleet_vars() { # N [PREFIX]
+	FN=$1
+	FP=${2:-${BLITZ_TB:-bzf}}${BLITZ_TB_TAG:-}
+	FX=$(($(printf '%s' "$FP" | cksum | cut -d' ' -f1) % 250 + 1))
+	FC_NS="$FP-fc" FR_NS="$FP-fr"
+	FC_IF="${FP}fc" FR_IF="${FP}f0"
+	FC_IP="10.78.$FX.2" FR_IP="10.78.$FX.1" VIP="10.80.$FX.1"
+}
+
+fleet_print_env() {
+	local i hosts="" ifs="" ips="" rifs=""
+	for ((i = 1; i <= FN; i++)); do
+		hosts+="$FP-f$i " ifs+="${FP}s$i " ips+="10.79.$FX.$((4 * i + 2)) "
+		rifs+="${FP}f$i "
+	done
+	cat <<EOT
+FLEET_N=$FN
+FLEET_CLI_NS=$FC_NS
+FLEET_RTR_NS=$FR_NS
+FLEET_CLI_IP=$FC_IP
+FLEET_VIP=$VIP
+FLEET_HOSTS="${hosts% }"
+FLEET_IFS="${ifs% }"
+FLEET_NEXTHOPS="${ips% }"
+FLEET_RTR_IFS="${rifs% }"
+FLEET_CLI="nsenter --net=/run/netns/$FC_NS"
+FLEET_RTR="nsenter --net=/run/netns/$FR_NS"
+EOT
+}
+
+fleet_down() {
+	local ns nss
+	nss=$(ip netns list | awk '{print $1}' | grep -E "^$FP-f([0-9]+|c|r)\$" || true)
+	# Unload first: deleting the router's namespace takes the servers'
+	# veths with it. Pins are per interface name and outlive a namespace:
+	# an unload where the interface is gone removes them.
+	for ns in $nss; do
+		case $ns in
+		"$FP"-f[0-9]*) nsenter --net="/run/netns/$ns" "$BUILD/blitz" unload "${FP}s${ns##*-f}" >/dev/null 2>&1 || true ;;
+		esac
+	done
+	for ns in $nss; do
+		ip netns del "$ns" 2>/dev/null || true
+	done
+	for ns in /sys/fs/bpf/blitz/"${FP}"s[0-9]*; do
+		if [ -e "$ns" ]; then
+			"$BUILD/blitz" unload "${ns##*/}" >/dev/null 2>&1 || true
+		fi
+	done
+}
+
+fleet_up() {
+	local key=${1:-} i nh="" sip rip
+	if ! [[ $FN =~ ^[0-9]+$ ]] || [ "$FN" -lt 2 ] || [ "$FN" -gt 16 ]; then
+		echo "testbed.sh fleet: N must be a number from 2 to 16" >&2
+		return 2
+	fi
+	fleet_down
+	mountpoint -q /sys/fs/bpf || mount -t bpf bpf /sys/fs/bpf
+	ip netns add "$FC_NS"
+	ip netns add "$FR_NS"
+	ip link add "$FC_IF" netns "$FC_NS" type veth peer name "$FR_IF" netns "$FR_NS"
+	ip -n "$FC_NS" link set lo up
+	ip -n "$FR_NS" link set lo up
+	ip -n "$FC_NS" addr add "$FC_IP/24" dev "$FC_IF"
+	ip -n "$FR_NS" addr add "$FR_IP/24" dev "$FR_IF"
+	ip -n "$FC_NS" link set "$FC_IF" up
+	ip -n "$FR_NS" link set "$FR_IF" up
+	ip -n "$FC_NS" route add default via "$FR_IP"
+	ip netns exec "$FR_NS" sysctl -qw net.ipv4.ip_forward=1
+	ip netns exec "$FR_NS" sysctl -qw net.ipv4.fib_multipath_hash_policy=1
+	ip netns exec "$FR_NS" sysctl -qw net.ipv4.conf.all.rp_filter=0
+	ip netns exec "$FC_NS" sysctl -qw net.ipv4.ip_local_port_range="1024 65000"
+	for ((i = 1; i <= FN; i++)); do
+		local ns="$FP-f$i" sif="${FP}s$i" rif="${FP}f$i"
+		rip="10.79.$FX.$((4 * i + 1))" sip="10.79.$FX.$((4 * i + 2))"
+		ip netns add "$ns"
+		ip link add "$sif" netns "$ns" type veth peer name "$rif" netns "$FR_NS"
+		ip -n "$ns" link set lo up
+		ip -n "$ns" addr add "$VIP/32" dev lo
+		ip -n "$ns" addr add "$sip/30" dev "$sif"
+		ip -n "$ns" link set "$sif" up
+		ip -n "$ns" route add default via "$rip"
+		ip -n "$FR_NS" addr add "$rip/30" dev "$rif"
+		ip -n "$FR_NS" link set "$rif" up
+		ip netns exec "$FR_NS" sysctl -qw "net.ipv4.conf.$rif.rp_filter=0"
+		# XDP_TX on the server's veth needs a program on this peer.
+		ip -n "$FR_NS" link set dev "$rif" xdpdrv obj "$BUILD/xdp_pass.bpf.o" sec xdp
+		nh+=" nexthop via $sip dev $rif"
+	done
+	# shellcheck disable=SC2086 # $nh is a list of words
+	ip -n "$FR_NS" route add "$VIP/32" $nh
+	if [ -n "$key" ]; then
+		for ((i = 1; i <= FN; i++)); do
+			if ! nsenter --net="/run/netns/$FP-f$i" "$BUILD/blitz" load "${FP}s$i" -a "$VIP" \
+				--secret-file "$key" >&2; then
+				echo "testbed.sh fleet: blitz load on $FP-f$i failed" >&2
+				return 1
+			fi
+		done
+	fi
+}
+
 case $cmd in
 up) up && print_env ;;
 down) down ;;
 env) print_env ;;
+fleet)
+	fleet_vars "${2:-}" "${3:-}"
+	fleet_up "${4:-}" && fleet_print_env
+	;;
+fleet-env)
+	fleet_vars "${2:-}" "${3:-}"
+	fleet_print_env
+	;;
+fleet-down)
+	fleet_vars 0 "${2:-}"
+	fleet_down
+	;;
 *)
-	echo "usage: testbed.sh up|down|env [PREFIX]" >&2
+	echo "usage: testbed.sh up|down|env [PREFIX] | fleet N [PREFIX] [KEYFILE] | fleet-down [PREFIX]" >&2
 	exit 2
 	;;
 esac

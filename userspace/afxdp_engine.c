@@ -157,6 +157,7 @@ static int xq_init(struct xq *q, const struct afxdp_engine_opts *o)
 		.body = svc->body,
 		.body_len = svc->body_len,
 		.content_type = svc->content_type,
+		.secret = {svc->secret[0], svc->secret[1]}, /* 0: random */
 		.table_size = o->table_size,
 		.frame_cap = FRAME_SIZE,
 		.ops = &xq_ops,

@@ -10,6 +10,7 @@
 #ifndef BLITZ_CLI_H
 #define BLITZ_CLI_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -37,20 +38,33 @@ struct blitz_service_opts {
 	char *body; /* malloc'd; default "Hello World!" */
 	size_t body_len;
 	const char *content_type; /* default "text/plain" */
+	/* --secret-file (secret_file.h): the cookie key every engine and
+	 * every host given the same file uses; the path is kept for a child
+	 * engine's argv (never the key). has_secret false: a random key. */
+	bool has_secret;
+	uint64_t secret[2];
+	const char *secret_file;
 };
 
 /* Long-option codes for the service options without a short letter. */
-enum { OPT_BODY = 0x100, OPT_BODY_FILE, OPT_CONTENT_TYPE, OPT_VERSION };
+enum {
+	OPT_BODY = 0x100,
+	OPT_BODY_FILE,
+	OPT_CONTENT_TYPE,
+	OPT_VERSION,
+	OPT_SECRET_FILE,
+};
 
 /* getopt_long entries for -p/--port, -a/--addr, --body, --body-file,
- * --content-type; the short letters are "p:a:". */
-#define BLITZ_SERVICE_LONGOPTS                                            \
-	{"port", required_argument, NULL, 'p'},                           \
-		{"addr", required_argument, NULL, 'a'},                   \
-		{"body", required_argument, NULL, OPT_BODY},              \
-		{"body-file", required_argument, NULL, OPT_BODY_FILE},    \
-	{                                                                 \
-		"content-type", required_argument, NULL, OPT_CONTENT_TYPE \
+ * --content-type, --secret-file; the short letters are "p:a:". */
+#define BLITZ_SERVICE_LONGOPTS                                             \
+	{"port", required_argument, NULL, 'p'},                            \
+		{"addr", required_argument, NULL, 'a'},                    \
+		{"body", required_argument, NULL, OPT_BODY},               \
+		{"body-file", required_argument, NULL, OPT_BODY_FILE},     \
+		{"secret-file", required_argument, NULL, OPT_SECRET_FILE}, \
+	{                                                                  \
+		"content-type", required_argument, NULL, OPT_CONTENT_TYPE  \
 	}
 
 /* getopt_long entries every verb takes: -v/--verbose, -h/--help, --version

@@ -25,6 +25,7 @@
 #include "cli.h"
 #include "http.h"
 #include "log.h"
+#include "secret_file.h"
 
 #define DEFAULT_BODY "Hello World!"
 #define DEFAULT_CONTENT_TYPE "text/plain"
@@ -253,6 +254,12 @@ int service_opt_parse(struct blitz_service_opts *o, int opt, const char *arg)
 		return set_body(o, arg);
 	case OPT_BODY_FILE:
 		return read_body_file(o, arg);
+	case OPT_SECRET_FILE:
+		if (blitz_secret_file_read(arg, o->secret))
+			return -1;
+		o->has_secret = true;
+		o->secret_file = arg;
+		return 1;
 	case OPT_CONTENT_TYPE:
 		if (!*arg) {
 			pr_warn("empty --content-type\n");
@@ -285,4 +292,6 @@ void service_opts_free(struct blitz_service_opts *o)
 	free(o->body);
 	o->body = NULL;
 	o->body_len = 0;
+	explicit_bzero(o->secret, sizeof(o->secret));
+	o->has_secret = false;
 }

@@ -110,6 +110,8 @@ static void usage(FILE *f)
 		"      --body TEXT          check this body fits (default "
 		"\"Hello World!\")\n"
 		"      --body-file FILE     check the body read from FILE\n"
+		"      --secret-file FILE   check the cookie key file (root's, "
+		"mode 600)\n"
 		"      --content-type TYPE  Content-Type (default text/plain)\n"
 		"  -v, --verbose            more messages\n"
 		"  -h, --help               this text\n"

@@ -424,8 +424,11 @@ static int fill_config(struct blitz_config *c,
 		c->addr4_be[i] = svc->addr4[i].s_addr;
 	for (i = 0; i < svc->n_addr6; i++)
 		memcpy(c->addr6_be[i], &svc->addr6[i], 16);
-	if (getrandom(c->secret, sizeof(c->secret), 0) !=
-	    (ssize_t)sizeof(c->secret)) {
+	if (svc->has_secret) { /* --secret-file: a fleet's shared key */
+		c->secret[0] = svc->secret[0];
+		c->secret[1] = svc->secret[1];
+	} else if (getrandom(c->secret, sizeof(c->secret), 0) !=
+		   (ssize_t)sizeof(c->secret)) {
 		pr_warn("cannot get random bytes for the cookie secret: %s\n",
 			strerror(errno));
 		return -EIO;
@@ -655,6 +658,10 @@ static int pin_maps(struct blitz_loaded *l)
 				     pinned_maps[i]);
 		if (!err)
 			err = bpf_map__pin(maps[i], path);
+		/* Pins are 0600 less the umask; say it outright (config
+		 * holds the key). */
+		if (!err && chmod(path, 0600))
+			err = -errno;
 		if (err) {
 			pr_warn("cannot pin map %s at %s: %s\n", pinned_maps[i],
 				path, strerror(-err));
@@ -739,6 +746,10 @@ static bool pins_reclaimable(const char *ifname, const char *dir)
 static int make_pin_dir(const char *dir)
 {
 	if (mkdir(BLITZ_PIN_ROOT, 0700) && errno != EEXIST)
+		return -errno;
+	/* The config pin holds the cookie key: the folders are root's
+	 * alone, whoever made the top one before. */
+	if (chmod(BLITZ_PIN_ROOT, 0700))
 		return -errno;
 	return mkdir(dir, 0700) ? -errno : 0;
 }
