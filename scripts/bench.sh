@@ -1,32 +1,49 @@
 #!/bin/bash
 # bench.sh - `make bench`: every blitz engine that runs here, nginx and h2o,
-# side by side in one run on the veth testbed, measured with wrk.
+# side by side in one run on the veth testbed, each measured with wrk, with
+# `blitz bench` (closed loop and at fixed fractions of its peak) and in the
+# TechEmpower plaintext shape (16 pipelined requests per connection, with
+# h2load and `blitz bench -P 16`), RUNS times per configuration.
 #
-# Owns: the benchmark table, bench-results/*.json and the PNG plot. Touches
-# only its own testbed (prefix $BENCH_PREFIX) and tears it down in a trap;
-# never benchmarks an address outside the testbed's namespaces.
+# Owns: the benchmark table, bench-results/*.json, *.md and the PNG plot.
+# Touches only its own testbed (prefix $BENCH_PREFIX) and tears it down in
+# a trap; never benchmarks an address outside the testbed's namespaces.
 #
-# Environment: DURATION (s per run, default 10), CONNS (default
-# "10 64 100 300"), ENGINES (default "xdp epoll afxdp dpdk nginx h2o"),
-# BUILD (default build), BENCH_OUT (default bench-results), BENCH_PORT
-# (8080), BENCH_PREFIX (bzb), BENCH_CLIENT_CPU (0), BENCH_SERVER_CPU (1),
-# BLITZ_BENCH (default 1: when `blitz bench` exists, one run of it per
-# engine at the largest CONNS, client "blitz-bench"; 0: wrk only).
+# Placement (scripts/placement.sh): fair by default, both veths' NAPI
+# threaded and pinned to their side's CPU, the server on BENCH_SERVER_CPU,
+# the client on BENCH_CLIENT_CPU; PLACEMENT=default keeps the old one.
 #
-# CPU placement: wrk runs in the client namespace pinned to CPU 0 (one
-# thread); every server process is pinned to CPU 1. The xdp engine has no
-# process: on veth its program runs in the NAPI softirq of the receiving
-# veth, which is raised by the sender, i.e. on the client's CPU 0 — so for
-# xdp the client CPU also pays the server's work, and its "server CPU" is
-# bpf_stats run time / wall time (the program alone, no driver overhead).
+# Every row: RPS; the server CPUs' busy time over the run (/proc/stat, so
+# softirqs and NAPI threads count) / requests answered = cost per request
+# (ns); the client CPU's busy %; "bound by" (client when the client was
+# >= 90% busy - for blitz bench its own busy loop time, since it spins -,
+# else server when the server CPU was >= 90% busy, else neither). dpdk
+# busy-polls (its CPU reads 100% at any load): its bound is taken by
+# elimination (the client had headroom) and its cost also from its own work
+# counters (polls that did work, printed by the engine at exit: work_ns).
+# Ratios to nginx in RPS and in cost per request, per run, then the median
+# and the spread ((max - min) / median) over the runs.
+#
+# Environment: DURATION (s per run, default 3), RUNS (3), CONNS (wrk, default
+# "10 100"), BB_CONNS (blitz bench and the pipelined shape, 100), PIPELINE
+# (16), LAT_FRACTIONS (open-loop runs at these fractions of each server's
+# blitz-bench peak, default "0.5 0.8 0.95"; "" for none), ENGINES (default
+# "xdp epoll afxdp dpdk nginx h2o"), CLIENTS (default "wrk blitz-bench h2load
+# blitz-bench-pipe"), BUILD, BENCH_OUT (bench-results), BENCH_PORT (8080),
+# BENCH_PREFIX (bzb), BENCH_CLIENT_CPU (0), BENCH_SERVER_CPU (1), PLACEMENT.
 set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
 cd "$here"
 export BUILD=${BUILD:-build}
 case $BUILD in /*) ;; *) BUILD=$here/$BUILD ;; esac
-DURATION=${DURATION:-10}
-CONNS=${CONNS:-10 64 100 300}
+DURATION=${DURATION:-3}
+RUNS=${RUNS:-3}
+CONNS=${CONNS:-10 100}
+BB_CONNS=${BB_CONNS:-100}
+PIPELINE=${PIPELINE:-16}
+LAT_FRACTIONS=${LAT_FRACTIONS-0.5 0.8 0.95}
 ENGINES=${ENGINES:-xdp epoll afxdp dpdk nginx h2o}
+CLIENTS=${CLIENTS:-wrk blitz-bench h2load blitz-bench-pipe}
 OUT=${BENCH_OUT:-$here/bench-results}
 PORT=${BENCH_PORT:-8080}
 PREFIX=${BENCH_PREFIX:-bzb}
@@ -34,8 +51,10 @@ CCPU=${BENCH_CLIENT_CPU:-0}
 SCPU=${BENCH_SERVER_CPU:-1}
 BLITZ=$BUILD/blitz
 BENCH_DIR=$here/scripts/bench
-BLITZ_BENCH=${BLITZ_BENCH:-1}
 TICK=$(getconf CLK_TCK)
+# shellcheck source=scripts/placement.sh
+source "$here/scripts/placement.sh"
+SRV_CPUS=$SCPU CLI_CPUS=$CCPU
 
 die() {
 	echo "bench: $*" >&2
@@ -44,16 +63,24 @@ die() {
 note() { echo "bench: $*" >&2; }
 
 [ "$(id -u)" -eq 0 ] || die "run as root (netns, XDP)"
-for t in wrk jq taskset nsenter curl; do
+for t in wrk jq taskset nsenter curl ethtool; do
 	command -v "$t" >/dev/null || die "$t missing: run scripts/install-deps.sh"
 done
 if ! [[ $DURATION =~ ^[0-9]+$ ]] || [ "$DURATION" -lt 1 ] || [ "$DURATION" -gt 600 ]; then
 	die "DURATION must be 1..600 seconds, not '$DURATION'"
 fi
-for c in $CONNS; do
-	if ! [[ $c =~ ^[0-9]+$ ]] || [ "$c" -lt 1 ] || [ "$c" -gt 10000 ]; then
-		die "CONNS must be numbers 1..10000, not '$c'"
+if ! [[ $RUNS =~ ^[0-9]+$ ]] || [ "$RUNS" -lt 1 ] || [ "$RUNS" -gt 20 ]; then
+	die "RUNS must be 1..20, not '$RUNS'"
+fi
+for c in $CONNS $BB_CONNS; do
+	if ! [[ $c =~ ^[0-9]+$ ]] || [ "$c" -lt 1 ] || [ "$c" -gt 30000 ]; then
+		die "CONNS and BB_CONNS must be numbers 1..30000, not '$c'"
 	fi
+done
+for c in $CLIENTS; do
+	case $c in wrk | blitz-bench | h2load | blitz-bench-pipe) ;;
+	*) die "CLIENTS: unknown client '$c' (wrk, blitz-bench, h2load, blitz-bench-pipe)" ;;
+	esac
 done
 
 tmp=$(mktemp -d /tmp/blitz-bench.XXXXXX)
@@ -91,6 +118,8 @@ trap 'exit 130' INT TERM
 [ -f "$BUILD/xdp_pass.bpf.o" ] || die "$BUILD/xdp_pass.bpf.o missing: run make"
 eval "$(scripts/testbed.sh up "$PREFIX")"
 URL="http://$SRV_IP:$PORT/"
+[ "$(nproc)" -ge 2 ] || note "one CPU: server and client share it, no placement is fair"
+placement_apply || true
 
 # --- measuring a server ---------------------------------------------------
 
@@ -253,34 +282,70 @@ start_engine() { # engine; sets server_pid / xdp_loaded; 1 with a reason on fd 3
 	fi
 }
 
-# --- one measurement ---------------------------------------------------------
+# --- one measurement -----------------------------------------------------------
 
 results=$tmp/results.jsonl
 : >"$results"
 skipped=$tmp/skipped.jsonl
 : >"$skipped"
+engine_notes=$tmp/engines.jsonl
+: >"$engine_notes"
 
-# "busy total" jiffies of each CPU from /proc/stat, one line per CPU.
-cpu_jiffies() {
-	awk '/^cpu[0-9]/ {b = $2 + $3 + $4 + $7 + $8 + $9; t = b + $5 + $6; print b, t}' /proc/stat
+# The client's result as one JSON object with: requests rps errors
+# retransmits lat_{mean,p50,p90,p95,p99,p999,max}_us self_busy_pct (blitz
+# bench's own busy loop time, else null).
+client_wrk() { # conns out
+	$CLI taskset -c "$CCPU" timeout $((DURATION + 30)) wrk -t1 -c"$1" -d"${DURATION}s" \
+		--timeout 2s -s "$BENCH_DIR/wrk-report.lua" "$URL" >"$2.txt" 2>&1 || true
+	sed -n 's/^BENCHJSON //p' "$2.txt" | tail -n1 |
+		jq -c '{requests, rps: (.requests / (.duration_us / 1e6)),
+		  errors: (.err_connect + .err_read + .err_write + .err_status + .err_timeout),
+		  retransmits: null, lat_mean_us, lat_p50_us, lat_p90_us, lat_p95_us,
+		  lat_p99_us, lat_p999_us, lat_max_us, self_busy_pct: null}' 2>/dev/null
 }
 
-# Busy % of the client's and the server's CPU between two cpu_jiffies.
-cpu_busy_pct() { # before after cpu
-	paste -d' ' <(echo "$1") <(echo "$2") |
-		awk -v n="$3" 'NR == n + 1 {d = $4 - $2; printf "%.1f", (d > 0 ? 100 * ($3 - $1) / d : 0)}'
+client_h2load() { # conns pipeline out
+	$CLI taskset -c "$CCPU" timeout $((DURATION + 30)) h2load --h1 -t1 -c"$1" -m"$2" \
+		-D "$DURATION" "$URL" >"$3.txt" 2>&1 || true
+	# "finished in 3.00s, 123.45 req/s, ..." / "requests: T total, S started,
+	# D done, OK succeeded, F failed, E errored, TO timeout" / "time for
+	# request: min max mean sd" (units us, ms or s).
+	awk '
+	function us(v) { if (v ~ /ms$/) return v * 1000; if (v ~ /us$/) return v + 0; if (v ~ /s$/) return v * 1e6; return v + 0 }
+	/^finished in/ { sub(/s,$/, "", $3); dur = $3 + 0 }
+	/^requests:/ { done = $8; ok = $8; fail = $10 + 0; err = $12 + 0; to = $14 + 0; ok = $8 }
+	/^requests:/ { for (i = 1; i <= NF; i++) if ($(i + 1) ~ /^succeeded/) ok = $i }
+	/^time for request:/ { mx = us($5); mean = us($6) }
+	END { if (dur > 0) printf "{\"requests\":%d,\"rps\":%.1f,\"errors\":%d,\"retransmits\":null,\"lat_mean_us\":%.1f,\"lat_p50_us\":null,\"lat_p90_us\":null,\"lat_p95_us\":null,\"lat_p99_us\":null,\"lat_p999_us\":null,\"lat_max_us\":%.1f,\"self_busy_pct\":null}\n", ok, ok / dur, fail + err + to, mean, mx }' "$3.txt"
 }
 
-run_wrk() { # engine conns
-	local e=$1 c=$2 t0 t1 k0=0 k1=0 b0=0 b1=0 out line cpu rss rss_kind j0 j1
-	j0=$(cpu_jiffies)
+client_blitz() { # conns pipeline rate out
+	local extra=()
+	[ "$3" = 0 ] || extra=(-R "$3")
+	$CLI taskset -c "$CCPU" timeout $((DURATION + 30)) "$BLITZ" bench "$SRV_IP:$PORT" \
+		-i "$CLI_IF" -c "$1" -P "$2" -d "$DURATION" "${extra[@]}" --json >"$4.json" 2>"$4.err" || true
+	jq -c '{requests, rps, errors, retransmits, lat_mean_us, lat_p50_us, lat_p90_us,
+	  lat_p95_us, lat_p99_us, lat_p999_us, lat_p9999_us, lat_max_us,
+	  self_busy_pct: .client_busy_pct, client_limited, client_limit_why,
+	  syn_retransmits, data_retransmits, rst_rx, timeouts}' "$4.json" 2>/dev/null
+}
+
+# measure ENGINE CLIENT CONNS PIPELINE RATE RUN: one run, one row.
+measure() {
+	local e=$1 cl=$2 c=$3 pipe=$4 rate=$5 run=$6 j0 j1 t0 t1 k0=0 k1=0 b0=0 b1=0 \
+		out line cpu rss rss_kind bp=0
+	out=$tmp/$e-$cl-$c-$pipe-$rate-$run
+	[ "$e" = dpdk ] && bp=1
+	j0=$(cpu_snapshot)
 	t0=$(date +%s%N)
 	if [ "$e" = xdp ]; then b0=$(bpf_runtime_ns); else k0=$(tree_ticks "$server_pid"); fi
-	out=$tmp/wrk-$e-$c.txt
-	$CLI taskset -c "$CCPU" timeout $((DURATION + 30)) wrk -t1 -c"$c" -d"${DURATION}s" \
-		--timeout 2s -s "$BENCH_DIR/wrk-report.lua" "$URL" >"$out" 2>&1 || true
+	case $cl in
+	wrk) line=$(client_wrk "$c" "$out") ;;
+	h2load) line=$(client_h2load "$c" "$pipe" "$out") ;;
+	*) line=$(client_blitz "$c" "$pipe" "$rate" "$out") ;;
+	esac
 	t1=$(date +%s%N)
-	j1=$(cpu_jiffies)
+	j1=$(cpu_snapshot)
 	if [ "$e" = xdp ]; then
 		b1=$(bpf_runtime_ns)
 		cpu=$(awk -v d=$((b1 - b0)) -v w=$((t1 - t0)) 'BEGIN {printf "%.1f", 100 * d / w}')
@@ -293,47 +358,40 @@ run_wrk() { # engine conns
 		rss=$(tree_rss_kb "$server_pid")
 		rss_kind=VmRSS
 	fi
-	line=$(sed -n 's/^BENCHJSON //p' "$out" | tail -n1)
 	if [ -n "$server_pid" ] && ! kill -0 "$server_pid" 2>/dev/null; then
-		note "$e c=$c: the server exited: $(log_reason "$tmp/$e.log")"
+		note "$e $cl c=$c: the server exited: $(log_reason "$tmp/$e.log")"
 		line=
 	fi
 	if [ -z "$line" ]; then
-		note "$e c=$c: wrk printed no result: $(tail -n1 "$out")"
-		line='{"requests":0,"duration_us":1,"bytes":0,"err_connect":0,"err_read":0,"err_write":0,"err_status":0,"err_timeout":0,"lat_mean_us":0,"lat_stdev_us":0,"lat_p50_us":0,"lat_p95_us":0,"lat_p99_us":0,"lat_max_us":0,"failed":true}'
+		note "$e $cl c=$c: no result: $(tail -n1 "$out".* 2>/dev/null | tail -n1)"
+		line='{"requests":0,"rps":0,"errors":0,"failed":true}'
 	fi
-	echo "$line" | jq -c --arg e "$e" --argjson c "$c" --argjson cpu "$cpu" \
-		--argjson ccpu "$(cpu_busy_pct "$j0" "$j1" "$CCPU")" \
-		--argjson scpu "$(cpu_busy_pct "$j0" "$j1" "$SCPU")" \
-		--argjson rss "$rss" --arg rk "$rss_kind" \
-		'{engine: $e, client: "wrk", conns: $c,
-		  rps: ((.requests / (.duration_us / 1e6)) | floor),
-		  errors: (.err_connect + .err_read + .err_write + .err_status + .err_timeout),
-		  server_cpu_pct: $cpu, server_mem_kb: $rss, server_mem_kind: $rk,
-		  client_cpu_busy_pct: $ccpu, server_cpu_busy_pct: $scpu} + .' \
-		>>"$results"
-	tail -n1 "$results" | jq -r '"  \(.engine) c=\(.conns): \(.rps) req/s, mean \(.lat_mean_us)us, p95 \(.lat_p95_us)us, p99 \(.lat_p99_us)us, cpu \(.server_cpu_pct)%, CPU'"$CCPU"'/CPU'"$SCPU"' busy \(.client_cpu_busy_pct)/\(.server_cpu_busy_pct)%, errors \(.errors)"'
+	local ccpu scpu sns
+	ccpu=$(cpu_busy_pct "$j0" "$j1" "$CCPU")
+	scpu=$(cpu_busy_pct "$j0" "$j1" "$SCPU")
+	sns=$(cpu_busy_ns "$j0" "$j1" "$SCPU")
+	echo "$line" | jq -c --arg e "$e" --arg cl "$cl" --argjson c "$c" --argjson p "$pipe" \
+		--argjson rate "$rate" --argjson run "$run" --argjson cpu "$cpu" \
+		--argjson ccpu "$ccpu" --argjson scpu "$scpu" --argjson sns "$sns" --argjson bp "$bp" \
+		--argjson rss "$rss" --arg rk "$rss_kind" --arg pl "$PLACEMENT" \
+		'. as $x | (if $x.self_busy_pct != null then $x.self_busy_pct else $ccpu end) as $lim |
+		$x + {engine: $e, client: $cl, conns: $c, pipeline: $p, rate: $rate, run: $run,
+		 mode: (if $rate > 0 then "open" else "closed" end), placement: $pl,
+		 rps: ($x.rps | floor),
+		 cost_ns: (if $x.requests > 0 then ($sns / $x.requests | round) else null end),
+		 server_cpu_busy_pct: $scpu, client_cpu_busy_pct: $ccpu, client_limit_pct: $lim,
+		 busy_poll: ($bp == 1),
+		 bound_by: (if $rate > 0 then "open-loop"
+		   elif $lim >= 90 then "client"
+		   elif $bp == 1 or $scpu >= 90 then "server" else "neither" end),
+		 server_cpu_pct: $cpu, server_mem_kb: $rss, server_mem_kind: $rk}' >>"$results"
+	tail -n1 "$results" | jq -r '"  \(.engine) \(.client) c=\(.conns)\(if .pipeline > 1 then " P=\(.pipeline)" else "" end)\(if .rate > 0 then " R=\(.rate)" else "" end) run \(.run): \(.rps) req/s, \(.cost_ns // "-") ns/req, p99 \(.lat_p99_us // "-")us, CPU'"$CCPU"'/'"$SCPU"' busy \(.client_cpu_busy_pct)/\(.server_cpu_busy_pct)%, bound by \(.bound_by), errors \(.errors)"'
 }
 
-# One `blitz bench` run (AF_XDP client) per engine, when asked for.
-run_blitz_bench() { # engine conns
-	local e=$1 c=$2 out=$tmp/bb-$1.json j0 j1
-	j0=$(cpu_jiffies)
-	if ! $CLI taskset -c "$CCPU" timeout $((DURATION + 30)) "$BLITZ" bench "$SRV_IP:$PORT" \
-		-i "$CLI_IF" -c "$c" -d "$DURATION" --json >"$out" 2>"$tmp/bb-$e.err"; then
-		note "$e: blitz bench failed: $(tail -n1 "$tmp/bb-$e.err")"
-		return 0
-	fi
-	j1=$(cpu_jiffies)
-	jq -c --arg e "$e" --argjson ccpu "$(cpu_busy_pct "$j0" "$j1" "$CCPU")" \
-		--argjson scpu "$(cpu_busy_pct "$j0" "$j1" "$SCPU")" \
-		'{engine: $e, client: "blitz-bench", conns: .conns, rps: (.rps | floor),
-		errors: .errors, lat_mean_us: .lat_mean_us, lat_p50_us: .lat_p50_us,
-		lat_p95_us: .lat_p95_us, lat_p99_us: .lat_p99_us, lat_max_us: .lat_max_us,
-		requests: .requests, retransmits: .retransmits,
-		client_busy_pct: .client_busy_pct,
-		client_cpu_busy_pct: $ccpu, server_cpu_busy_pct: $scpu}' "$out" >>"$results"
-	tail -n1 "$results" | jq -r '"  \(.engine) c=\(.conns) (blitz bench): \(.rps) req/s, p95 \(.lat_p95_us)us, errors \(.errors), client busy \(.client_busy_pct)%"'
+# The engine's own cost per request from its exit log, for the busy
+# pollers (afxdp: "cost N ns per request"; dpdk: "ns_per_request=N").
+engine_work_ns() {
+	sed -n 's/.*afxdp: cost \([0-9]*\) ns per request.*/\1/p; s/.*[^_]ns_per_request=\([0-9]*\).*/\1/p' "$1" 2>/dev/null | tail -n1
 }
 
 # --- the run -------------------------------------------------------------------
@@ -343,17 +401,24 @@ load_before=$(cut -d' ' -f1 /proc/loadavg)
 if awk -v l="$load_before" 'BEGIN {exit !(l > 0.5)}'; then
 	note "load average $load_before before the run: something else uses the CPUs, figures will be noisy"
 fi
-n_eng=$(echo "$ENGINES" | wc -w)
-n_conn=$(echo "$CONNS" | wc -w)
-max_conn=$(echo "$CONNS" | tr ' ' '\n' | sort -n | tail -n1)
-if [ "$BLITZ_BENCH" = 1 ] && ! blitz_has bench; then
-	note "no \`blitz bench\` in $BLITZ: wrk only"
-	BLITZ_BENCH=0
+has_client() { [[ " $CLIENTS " == *" $1 "* ]]; }
+if ! blitz_has bench; then
+	note "no \`blitz bench\` in $BLITZ: wrk and h2load only"
+	CLIENTS=$(echo "$CLIENTS" | tr ' ' '\n' | grep -v '^blitz-bench' | tr '\n' ' ')
+	LAT_FRACTIONS=
 fi
-n_runs=$((n_conn + BLITZ_BENCH))
-echo "bench: $n_eng engines x $n_runs runs x ${DURATION}s on $SRV_IF" \
-	"(wrk -t1 on CPU $CCPU in $CLI_NS, server on CPU $SCPU), at most" \
-	"$((n_eng * (n_runs * (DURATION + 3) + 10)))s"
+if has_client h2load && ! command -v h2load >/dev/null; then
+	note "h2load missing (nghttp2-client): no h2load rows"
+	CLIENTS=$(echo "$CLIENTS" | tr ' ' '\n' | grep -vx h2load | tr '\n' ' ')
+fi
+n_eng=$(echo "$ENGINES" | wc -w)
+per_run=0
+has_client wrk && per_run=$((per_run + $(echo "$CONNS" | wc -w)))
+for c in blitz-bench h2load blitz-bench-pipe; do has_client "$c" && per_run=$((per_run + 1)); done
+n_lat=$(echo "$LAT_FRACTIONS" | wc -w)
+echo "bench: $n_eng engines x ($RUNS runs x $per_run configurations + $n_lat open-loop runs)" \
+	"x ${DURATION}s on $SRV_IF (client on CPU $CCPU, server on CPU $SCPU, placement $PLACEMENT), at most" \
+	"$((n_eng * ((RUNS * per_run + n_lat) * (DURATION + 3) + 10)))s"
 i=0
 for e in $ENGINES; do
 	i=$((i + 1))
@@ -365,20 +430,30 @@ for e in $ENGINES; do
 		stop_server
 		continue
 	fi
-	for c in $CONNS; do
-		if [ -n "$server_pid" ] && ! kill -0 "$server_pid" 2>/dev/null; then
-			echo "[$i/$n_eng] $e: the server has exited: no more runs"
-			break
+	# Attaching XDP may recreate a NAPI: place again.
+	placement_quiet || true
+	alive() { [ -z "$server_pid" ] || kill -0 "$server_pid" 2>/dev/null; }
+	for run in $(seq "$RUNS"); do
+		if has_client wrk; then
+			for c in $CONNS; do
+				alive && measure "$e" wrk "$c" 1 0 "$run"
+			done
 		fi
-		echo "[$i/$n_eng] $e: wrk -c $c -d ${DURATION}s"
-		run_wrk "$e" "$c"
+		if has_client blitz-bench && alive; then measure "$e" blitz-bench "$BB_CONNS" 1 0 "$run"; fi
+		if has_client h2load && alive; then measure "$e" h2load "$BB_CONNS" "$PIPELINE" 0 "$run"; fi
+		if has_client blitz-bench-pipe && alive; then measure "$e" blitz-bench-pipe "$BB_CONNS" "$PIPELINE" 0 "$run"; fi
 	done
-	if [ "$BLITZ_BENCH" = 1 ] && [ -n "$server_pid$xdp_loaded" ] &&
-		{ [ -z "$server_pid" ] || kill -0 "$server_pid" 2>/dev/null; }; then
-		echo "[$i/$n_eng] $e: blitz bench -c $max_conn -d $DURATION"
-		run_blitz_bench "$e" "$max_conn"
-	fi
+	# Latency at fixed fractions of this server's closed-loop blitz bench
+	# peak (the median of its runs), open loop.
+	peak=$(jq -s --arg e "$e" '[.[] | select(.engine == $e and .client == "blitz-bench" and .mode == "closed" and .rps > 0) | .rps] | sort | if length > 0 then .[length / 2 | floor] else 0 end' "$results")
+	for f in $LAT_FRACTIONS; do
+		rate=$(awk -v p="$peak" -v f="$f" 'BEGIN {printf "%d", p * f}')
+		if [ "$rate" -gt 0 ] && alive; then measure "$e" blitz-bench "$BB_CONNS" 1 "$rate" 1; fi
+	done
+	if ! alive; then echo "[$i/$n_eng] $e: the server has exited"; fi
 	stop_server
+	w=$(engine_work_ns "$tmp/$e.log")
+	[ -n "$w" ] && jq -nc --arg e "$e" --argjson w "$w" '{engine: $e, work_ns: $w}' >>"$engine_notes"
 done
 
 # --- results ---------------------------------------------------------------------
@@ -386,63 +461,54 @@ done
 mkdir -p "$OUT"
 ts=$(date -u +%Y%m%dT%H%M%SZ)
 json=$OUT/bench-$ts.json
-jq -s --slurpfile sk "$skipped" --arg ts "$ts" --argjson d "$DURATION" \
+jq -s --slurpfile sk "$skipped" --slurpfile en "$engine_notes" --arg ts "$ts" \
+	--argjson d "$DURATION" --argjson runs "$RUNS" --arg pl "$PLACEMENT" --arg why "$PLACEMENT_WHY" \
 	--arg conns "$CONNS" --arg kernel "$(uname -r)" --argjson cpus "$(nproc)" \
 	--arg cpu_model "$(awk -F': ' '/^model name/ {print $2; exit}' /proc/cpuinfo)" \
 	--arg load_before "$load_before" --arg load_after "$(cut -d' ' -f1 /proc/loadavg)" \
-	'. as $r |
-	{timestamp: $ts, duration_s: $d,
-	 conns: ($conns | split(" ") | map(select(. != "") | tonumber)),
-	 host: {kernel: $kernel, cpus: $cpus, cpu_model: $cpu_model,
-	   loadavg_before: ($load_before | tonumber), loadavg_after: ($load_after | tonumber)},
-	 setup: "veth testbed; wrk -t1 pinned to CPU '"$CCPU"' in the client netns; server pinned to CPU '"$SCPU"'; xdp engine runs in the veth softirq on the sender CPU, its CPU is bpf_stats run_time_ns / wall time and its memory the BPF maps memlock",
-	 skipped: $sk,
-	 results: [$r[] | . as $x |
-	   ($r | map(select(.engine == "nginx" and .client == $x.client and .conns == $x.conns)) | first) as $n |
-	   $x + {ratio_nginx: (if $n and $n.rps > 0 then (($x.rps / $n.rps * 100 | round) / 100) else null end)}]}' \
+	--argjson ccpu "$CCPU" --argjson scpu "$SCPU" -f "$BENCH_DIR/summary.jq" \
 	"$results" >"$json"
 cp "$json" "$OUT/latest.json"
 
-# The same table in Markdown, for the README.
-jq -r '"| engine | client | conns | RPS | mean | p95 | p99 | errors | server CPU | server mem | × nginx | CPU'"$CCPU"'/'"$SCPU"' busy |",
-	"|---|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|",
-	(.results[] | "| \(.engine) | \(.client) | \(.conns) | \(.rps) | \(.lat_mean_us) µs | \(.lat_p95_us) µs | \(.lat_p99_us) µs | \(if .failed then "FAILED" else .errors end) | \(if .server_cpu_pct then "\(.server_cpu_pct)%" else "-" end) | \(if .server_mem_kb then "\(.server_mem_kb) kB" + (if .server_mem_kind == "bpf_maps_memlock" then " (maps)" else "" end) else "-" end) | \(.ratio_nginx // "-") | \(if .client_cpu_busy_pct then "\(.client_cpu_busy_pct)/\(.server_cpu_busy_pct)%" else "-" end) |"),
-	"",
-	(.skipped[] | "Skipped \(.engine): \(.reason)"),
-	"",
-	"\(.timestamp), \(.duration_s) s per run, Linux \(.host.kernel), \(.host.cpus) CPUs (\(.host.cpu_model)), load average \(.host.loadavg_before) before the run."' \
-	"$json" >"${json%.json}.md"
+# The summary in Markdown, for the README.
+jq -r -f "$BENCH_DIR/table-md.jq" "$json" >"${json%.json}.md"
 cp "${json%.json}.md" "$OUT/latest.md"
 
 echo
-jq -r '["engine", "client", "conns", "RPS", "mean", "p95", "p99", "errors", "srv CPU", "srv mem", "x nginx", "CPU'"$CCPU"'/'"$SCPU"' busy"],
-	(.results[] | [.engine, .client, .conns, .rps,
-	  "\(.lat_mean_us)us", "\(.lat_p95_us)us", "\(.lat_p99_us)us",
-	  (if .failed then "FAILED" else .errors end),
-	  (if .server_cpu_pct then "\(.server_cpu_pct)%" else "-" end),
-	  (if .server_mem_kb then "\(.server_mem_kb)kB" + (if .server_mem_kind == "bpf_maps_memlock" then "(maps)" else "" end) else "-" end),
-	  (.ratio_nginx // "-"),
-	  (if .client_cpu_busy_pct then "\(.client_cpu_busy_pct)/\(.server_cpu_busy_pct)%" else "-" end)]) | @tsv' "$json" | column -t -s $'\t'
+jq -r '["engine", "client", "conns", "P", "RPS", "spread", "ns/req", "p99", "CPU'"$CCPU"'/'"$SCPU"'", "bound by", "x nginx", "spread", "cost x", "errors"],
+	(.summary[] | select(.mode == "closed") | [.engine, .client, .conns, .pipeline, .rps, "\(.rps_spread_pct)%",
+	  (.cost_ns // "-"), (if .lat_p99_us then "\(.lat_p99_us)us" else "-" end),
+	  "\(.client_cpu_busy_pct)/\(.server_cpu_busy_pct)%", .bound_by,
+	  (.ratio_nginx // "-"), (if .ratio_spread_pct then "\(.ratio_spread_pct)%" else "-" end),
+	  (.cost_ratio_nginx // "-"), .errors]) | @tsv' "$json" | column -t -s $'\t'
+echo
+jq -r 'if (.latency | length) > 0 then "open loop (blitz bench -R, latency from when due):",
+	(["engine", "rate", "of peak", "RPS", "p50", "p90", "p99", "p99.9", "max", "retransmits"] | @tsv),
+	(.latency[] | [.engine, .rate, .fraction, .rps, .lat_p50_us, .lat_p90_us, .lat_p99_us, .lat_p999_us, .lat_max_us, .retransmits] | @tsv)
+	else empty end' "$json" | column -t -s $'\t'
 jq -r '.skipped[] | "skipped \(.engine): \(.reason)"' "$json"
-jq -r '"load average before the run \(.host.loadavg_before), after \(.host.loadavg_after) (\(.host.cpus) CPUs)"' "$json"
+jq -r '.headline[] | "peak (server-bound): \(.engine) \(.rps) req/s at \(.cost_ns) ns/req via \(.client) c=\(.conns) P=\(.pipeline): \(.ratio_nginx // "-")x nginx in RPS, \(.cost_ratio_nginx // "-")x in cost"' "$json"
+jq -r '"load average before the run \(.host.loadavg_before), after \(.host.loadavg_after) (\(.host.cpus) CPUs); placement \(.placement)"' "$json"
 echo "results: $json"
 
-# The plot: one row per connection count, one column per engine; runs
-# that failed or had more than 1% errors are left out (they are in the table).
+# The plot: RPS by connections (wrk medians), cost per request by engine
+# (the server-bound peak's), latency percentiles (blitz bench closed loop).
 if command -v gnuplot >/dev/null; then
-	for m in rps lat_p95_us; do
-		jq -r --arg m "$m" '
-		  [.results[] | select(.client == "wrk" and (.failed | not) and .rps > 0 and .errors * 100 <= .requests)] as $r |
-		  ([$r[].engine] | reduce .[] as $e ([]; if index([$e]) then . else . + [$e] end)) as $eng |
-		  ([$r[].conns] | unique) as $cs |
-		  (["conns"] + $eng | @tsv),
-		  ($cs[] as $c | [$c] + [$eng[] as $e | ($r | map(select(.engine == $e and .conns == $c)) | first | .[$m] // "-")] | @tsv)' \
-			"$json" >"$tmp/$m.dat"
-	done
+	jq -r '
+	  [.summary[] | select(.client == "wrk" and .rps > 0)] as $r |
+	  ([$r[].engine] | reduce .[] as $e ([]; if index([$e]) then . else . + [$e] end)) as $eng |
+	  ([$r[].conns] | unique) as $cs |
+	  (["conns"] + $eng | @tsv),
+	  ($cs[] as $c | [$c] + [$eng[] as $e | ($r | map(select(.engine == $e and .conns == $c)) | first | .rps // "-")] | @tsv)' \
+		"$json" >"$tmp/rps.dat"
+	jq -r '(["engine", "ns"] | @tsv), (.headline[] | [.engine, .cost_ns] | @tsv)' "$json" >"$tmp/cost.dat"
+	jq -r '(["engine", "p50", "p90", "p99", "p99.9"] | @tsv),
+	  (.summary[] | select(.client == "blitz-bench" and .mode == "closed" and .rps > 0) |
+	   [.engine, .lat_p50_us, .lat_p90_us, .lat_p99_us, .lat_p999_us] | map(. // "-") | @tsv)' "$json" >"$tmp/lat.dat"
 	png=$OUT/bench-$ts.png
-	if [ "$(wc -l <"$tmp/rps.dat")" -lt 2 ]; then
+	if [ "$(wc -l <"$tmp/rps.dat")" -lt 2 ] && [ "$(wc -l <"$tmp/cost.dat")" -lt 2 ]; then
 		note "no successful run: no plot"
-	elif gnuplot -e "rps='$tmp/rps.dat'; p95='$tmp/lat_p95_us.dat'; out='$png'; title='make bench $ts (${DURATION}s per run)'" \
+	elif gnuplot -e "rps='$tmp/rps.dat'; cost='$tmp/cost.dat'; lat='$tmp/lat.dat'; out='$png'; title='make bench $ts (${DURATION}s x $RUNS runs, placement $PLACEMENT)'" \
 		"$BENCH_DIR/plot.gp" 2>"$tmp/gnuplot.err"; then
 		cp "$png" "$OUT/latest.png"
 		echo "plot: $png"

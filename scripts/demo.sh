@@ -10,9 +10,13 @@
 #                     then `blitz bench` (AF_XDP load generator) at the
 #                     largest CONNS against each, for the peak
 #
-# Why two clients: on veth the XDP program runs in the sender's NAPI, i.e.
-# on wrk's CPU, and wrk (one thread) saturates that CPU first, so wrk shows
-# latency but understates blitz's peak; `blitz bench` bypasses the client's
+# Placement is fair (scripts/placement.sh; PLACEMENT=default for the old
+# one): both veths' NAPI threaded and pinned to their side's CPU, so every
+# cycle of the server's work (blitz's XDP program runs in the server veth's
+# NAPI, nginx's TCP too) lands on the server's CPU. Each row says what a
+# request cost the server CPU (its /proc/stat busy time / requests) and
+# which side was the limit (client or server, >= 90% busy). wrk (one
+# thread) is usually the limit itself; `blitz bench` bypasses the client's
 # kernel too and shows the peak. A failing `blitz bench` is reported and
 # the wrk table is still printed.
 # Also reads the XDP program's cost per frame from the kernel's BPF stats
@@ -21,7 +25,8 @@
 # all undone in the EXIT trap. Must never touch another interface.
 # Env: BUILD (build dir), DURATION (seconds per run, default 5),
 #      CONNS (default "10 100 300"), DEMO_TB (testbed prefix, default demo),
-#      BLITZ_BENCH (default 1; 0 skips the `blitz bench` runs).
+#      BLITZ_BENCH (default 1; 0 skips the `blitz bench` runs),
+#      PLACEMENT (fair, the default, or default).
 # shellcheck disable=SC2086 # $SRV/$CLI are command prefixes: they must split
 set -u
 here=$(cd "$(dirname "$0")/.." && pwd)
@@ -29,6 +34,9 @@ cd "$here" || exit 1
 # lib.sh brings the testbed helpers (tb_up, on_exit, wait_port).
 # shellcheck source=tests/e2e/lib.sh
 source "$here/tests/e2e/lib.sh"
+# shellcheck source=scripts/placement.sh
+source "$here/scripts/placement.sh"
+export PLACEMENT
 
 DURATION=${DURATION:-5}
 CONNS=${CONNS:-10 100 300}
@@ -56,7 +64,7 @@ show() {
 
 [ "$(id -u)" -eq 0 ] || die "needs root (network namespaces, XDP): run it with sudo"
 [ -x "$BLITZ" ] || die "$BLITZ is missing: run make"
-for c in wrk nginx bpftool taskset curl; do
+for c in wrk nginx bpftool taskset curl ethtool; do
 	command -v "$c" >/dev/null || die "$c is not installed: run scripts/install-deps.sh"
 done
 load=$(cut -d' ' -f1 /proc/loadavg)
@@ -113,30 +121,9 @@ for port in "$BLITZ_PORT" "$NGINX_PORT"; do
 	[ "$body" = "Hello World!" ] || die "port $port answered '$body'"
 done
 
-# veth runs a receiving interface's XDP program and stack in the NAPI of
-# whichever CPU sent the frame (here: wrk's), for blitz and nginx alike.
-# NAPI_PIN=1 makes the veths' NAPI threaded and pins each to its side's
-# CPU instead; measured here it made nginx at 10 connections erratic
-# (ms-scale wakeups), so it is not the default.
-napi_pin() { # NS IFNAME CPU
-	local pid
-	ip netns exec "$1" sh -c "echo 1 > /sys/class/net/$2/threaded" 2>/dev/null ||
-		return 1
-	for pid in $(pgrep "^napi/$2-"); do
-		taskset -pc "$3" "$pid" >/dev/null || return 1
-	done
-}
-if [ "${NAPI_PIN:-0}" = 1 ]; then
-	if napi_pin "$SRV_NS" "$SRV_IF" "$SRV_CPU" && napi_pin "$CLI_NS" "$CLI_IF" "$CLI_CPU"; then
-		echo "CPU $SRV_CPU: nginx and the server veth's receive path (blitz's XDP program)"
-		echo "CPU $CLI_CPU: wrk and the client veth's receive path"
-	else
-		echo "demo: cannot pin veth NAPI threads: receive work runs on the sender's CPU"
-	fi
-else
-	echo "CPU $SRV_CPU: nginx; CPU $CLI_CPU: wrk. veth runs the receive path (blitz's XDP"
-	echo "program, the kernel's TCP for nginx) on the sending CPU (NAPI_PIN=1 changes that)"
-fi
+SRV_CPUS=$SRV_CPU CLI_CPUS=$CLI_CPU
+placement_apply || true
+echo "CPU $SRV_CPU: nginx and blitz's XDP program (the server veth's NAPI); CPU $CLI_CPU: the clients"
 
 old_stats=$(sysctl -n kernel.bpf_stats_enabled 2>/dev/null || echo 0)
 sysctl -qw kernel.bpf_stats_enabled=1
@@ -161,33 +148,51 @@ ns_per_frame() {
 cat >"$TMP/report.lua" <<'LUA'
 done = function(summary, latency, requests)
 	local e = summary.errors
-	io.write(string.format("RESULT %.1f %.1f %d %d\n",
+	io.write(string.format("RESULT %.1f %.1f %d %d %d\n",
 		summary.requests / (summary.duration / 1e6), latency.mean,
 		latency:percentile(95),
-		e.connect + e.read + e.write + e.status + e.timeout))
+		e.connect + e.read + e.write + e.status + e.timeout,
+		summary.requests))
 end
 LUA
 
+# cost_bound J0 J1 REQUESTS CLIENT_PCT - "ns_per_request bound_by" between
+# two cpu_snapshot: the server CPU's busy time over the requests, and which
+# side was >= 90% busy (CLIENT_PCT: blitz bench's own busy time, as it
+# spins; else the client CPU's).
+cost_bound() {
+	local sns scpu ccpu=$4
+	sns=$(cpu_busy_ns "$1" "$2" "$SRV_CPU")
+	scpu=$(cpu_busy_pct "$1" "$2" "$SRV_CPU")
+	[ -n "$ccpu" ] || ccpu=$(cpu_busy_pct "$1" "$2" "$CLI_CPU")
+	awk -v s="$sns" -v n="$3" 'BEGIN { if (n > 0) printf "%.0f ", s / n; else printf "- " }'
+	bound_by "$ccpu" "$scpu" 0
+}
+
 # wrk_run NAME PORT CONNS - one wrk run; appends a row to $TMP/rows.
 wrk_run() {
-	local name=$1 port=$2 c=$3 res s0 s1 nsf=-
+	local name=$1 port=$2 c=$3 res s0 s1 nsf=- j0 j1 cb
 	s0=$(bpf_stat)
+	j0=$(cpu_snapshot)
 	$CLI taskset -c "$CLI_CPU" timeout $((DURATION + 15)) \
 		wrk -t1 -c"$c" -d"${DURATION}s" --timeout 2s -s "$TMP/report.lua" \
 		"http://$SRV_IP:$port/" >"$TMP/wrk.out" 2>&1
+	j1=$(cpu_snapshot)
 	s1=$(bpf_stat)
 	res=$(sed -n 's/^RESULT //p' "$TMP/wrk.out")
-	[ -n "$res" ] || res="0 0 0 -1"
+	[ -n "$res" ] || res="0 0 0 -1 0"
+	cb=$(cost_bound "$j0" "$j1" "$(awk '{print $5}' <<<"$res")" "")
 	[ "$name" = blitz ] && nsf=$(ns_per_frame "$s0" "$s1")
-	echo "$name $c $res $nsf" >>"$TMP/rows"
+	echo "$name $c $res $nsf $cb" >>"$TMP/rows"
 	printf '  %-6s %4s conns: %s\n' "$name" "$c" "$(awk '{printf "%.0f req/s", $1}' <<<"$res")"
 }
 
 # peak_run NAME PORT CONNS - one `blitz bench` run; appends a row to
 # $TMP/peak, or a line saying why not to $TMP/peak.err (returns 1).
 peak_run() {
-	local name=$1 port=$2 c=$3 s0 s1 nsf=- res why out=$TMP/bb-$1.json
+	local name=$1 port=$2 c=$3 s0 s1 nsf=- res why out=$TMP/bb-$1.json j0 j1 cb
 	s0=$(bpf_stat)
+	j0=$(cpu_snapshot)
 	if ! $CLI taskset -c "$CLI_CPU" timeout $((DURATION + 20)) \
 		"$BLITZ" bench "$SRV_IP:$port" -i "$CLI_IF" -c "$c" -d "$DURATION" \
 		--json >"$out" 2>"$TMP/bb-$name.err"; then
@@ -197,18 +202,20 @@ peak_run() {
 		echo "  $name: blitz bench failed: ${why:-exit status only}"
 		return 1
 	fi
+	j1=$(cpu_snapshot)
 	s1=$(bpf_stat)
 	res=$("$PY" -c 'import json,sys
 j = json.load(open(sys.argv[1]))
-print("%.1f %.1f %.1f %d %.0f" % (j["rps"], j["lat_mean_us"], j["lat_p95_us"],
-      j["errors"], j["client_busy_pct"]))' "$out" 2>/dev/null)
+print("%.1f %.1f %.1f %d %.0f %d" % (j["rps"], j["lat_mean_us"], j["lat_p95_us"],
+      j["errors"], j["client_busy_pct"], j["requests"]))' "$out" 2>/dev/null)
 	if [ -z "$res" ]; then
 		echo "against $name: unreadable result: $(head -c 200 "$out")" >>"$TMP/peak.err"
 		echo "  $name: blitz bench printed no result"
 		return 1
 	fi
+	cb=$(cost_bound "$j0" "$j1" "$(awk '{print $6}' <<<"$res")" "$(awk '{print $5}' <<<"$res")")
 	[ "$name" = blitz ] && nsf=$(ns_per_frame "$s0" "$s1")
-	echo "$name $c $res $nsf" >>"$TMP/peak"
+	echo "$name $c $res $nsf $cb" >>"$TMP/peak"
 	printf '  %-6s %4s conns: %s\n' "$name" "$c" "$(awk '{printf "%.0f req/s", $1}' <<<"$res")"
 }
 
@@ -235,6 +242,7 @@ fi
 
 echo
 if ! "$PY" - "$TMP/rows" "$TMP/peak" "$TMP/peak.err" "$max_conn" >"$TMP/report" <<'PY'
+import os
 import sys
 
 def load(path):
@@ -256,13 +264,14 @@ maxc = sys.argv[4]
 print("wrk (one thread; shows latency, understates the peak):")
 nginx = {r[1]: float(r[2]) for r in rows if r[0] == "nginx"}
 out = []
-for name, c, rps, mean, p95, e, nsf in rows:
+# name conns rps mean p95 errors requests xdp_ns/frame cost bound
+for name, c, rps, mean, p95, e, _n, nsf, cost, bound in rows:
     rps = float(rps)
     ratio = "%.2fx" % (rps / nginx[c]) if nginx.get(c) else "-"
     out.append([name, c, "%.0f" % rps, "%.0f us" % float(mean),
-                "%d us" % int(p95), ratio, e, nsf])
+                "%d us" % int(p95), ratio, e, cost, bound, nsf])
 table(["target", "conns", "RPS", "mean latency", "p95 latency", "vs nginx",
-       "errors", "XDP ns/frame"], out)
+       "errors", "ns/request", "bound by", "XDP ns/frame"], out)
 
 pk = {r[0]: r for r in peak}
 if peak:
@@ -270,34 +279,44 @@ if peak:
     print("peak (blitz bench, %s conns):" % maxc)
     pn = float(pk["nginx"][2]) if "nginx" in pk else 0
     out = []
-    for name, c, rps, mean, p95, e, busy, nsf in peak:
+    # name conns rps mean p95 errors busy requests xdp_ns/frame cost bound
+    for name, c, rps, mean, p95, e, busy, _n, nsf, cost, bound in peak:
         rps = float(rps)
         out.append([name, c, "%.0f" % rps, "%.0f us" % float(mean),
                     "%.0f us" % float(p95),
-                    "%.2fx" % (rps / pn) if pn else "-", e, busy + "%", nsf])
+                    "%.2fx" % (rps / pn) if pn else "-", e, busy + "%", cost,
+                    bound, nsf])
     table(["target", "conns", "RPS", "mean latency", "p95 latency",
-           "vs nginx", "errors", "client busy", "XDP ns/frame"], out)
+           "vs nginx", "errors", "client busy", "ns/request", "bound by",
+           "XDP ns/frame"], out)
 for e in errs:
     print("blitz bench: " + e)
 
-wb = {r[1]: float(r[2]) for r in rows if r[0] == "blitz"}
-if wb.get(maxc) and nginx.get(maxc):
-    wrk = "wrk: blitz %s vs nginx %s (%.1fx) at %s conns" % (
-        k(wb[maxc]), k(nginx[maxc]), wb[maxc] / nginx[maxc], maxc)
-else:
-    wrk = "wrk: no result at %s conns" % maxc
-if "blitz" in pk and "nginx" in pk and float(pk["nginx"][2]) > 0:
-    b, n = float(pk["blitz"][2]), float(pk["nginx"][2])
-    head = "peak: blitz %s req/s vs nginx %s req/s (%.1fx), measured with blitz bench" % (
-        k(b), k(n), b / n)
-elif "blitz" in pk:
-    head = "peak: blitz %s req/s measured with blitz bench (no nginx figure, see above)" % (
-        k(float(pk["blitz"][2])))
+# The closing line: each side's best server-bound row (wrk or blitz bench),
+# its cost per request, and the ratios, all from this run.
+def best(name):
+    cand = [(float(r[2]), r[-2], r[-1], "wrk" if len(r) == 10 else "blitz bench")
+            for r in rows + peak if r[0] == name and float(r[2]) > 0]
+    sb = [x for x in cand if x[2] == "server"]
+    return max(sb or cand) if cand else None
+
+b, n = best("blitz"), best("nginx")
+def say(name, x):
+    s = "%s %s req/s at %s ns/request (%s" % (name, k(x[0]), x[1], x[3])
+    return s + (")" if x[2] == "server" else ", bound by %s: not its peak)" % x[2])
+if b and n:
+    head = "peak: " + say("blitz", b) + " vs " + say("nginx", n)
+    head += ": %.1fx nginx in RPS" % (b[0] / n[0])
+    if b[1] != "-" and n[1] != "-" and float(b[1]) > 0:
+        head += ", %.1fx in cost per request" % (float(n[1]) / float(b[1]))
+    head += ", same run, fair placement" if os.environ.get("PLACEMENT", "fair") != "default" else ", same run, default placement"
+elif b:
+    head = "peak: " + say("blitz", b) + " (no nginx figure, see above)"
 else:
     head = "peak: not measured (blitz bench %s)" % (
         errs[0].split(" (")[0] if errs and not errs[0].startswith("against")
         else "failed, see above")
-print("VERDICT " + head + "; " + wrk)
+print("VERDICT " + head)
 PY
 then
 	echo "demo: cannot format the results; raw rows (name conns rps mean p95 errors ...):"

@@ -30,7 +30,7 @@ skip_all() {
 
 [ "$(id -u)" -eq 0 ] || skip_all "needs root (netns, XDP)"
 [ -x "$BLITZ" ] || skip_all "$BLITZ not built"
-for t in nginx jq wrk; do
+for t in nginx jq wrk ethtool; do
 	command -v "$t" >/dev/null || skip_all "$t not installed"
 done
 
@@ -205,19 +205,25 @@ if ! command -v gnuplot >/dev/null; then
 	exit 0
 fi
 out=$tmp/results
-if timeout 300 env DURATION=1 CONNS=10 BENCH_OUT="$out" BENCH_PREFIX=tb6b \
-	scripts/bench.sh >"$tmp/script.log" 2>&1; then
+if timeout 400 env DURATION=1 RUNS=1 CONNS=10 BB_CONNS=10 LAT_FRACTIONS=0.5 \
+	BENCH_OUT="$out" BENCH_PREFIX=tb6b scripts/bench.sh >"$tmp/script.log" 2>&1; then
 	j=$out/latest.json
 	if ! [ -s "$j" ] || ! [ -s "$out/latest.png" ]; then
 		echo "FAIL bench_script: no latest.json or latest.png in $out"
-	elif ! jq -e '.results | map(select(.engine == "nginx" and .client == "wrk" and .conns == 10 and .rps > 0 and .errors == 0 and .ratio_nginx == 1)) | length == 1' "$j" >/dev/null; then
-		echo "FAIL bench_script: no good nginx row: $(jq -c .results "$j")"
-	elif ! jq -e '.results[0] | has("lat_p95_us") and has("lat_p99_us") and has("server_cpu_pct") and has("server_mem_kb")' "$j" >/dev/null; then
+	elif ! jq -e '.summary | map(select(.engine == "nginx" and .client == "wrk" and .conns == 10 and .rps > 0 and .errors == 0 and .ratio_nginx == 1 and .cost_ns > 0 and (.bound_by | IN("client", "server", "neither")))) | length == 1' "$j" >/dev/null; then
+		echo "FAIL bench_script: no good nginx row: $(jq -c .summary "$j")"
+	elif ! jq -e '.results[0] | has("lat_p95_us") and has("lat_p99_us") and has("server_cpu_pct") and has("server_mem_kb") and has("cost_ns") and has("bound_by") and has("client_cpu_busy_pct") and has("server_cpu_busy_pct")' "$j" >/dev/null; then
 		echo "FAIL bench_script: result rows lack fields: $(jq -c '.results[0]' "$j")"
+	elif ! jq -e '(.headline | map(select(.engine == "nginx" and .cost_ns > 0)) | length == 1) and .placement == "'"$PLACEMENT"'"' "$j" >/dev/null; then
+		echo "FAIL bench_script: no nginx headline or wrong placement: $(jq -c '{headline, placement}' "$j")"
+	elif ! jq -e '[.summary[] | select(.pipeline == 16 and .engine == "nginx" and .rps > 0)] | length == 2' "$j" >/dev/null; then
+		echo "FAIL bench_script: no pipelined nginx rows (h2load -m 16, blitz bench -P 16): $(jq -c '[.summary[] | select(.engine == "nginx")]' "$j")"
+	elif ! jq -e '.latency | map(select(.engine == "nginx" and .fraction > 0.3 and .rps > 0)) | length == 1' "$j" >/dev/null; then
+		echo "FAIL bench_script: no open-loop nginx row: $(jq -c .latency "$j")"
 	elif [ "$(head -c 4 "$out/latest.png" | tail -c 3)" != PNG ]; then
 		echo "FAIL bench_script: latest.png is not a PNG"
 	else
-		echo "PASS bench_script $(jq -r '[.results[] | "\(.engine)/\(.client)=\(.rps)"] | join(" ")' "$j")"
+		echo "PASS bench_script $(jq -r '[.headline[] | "\(.engine)=\(.rps)@\(.cost_ns)ns/\(.bound_by)"] | join(" ")' "$j")"
 	fi
 else
 	echo "FAIL bench_script: exited non-zero: $(tail -n3 "$tmp/script.log" | tr '\n' ' ')"

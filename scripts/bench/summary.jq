@@ -1,0 +1,63 @@
+# summary.jq - bench.sh's results: every run's row (results), the median
+# and spread over the runs of each configuration (summary), the server-bound
+# peak of each engine (headline) and the open-loop rows (latency). Input:
+# the rows, slurped; arguments from bench.sh (see its jq call).
+def median: map(select(. != null)) | sort | if length == 0 then null else .[length / 2 | floor] end;
+def spread: map(select(. != null)) as $v |
+	if ($v | length) < 2 or ($v | median) == 0 then 0
+	else ((($v | max) - ($v | min)) / ($v | median) * 1000 | round) / 10 end;
+def r2: if . == null then null else (. * 100 | round) / 100 end;
+def mostly: group_by(.) | max_by(length) | .[0];
+
+. as $rows |
+($rows | map(.engine) | reduce .[] as $e ([]; if index([$e]) then . else . + [$e] end)) as $order |
+($rows | map(select(.engine == "nginx" and .mode == "closed"))) as $ng |
+[$rows[] | . as $x |
+	($ng | map(select(.client == $x.client and .conns == $x.conns and .pipeline == $x.pipeline and .run == $x.run)) | first) as $n |
+	$x + {ratio_nginx: (if $x.mode == "closed" and $n != null and $n.rps > 0 then $x.rps / $n.rps | r2 else null end),
+	      cost_ratio_nginx: (if $x.mode == "closed" and $n != null and $n.cost_ns != null and $x.cost_ns != null and $x.cost_ns > 0
+		then $n.cost_ns / $x.cost_ns | r2 else null end)}] as $r |
+[$r | map(select(.mode == "closed")) | group_by([.engine, .client, .conns, .pipeline])[] |
+	{engine: .[0].engine, client: .[0].client, conns: .[0].conns, pipeline: .[0].pipeline,
+	 mode: "closed", runs: length,
+	 rps: (map(.rps) | median), rps_spread_pct: (map(.rps) | spread),
+	 cost_ns: (map(.cost_ns) | median), cost_spread_pct: (map(.cost_ns) | spread),
+	 ratio_nginx: (map(.ratio_nginx) | median), ratio_spread_pct: (map(.ratio_nginx) | spread),
+	 cost_ratio_nginx: (map(.cost_ratio_nginx) | median),
+	 cost_ratio_spread_pct: (map(.cost_ratio_nginx) | spread),
+	 client_cpu_busy_pct: (map(.client_cpu_busy_pct) | median),
+	 server_cpu_busy_pct: (map(.server_cpu_busy_pct) | median),
+	 client_limit_pct: (map(.client_limit_pct) | median),
+	 bound_by: (map(.bound_by) | mostly), busy_poll: .[0].busy_poll,
+	 errors: (map(.errors // 0) | add), retransmits: (map(.retransmits) | median),
+	 lat_mean_us: (map(.lat_mean_us) | median), lat_p50_us: (map(.lat_p50_us) | median),
+	 lat_p90_us: (map(.lat_p90_us) | median), lat_p99_us: (map(.lat_p99_us) | median),
+	 lat_p999_us: (map(.lat_p999_us) | median), lat_max_us: (map(.lat_max_us) | max),
+	 server_cpu_pct: (map(.server_cpu_pct) | median), server_mem_kb: (map(.server_mem_kb) | max),
+	 failed: (map(.failed // false) | any)}] |
+	sort_by(.engine as $e | $order | index($e)) as $summary |
+# Each engine's peak among its server-bound rows of one request per
+# segment (its best such row otherwise, with the bound it had), and the
+# ratio to nginx's; the pipelined shape is in the summary.
+([$order[] as $e | $summary | map(select(.engine == $e and .rps > 0 and .pipeline == 1)) |
+	(map(select(.bound_by == "server")) | max_by(.rps)) // max_by(.rps) | select(. != null)]) as $peaks |
+($peaks | map(select(.engine == "nginx")) | first) as $np |
+([$sk[] | .engine]) as $skipped_engines |
+{timestamp: $ts, duration_s: $d, runs: $runs,
+ conns: ($conns | split(" ") | map(select(. != "") | tonumber)),
+ placement: $pl, placement_why: $why,
+ host: {kernel: $kernel, cpus: $cpus, cpu_model: $cpu_model,
+	loadavg_before: ($load_before | tonumber), loadavg_after: ($load_after | tonumber),
+	client_cpu: $ccpu, server_cpu: $scpu},
+ method: "cost_ns: busy time of the server CPU from /proc/stat (user+nice+system+irq+softirq+steal, so NAPI threads and softirqs count) over the run / requests the client saw answered. bound_by: client when the client was >= 90% busy (blitz bench: its own busy loop time, it spins), else server when the server CPU was >= 90% busy or the server busy-polls (dpdk: by elimination, the client had headroom), else neither. work_ns: a busy-polling engine's own cost per request (polls that did work), over all its runs. Ratios to nginx per run (same client, connections and pipeline), then median and spread ((max - min) / median) over the runs.",
+ skipped: $sk,
+ headline: [$peaks[] | . as $p | {engine, client, conns, pipeline, rps, cost_ns, bound_by, rps_spread_pct,
+	ratio_nginx: (if $np != null and $np.rps > 0 then $p.rps / $np.rps | r2 else null end),
+	cost_ratio_nginx: (if $np != null and $np.cost_ns != null and $p.cost_ns != null and $p.cost_ns > 0 then $np.cost_ns / $p.cost_ns | r2 else null end),
+	work_ns: ([$en[] | select(.engine == $p.engine) | .work_ns] | first)}],
+ summary: $summary,
+ latency: [$r[] | select(.mode == "open") | . as $o |
+	($summary | map(select(.engine == $o.engine and .client == "blitz-bench")) | first) as $pk |
+	{engine, rate, fraction: (if $pk != null and $pk.rps > 0 then $o.rate / $pk.rps | r2 else null end),
+	 rps, lat_p50_us, lat_p90_us, lat_p99_us, lat_p999_us, lat_p9999_us, lat_max_us, retransmits, errors}],
+ results: $r}
