@@ -62,6 +62,12 @@ $(BUILD)/us/%.o: userspace/%.c $(USER_HDRS) $(BPF_HDRS) | $(SKELS)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -c $< -o $@
 
+# The objects that embed a BPF program's skeleton are rebuilt with it
+# (order-only above would keep a stale program in build/blitz).
+$(BUILD)/us/loader.o: $(BUILD)/blitz_xdp.skel.h
+$(BUILD)/us/tc_handoff.o: $(BUILD)/blitz_tc.skel.h
+$(BUILD)/us/bench_gen.o: $(BUILD)/bench_gen.skel.h
+
 $(BUILD)/libblitz.a: $(LIB_OBJS)
 	@rm -f $@
 	ar rcs $@ $^

@@ -11,7 +11,8 @@
  * traffic is redirected to the XSKMAP instead.
  *
  * Must never: touch a frame that is not for the service (XDP_PASS,
- * untouched), answer a segment that fails the cookie check, answer a
+ * untouched), answer or redirect a segment (SYN included) of a 4-tuple
+ * a kernel socket holds, answer a segment that fails the cookie check, answer a
  * request userspace/http.c would answer differently, drop a segment of a
  * connection the kernel already owns, or reject a frame on its checksum
  * (veth frames from a local stack carry partial checksums).
@@ -981,6 +982,11 @@ static __always_inline int handle_tcp(struct xdp_md *ctx,
 	struct reply r = {};
 	__u32 tsval = 0;
 
+	/* Before anything else, SYNs included: a 4-tuple with a kernel
+	 * socket (handed over, the kernel's own, TIME_WAIT, a request sock)
+	 * is the kernel's, whatever its segments look like to us. */
+	if (kernel_owns(ctx, s))
+		return pass(BLITZ_CNT_PASS_KERNEL_OWNS);
 	if (s->flags & TH_SYN) {
 		/* SYN-ACK, SYN+FIN, SYN+RST: the kernel knows what to do. */
 		if (s->flags & (TH_ACK | TH_RST | TH_FIN))
@@ -993,10 +999,6 @@ static __always_inline int handle_tcp(struct xdp_md *ctx,
 			r.tsval = seg_tsval(cfg, s);
 		return send_bare(ctx, s, &r, BLITZ_CNT_SYNACK);
 	}
-	/* Before anything else: a handed-over connection is the kernel's,
-	 * whatever its segments look like to us. */
-	if (kernel_owns(ctx, s))
-		return pass(BLITZ_CNT_PASS_KERNEL_OWNS);
 	if (s->flags & TH_RST)
 		return drop(BLITZ_CNT_DROP_RST);
 	if (!(s->flags & TH_ACK))
@@ -1066,6 +1068,10 @@ int blitz_xdp(struct xdp_md *ctx)
 	if (cfg->mode == BLITZ_MODE_AFXDP) {
 		__u32 q = ctx->rx_queue_index;
 
+		/* Connections the kernel accepted while no AF_XDP socket was
+		 * bound stay the kernel's: userspace TCP would reset them. */
+		if (kernel_owns(ctx, &s))
+			return pass(BLITZ_CNT_PASS_KERNEL_OWNS);
 		if (!bpf_map_lookup_elem(&xsks, &q))
 			return pass(BLITZ_CNT_PASS_NO_XSK);
 		cnt_add(BLITZ_CNT_REDIRECT, 1);

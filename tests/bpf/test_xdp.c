@@ -1630,6 +1630,81 @@ static void t_kernel_owns(void)
 	f.payload = get11;
 	f.plen = (int)strlen(get11);
 	expect_pass(&f, BLITZ_CNT_PASS_KERNEL_OWNS);
+	/* a SYN for it too (a client that rebooted): no XDP SYN-ACK */
+	f.flags = 0x02;
+	f.payload = NULL;
+	f.plen = 0;
+	expect_pass(&f, BLITZ_CNT_PASS_KERNEL_OWNS);
+	/* and in afxdp mode, before any redirect */
+	{
+		struct blitz_config c = cfg;
+		uint32_t key = 0;
+
+		c.mode = BLITZ_MODE_AFXDP;
+		bpf_map__update_elem(skel->maps.config, &key, sizeof(key), &c,
+				     sizeof(c), 0);
+		f.flags = 0x18;
+		f.payload = get11;
+		f.plen = (int)strlen(get11);
+		expect_pass(&f, BLITZ_CNT_PASS_KERNEL_OWNS);
+		f.flags = 0x02;
+		f.payload = NULL;
+		f.plen = 0;
+		expect_pass(&f, BLITZ_CNT_PASS_KERNEL_OWNS);
+		bpf_map__update_elem(skel->maps.config, &key, sizeof(key), &cfg,
+				     sizeof(cfg), 0);
+	}
+out:
+	if (as >= 0)
+		close(as);
+	if (cs >= 0)
+		close(cs);
+	if (ls >= 0)
+		close(ls);
+}
+
+/*
+ * Server-side TIME_WAIT: the kernel's side of a connection closed first,
+ * so it holds the 4-tuple in TIME_WAIT; the client reconnects from the
+ * same port with a new SYN. That SYN is the kernel's (it decides, by
+ * tcp_timewait_state_process, whether to open a new connection), not an
+ * XDP SYN-ACK that would stall on the old socket.
+ */
+static void t_kernel_owns_time_wait(void)
+{
+	int ls = -1, cs = -1, as = -1, i;
+	uint16_t cport = 0;
+	char cmd[160];
+	struct fspec f;
+
+	if (!have_addrs) {
+		T_SKIP("no private network namespace with test addresses");
+		return;
+	}
+	ls = listen_service();
+	if (ls < 0 || kernel_conn(ls, &cs, &as, &cport) || as < 0) {
+		T_CHECK_MSG(0, "a kernel connection: %s", strerror(errno));
+		goto out;
+	}
+	close(as); /* the server closes first: TIME_WAIT is its */
+	as = -1;
+	usleep(20000);
+	close(cs);
+	cs = -1;
+	snprintf(cmd, sizeof(cmd),
+		 "ss -Htan state time-wait src 10.0.0.1:%d dst 10.0.0.2:%u "
+		 "| grep -q .",
+		 PORT, cport);
+	for (i = 0; i < 50 && system(cmd); i++)
+		usleep(20000);
+	T_CHECK_MSG(i < 50, "no server-side TIME_WAIT for port %u", cport);
+	spec_init(&f, 0);
+	f.sport = cport;
+	f.flags = 0x02;
+	f.seq = 0x55667788;
+	expect_pass(&f, BLITZ_CNT_PASS_KERNEL_OWNS);
+	/* another port of the same client is a new connection: ours */
+	syn_to(0, "10.0.0.1", 1, 0);
 out:
 	if (as >= 0)
 		close(as);
@@ -2190,6 +2265,7 @@ int main(void)
 	T_RUN(t_ethernet_padding);
 	T_RUN(t_ip_options_and_fragments);
 	T_RUN(t_kernel_owns);
+	T_RUN(t_kernel_owns_time_wait);
 	T_RUN(t_afxdp_mode_no_socket);
 	T_RUN(t_dfa_matches_http_c);
 	report_cost();

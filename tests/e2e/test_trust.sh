@@ -7,6 +7,11 @@
 #     page, not blitz's, while a kernel listener on the port sits on the
 #     router (the TC hand-off must leave forwarded segments alone too);
 #     a service address on the router's lo is answered by XDP;
+#   - the kernel keeps what it owns: a 4-tuple in server-side TIME_WAIT
+#     (the kernel path closed first) gets the client's new SYN from the
+#     same port to the kernel, which answers; in afxdp mode, a keep-alive
+#     connection the kernel accepted before the engine started keeps
+#     working through the kernel while new ones are the engine's;
 #   - blind spoofs from the client namespace with scapy (ACK+GET without
 #     timestamps, with a random TSecr; GET, POST, half a request): none
 #     answered, none handed off, every one counted.
@@ -50,12 +55,12 @@ echo "the real web server behind the router" >"$TMP/www/index.html"
 (cd "$TMP/www" && exec $WEB "$PY" -m http.server "$PORT" --bind "$WEB_IP" >/dev/null 2>&1) &
 WEB_PID=$!
 on_exit "kill $WEB_PID"
-# A kernel listener on the router's service port: the TC hand-off then
-# finds a listener for every 4-tuple, forwarded ones included.
-$SRV "$PY" -c '
-import socket, time
-s = socket.socket(); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-s.bind(("0.0.0.0", '"$PORT"')); s.listen(16); time.sleep(120)' &
+# A kernel HTTP server on the router's service port (HTTP/1.0: it closes
+# first). The TC hand-off then finds a listener for every 4-tuple,
+# forwarded ones included; it also answers what XDP hands over.
+mkdir -p "$TMP/kernel"
+echo "the kernel path" >"$TMP/kernel/index.html"
+(cd "$TMP/kernel" && exec $SRV "$PY" -m http.server "$PORT" --bind 0.0.0.0 >/dev/null 2>&1) &
 HOLD_PID=$!
 on_exit "kill $HOLD_PID"
 
@@ -95,10 +100,61 @@ fi
 out=$($CLI timeout 10 curl -s "http://$SRV_IP:$PORT/" 2>&1)
 check "${T}_own_address_served" "got '$out'" [ "$out" = "Hello World!" ]
 
+# ---- a 4-tuple in server-side TIME_WAIT is the kernel's, SYN included ----
+# A POST (not XDP's) is handed to the kernel, whose HTTP/1.0 server
+# answers and closes first (the client reads to EOF before closing): the
+# router holds the 4-tuple in TIME_WAIT. Half a second later the client
+# reconnects from the same port: the kernel must take the SYN (an XDP
+# SYN-ACK would stall on the old socket) and answer the GET itself.
+CPORT=45123
+cat >"$TMP/tw.py" <<'EOF'
+import socket, sys, time
+cli, srv, port, cport, what = sys.argv[1:]
+def once(data):
+    s = socket.socket()
+    s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    s.bind((cli, int(cport)))
+    s.settimeout(5)
+    s.connect((srv, int(port)))
+    s.sendall(data)
+    got = b""
+    try:
+        while True:
+            d = s.recv(65536)
+            if not d:
+                break
+            got += d
+    except OSError as e:
+        got += b" [%s]" % str(e).encode()
+    s.close()
+    return got
+if what == "post":
+    print(once(b"POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 1\r\n\r\nx").split(b"\r\n")[0].decode())
+else:
+    time.sleep(0.5)
+    print(once(b"GET / HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n").split(b"\r\n\r\n")[-1].decode().strip())
+EOF
+$CLI timeout 10 "$PY" "$TMP/tw.py" "$CLI_IP" "$SRV_IP" "$PORT" $CPORT post >"$TMP/tw.out" 2>&1
+if $SRV ss -Htan state time-wait "( sport = :$PORT and dport = :$CPORT )" | grep -q .; then
+	ko0=$(counter "$SRV_IF" pass_kernel_owns)
+	sa0=$(counter "$SRV_IF" synack)
+	out=$($CLI timeout 10 "$PY" "$TMP/tw.py" "$CLI_IP" "$SRV_IP" "$PORT" $CPORT get 2>&1)
+	ko1=$(counter "$SRV_IF" pass_kernel_owns)
+	sa1=$(counter "$SRV_IF" synack)
+	if [ "$out" = "the kernel path" ] && [ "$ko1" -gt "$ko0" ] && [ "$sa1" = "$sa0" ]; then
+		pass "${T}_time_wait_syn_to_kernel"
+	else
+		fail "${T}_time_wait_syn_to_kernel" "got '$out'; pass_kernel_owns $ko0 -> $ko1, synack $sa0 -> $sa1"
+	fi
+else
+	fail "${T}_time_wait_syn_to_kernel" "no server-side TIME_WAIT for client port $CPORT after '$(cat "$TMP/tw.out")': $($SRV ss -Htan | tr '\n' '|')"
+fi
+
 # ---- blind spoofs from the client namespace ----
+HAVE_SCAPY=1
 if ! "$PY" -c 'import scapy.all' 2>/dev/null; then
 	skip "${T}_spoofs" "scapy is not installed for $PY (scripts/install-deps.sh)"
-	exit 0
+	HAVE_SCAPY=
 fi
 # spoof KIND N: N blind ACK+data segments, then one real SYN as the
 # control that the sniffer sees what the server sends; prints "A S": the
@@ -135,7 +191,7 @@ synack = [p for p in got if p[TCP].flags & 0x12 == 0x12 and p[TCP].dport == 1999
 print(len(bad), len(synack))
 EOF
 }
-for kind in nots tsecr; do
+for kind in ${HAVE_SCAPY:+nots tsecr}; do
 	d0=$(counter "$SRV_IF" drop_no_ts)
 	b0=$(counter "$SRV_IF" drop_bad_cookie)
 	r0=$(counter "$SRV_IF" requests)
@@ -152,4 +208,125 @@ for kind in nots tsecr; do
 		fail "${T}_spoofs_$kind" "answers with data, SYN-ACKs: '$got' (want 0 1) ($(tail -1 "$TMP/spoof.err")); dropped $dropped of 300; requests $r0 -> $r1; handoff $h0 -> $h1"
 	fi
 done
+# ---- afxdp started after kernel connections exist ----
+# The kernel answers a keep-alive connection on port $PORT2 before any
+# AF_XDP socket is bound; then the afxdp engine starts (a small driver:
+# the loader in afxdp mode plus afxdp_engine_run, without serve's own
+# listener, which would hold the port). The old connection must keep
+# working through the kernel (the XDP program must not redirect it to
+# userspace TCP, which would reset it); a new one is the engine's.
+PORT2=8081
+$SRV "$BLITZ" unload "$SRV_IF" >/dev/null 2>&1
+cat >"$TMP/ka_srv.py" <<'EOF'
+import http.server, sys
+class H(http.server.BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+    def do_GET(self):
+        b = b"kernel keep-alive"
+        self.send_response(200)
+        self.send_header("Content-Length", str(len(b)))
+        self.end_headers()
+        self.wfile.write(b)
+    def log_message(self, *a):
+        pass
+http.server.ThreadingHTTPServer((sys.argv[1], int(sys.argv[2])), H).serve_forever()
+EOF
+cat >"$TMP/ka_cli.py" <<'EOF'
+import http.client, os, sys, time
+srv, port, ready, go = sys.argv[1:]
+c = http.client.HTTPConnection(srv, int(port), timeout=5)
+c.request("GET", "/")
+print(c.getresponse().read().decode())
+open(ready, "w").close()
+for _ in range(200):
+    if os.path.exists(go):
+        break
+    time.sleep(0.1)
+try:
+    c.request("GET", "/")
+    print(c.getresponse().read().decode())
+except Exception as e:
+    print("old connection: %s" % e)
+n = http.client.HTTPConnection(srv, int(port), timeout=5)
+try:
+    n.request("GET", "/")
+    print(n.getresponse().read().decode())
+except Exception as e:
+    print("new connection: %s" % e)
+EOF
+cat >"$TMP/afxdp_drv.c" <<'EOF'
+/* The loader in afxdp mode and the engine, nothing else. */
+#include <signal.h>
+#include <stdio.h>
+#include "afxdp_engine.h"
+#include "cli.h"
+#include "loader.h"
+#include "log.h"
+static volatile sig_atomic_t stop;
+static void on_sig(int s)
+{
+	(void)s;
+	stop = 1;
+}
+int main(int argc, char **argv)
+{
+	struct blitz_service_opts svc;
+	struct blitz_loaded *l;
+	int ret;
+
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	service_opts_init(&svc);
+	if (argc != 3 || service_opt_parse(&svc, 'p', argv[2]) != 1 ||
+	    service_opts_finish(&svc))
+		return 2;
+	struct blitz_loader_opts lo = {.ifname = argv[1],
+				       .engine = BLITZ_MODE_AFXDP,
+				       .svc = &svc};
+	blitz_log_quiet_libs();
+	if (blitz_loader_attach(&lo, &l))
+		return 1;
+	signal(SIGINT, on_sig);
+	signal(SIGTERM, on_sig);
+	struct afxdp_engine_opts eo = {.ifname = argv[1],
+				       .xsks_fd = blitz_loaded_xsks_fd(l),
+				       .svc = &svc,
+				       .cpu_first = -1,
+				       .counters_fd = blitz_loaded_counters_fd(l)};
+	ret = afxdp_engine_run(&eo, &stop);
+	blitz_loader_detach(l);
+	return ret ? 1 : 0;
+}
+EOF
+if ! build_driver "$TMP/afxdp_drv.c" "$TMP/afxdp_drv" "$TMP/drv.log"; then
+	fail "${T}_afxdp_keeps_kernel_conns" "driver: $(tail -3 "$TMP/drv.log" | tr '\n' ' ')"
+else
+	$SRV "$PY" "$TMP/ka_srv.py" "$SRV_IP" "$PORT2" &
+	KA_PID=$!
+	on_exit "kill $KA_PID"
+	wait_port "$CLI" "$SRV_IP" "$PORT2" 5
+	$CLI timeout 40 "$PY" "$TMP/ka_cli.py" "$SRV_IP" "$PORT2" "$TMP/ready" "$TMP/go" >"$TMP/ka.out" 2>&1 &
+	KC_PID=$!
+	for ((i = 0; i < 50; i++)); do [ -e "$TMP/ready" ] && break; sleep 0.1; done
+	$SRV "$TMP/afxdp_drv" "$SRV_IF" "$PORT2" >"$TMP/afxdp.log" 2>&1 &
+	DRV_PID=$!
+	on_exit "kill $DRV_PID"
+	if wait_line "$TMP/afxdp.log" "^afxdp: $SRV_IF queue 0" "$DRV_PID" 10; then
+		ko0=$(counter "$SRV_IF" pass_kernel_owns)
+		touch "$TMP/go"
+		wait "$KC_PID"
+		ko1=$(counter "$SRV_IF" pass_kernel_owns)
+		got=$(tr '\n' '|' <"$TMP/ka.out")
+		if [ "$got" = "kernel keep-alive|kernel keep-alive|Hello World!|" ] &&
+			[ "$ko1" -gt "$ko0" ]; then
+			pass "${T}_afxdp_keeps_kernel_conns"
+		else
+			fail "${T}_afxdp_keeps_kernel_conns" "client saw '$got' (want kernel, kernel, Hello World!); pass_kernel_owns $ko0 -> $ko1"
+		fi
+	else
+		touch "$TMP/go"
+		skip "${T}_afxdp_keeps_kernel_conns" "the afxdp engine did not start here: $(tail -2 "$TMP/afxdp.log" | tr '\n' ' ')"
+	fi
+	stop_pid "$DRV_PID" INT 5
+fi
+
 e2e_status
