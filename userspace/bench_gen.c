@@ -43,7 +43,8 @@
 #define RTO_MAX_NS (2000 * 1000000ULL)
 #define MAX_TRIES 7
 #define TIMER_SCAN_NS (2 * 1000000ULL)
-#define OUR_MSS 1460
+#define OUR_MSS 1460  /* IPv4 on a 1500-byte link */
+#define OUR_MSS6 1440 /* IPv6 */
 #define OUR_WINDOW 65535
 #define NO_CONN UINT32_MAX
 
@@ -199,8 +200,9 @@ static int send_seg(struct gen *g, const struct conn *c, uint16_t sport,
 	struct wire_seg sg = {
 		.src_mac = p->src_mac,
 		.dst_mac = p->dst_mac,
-		.saddr = &p->src_ip.s_addr,
-		.daddr = &p->dst_ip.s_addr,
+		.v6 = p->v6,
+		.saddr = p->src_addr,
+		.daddr = p->dst_addr,
 		.sport_be = htons(sport),
 		.dport_be = htons(p->dst_port),
 		.seq = seq,
@@ -225,7 +227,7 @@ static int send_seg(struct gen *g, const struct conn *c, uint16_t sport,
 	l4 = wire_write_tcp_hdrs(frame, &sg, optlen, len);
 	o = frame + l4 + WIRE_TCP_HLEN;
 	if (syn_opts)
-		o += wire_opt_mss(o, OUR_MSS);
+		o += wire_opt_mss(o, p->v6 ? OUR_MSS6 : OUR_MSS);
 	/* Timestamps (RFC 7323) on every segment once agreed: a stateless
 	 * server (the xdp engine) checks its MAC in our TSecr. TSval is a
 	 * millisecond clock. */
@@ -236,7 +238,7 @@ static int send_seg(struct gen *g, const struct conn *c, uint16_t sport,
 		memcpy(frame + l4 + WIRE_TCP_HLEN + optlen, data, len);
 	/* Full checksum: the receiving kernel verifies frames that arrive
 	 * without offload metadata. */
-	wire_tcp_csum(frame, false, l4, WIRE_TCP_HLEN + optlen + len);
+	wire_tcp_csum(frame, p->v6, l4, WIRE_TCP_HLEN + optlen + len);
 	flen = l4 + WIRE_TCP_HLEN + optlen + len;
 	return blitz_xsk_tx_queue(&g->x, &addr, &flen, 1) == 1 ? 0 : -1;
 }
@@ -841,7 +843,9 @@ static int attach_prog(struct gen *g)
 			strerror(errno));
 		return -errno;
 	}
-	g->skel->rodata->target_ip_be = p->dst_ip.s_addr;
+	g->skel->rodata->target_v6 = (__u8)p->v6;
+	memcpy((void *)&g->skel->rodata->target_ip_be, p->dst_addr, 4);
+	memcpy((void *)g->skel->rodata->target_ip6, p->dst_addr, 16);
 	g->skel->rodata->target_port_be = htons(p->dst_port);
 	g->skel->rodata->port_lo = p->port_lo;
 	g->skel->rodata->port_hi = p->port_hi;
@@ -943,9 +947,8 @@ static int build_requests(struct gen *g)
 	int n;
 	uint32_t i;
 
-	n = snprintf(req, sizeof(req),
-		     "GET %s HTTP/1.1\r\nHost: %s:%u\r\n%s\r\n", p->path,
-		     inet_ntoa(p->dst_ip), p->dst_port,
+	n = snprintf(req, sizeof(req), "GET %s HTTP/1.1\r\nHost: %s\r\n%s\r\n",
+		     p->path, p->host,
 		     p->close_each ? "Connection: close\r\n" : "");
 	if (n < 0 || (size_t)n >= sizeof(req) ||
 	    (uint64_t)n * p->pipeline > BENCH_MAX_BATCH) {

@@ -6,8 +6,9 @@
  *
  * Background. bench_run() replaces the XDP program of the client interface
  * with bpf/bench_gen.bpf.c, which redirects the server's segments to the
- * generator's source ports [port_lo, port_hi] into the AF_XDP socket of
- * queue `queue`; every other frame (ARP included) still reaches the kernel.
+ * generator's source ports [port_lo, port_hi] (IPv4 or IPv6) into the
+ * AF_XDP socket of queue `queue`; every other frame (ARP and neighbour
+ * discovery included) still reaches the kernel.
  * The program that was attached before is put back on return.
  *
  *   UMEM: frames of BENCH_FRAME_SIZE bytes (8 MiB, or 4 MiB if that is
@@ -57,11 +58,14 @@
 #define BENCH_MAX_BATCH 1400  /* bytes of pipelined requests per segment */
 
 struct bench_params {
-	const char *ifname; /* the client interface */
-	uint32_t queue;	    /* its RX queue the socket binds to */
-	struct in_addr src_ip, dst_ip;
-	uint8_t src_mac[6], dst_mac[6];
-	uint16_t dst_port;	   /* host order */
+	const char *ifname;   /* the client interface */
+	uint32_t queue;	      /* its RX queue the socket binds to */
+	int v6;		      /* IPv6 target */
+	uint8_t src_addr[16]; /* network order; IPv4: the first 4 bytes */
+	uint8_t dst_addr[16];
+	const char *host; /* Host header value ("ip:port", "[ip6]:port") */
+	uint8_t src_mac[6], dst_mac[6]; /* dst: the next hop's */
+	uint16_t dst_port;		/* host order */
 	uint16_t port_lo, port_hi; /* source ports, host order, inclusive */
 	uint32_t conns;
 	uint32_t duration_s;

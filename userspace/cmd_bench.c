@@ -12,8 +12,10 @@
  */
 #include <arpa/inet.h>
 #include <errno.h>
+#include <linux/neighbour.h>
+#include <linux/netlink.h>
+#include <linux/rtnetlink.h>
 #include <getopt.h>
-#include <ifaddrs.h>
 #include <net/if.h>
 #include <net/if_arp.h>
 #include <signal.h>
@@ -22,6 +24,7 @@
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/socket.h>
+#include <sys/time.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -98,9 +101,11 @@ static int parse_u64(const char *what, const char *arg, uint64_t lo,
 	return 0;
 }
 
-static int parse_target(const char *arg, struct bench_params *p)
+/* The target: IPV4:PORT or [IPV6]:PORT. */
+static int parse_target(const char *arg, struct bench_params *p, char *host,
+			size_t hlen)
 {
-	char buf[64], *colon;
+	char buf[80], *colon, *addr = buf;
 	uint64_t port;
 
 	if (strlen(arg) >= sizeof(buf))
@@ -110,88 +115,263 @@ static int parse_target(const char *arg, struct bench_params *p)
 	if (!colon)
 		goto bad;
 	*colon = 0;
-	if (inet_pton(AF_INET, buf, &p->dst_ip) != 1)
+	if (buf[0] == '[' && colon > buf + 1 && colon[-1] == ']') {
+		colon[-1] = 0;
+		addr = buf + 1;
+		if (inet_pton(AF_INET6, addr, p->dst_addr) != 1)
+			goto bad;
+		p->v6 = 1;
+	} else if (inet_pton(AF_INET, buf, p->dst_addr) != 1) {
 		goto bad;
+	}
 	if (parse_u64("port", colon + 1, 1, 65535, &port))
 		return -1;
 	p->dst_port = (uint16_t)port;
+	snprintf(host, hlen, p->v6 ? "[%s]:%u" : "%s:%u", addr, p->dst_port);
+	p->host = host;
 	return 0;
 bad:
-	pr_warn("bad target '%s': use IPV4:PORT, e.g. 10.0.0.1:80 (IPv6 is "
-		"not supported by bench)\n",
+	pr_warn("bad target '%s': use IPV4:PORT or [IPV6]:PORT, e.g. "
+		"10.0.0.1:80 or [fd00::1]:80\n",
 		arg);
 	return -1;
 }
 
-/* The interface and source address the kernel would use for dst, or the
- * IPv4 address of the given interface. */
-static int find_source(struct bench_params *p, char *ifname_buf, size_t len)
+static int family(const struct bench_params *p)
 {
-	struct ifaddrs *ifa, *i;
-	struct sockaddr_in sin = {.sin_family = AF_INET};
-	socklen_t sl = sizeof(sin);
-	int fd, found = 0;
+	return p->v6 ? AF_INET6 : AF_INET;
+}
 
-	if (getifaddrs(&ifa)) {
-		pr_warn("getifaddrs: %s\n", strerror(errno));
+static size_t addr_len(const struct bench_params *p)
+{
+	return p->v6 ? 16 : 4;
+}
+
+/* The source address the kernel picks for the target (through -i when
+ * given): a connected UDP socket's name. */
+static int find_source(struct bench_params *p)
+{
+	struct sockaddr_storage ss;
+	struct sockaddr_in *s4 = (void *)&ss;
+	struct sockaddr_in6 *s6 = (void *)&ss;
+	socklen_t sl = sizeof(ss);
+	char txt[INET6_ADDRSTRLEN];
+	int fd;
+
+	memset(&ss, 0, sizeof(ss));
+	ss.ss_family = (sa_family_t)family(p);
+	if (p->v6) {
+		memcpy(&s6->sin6_addr, p->dst_addr, 16);
+		s6->sin6_port = htons(p->dst_port);
+	} else {
+		memcpy(&s4->sin_addr, p->dst_addr, 4);
+		s4->sin_port = htons(p->dst_port);
+	}
+	fd = socket(family(p), SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	if (fd < 0) {
+		pr_warn("socket: %s\n", strerror(errno));
 		return -1;
 	}
-	if (!p->ifname) {
-		fd = socket(AF_INET, SOCK_DGRAM, 0);
-		sin.sin_addr = p->dst_ip;
-		sin.sin_port = htons(p->dst_port);
-		if (fd < 0 || connect(fd, (void *)&sin, sizeof(sin)) ||
-		    getsockname(fd, (void *)&sin, &sl)) {
-			pr_warn("no route to %s here: %s\n",
-				inet_ntoa(p->dst_ip), strerror(errno));
-			if (fd >= 0)
-				close(fd);
-			freeifaddrs(ifa);
-			return -1;
-		}
+	if (p->ifname && setsockopt(fd, SOL_SOCKET, SO_BINDTODEVICE, p->ifname,
+				    (socklen_t)strlen(p->ifname))) {
+		pr_warn("no interface '%s' here (%s)\n", p->ifname,
+			strerror(errno));
 		close(fd);
-		p->src_ip = sin.sin_addr;
-	}
-	for (i = ifa; i; i = i->ifa_next) {
-		const struct sockaddr_in *a = (const void *)i->ifa_addr;
-
-		if (!a || a->sin_family != AF_INET)
-			continue;
-		if (p->ifname ? !strcmp(i->ifa_name, p->ifname)
-			      : a->sin_addr.s_addr == p->src_ip.s_addr) {
-			snprintf(ifname_buf, len, "%s", i->ifa_name);
-			p->src_ip = a->sin_addr;
-			found = 1;
-			break;
-		}
-	}
-	freeifaddrs(ifa);
-	if (!found) {
-		if (p->ifname)
-			pr_warn("interface '%s' has no IPv4 address here\n",
-				p->ifname);
-		else
-			pr_warn("no local interface holds %s\n",
-				inet_ntoa(p->src_ip));
 		return -1;
 	}
-	p->ifname = ifname_buf;
+	if (connect(fd, (void *)&ss, p->v6 ? sizeof(*s6) : sizeof(*s4)) ||
+	    getsockname(fd, (void *)&ss, &sl)) {
+		inet_ntop(family(p), p->dst_addr, txt, sizeof(txt));
+		pr_warn("no route to %s%s%s here: %s\n", txt,
+			p->ifname ? " through " : "",
+			p->ifname ? p->ifname : "", strerror(errno));
+		close(fd);
+		return -1;
+	}
+	close(fd);
+	memcpy(p->src_addr,
+	       p->v6 ? (void *)&s6->sin6_addr : (void *)&s4->sin_addr,
+	       addr_len(p));
 	return 0;
 }
 
-/* Our MAC from the interface, the server's from the neighbour table: one
- * empty datagram to it makes the kernel resolve it (ARP), then SIOCGARP
- * reads the entry. Only servers on the same link can be reached. */
-static int find_macs(struct bench_params *p)
-{
-	struct sockaddr_in sin = {.sin_family = AF_INET,
-				  .sin_addr = p->dst_ip,
-				  .sin_port = htons(p->dst_port)};
-	struct arpreq ar;
-	struct ifreq ifr;
-	int fd, i;
+/* ---- rtnetlink: the route's next hop and its neighbour entry ---- */
 
-	fd = socket(AF_INET, SOCK_DGRAM, 0);
+struct nl_req {
+	struct nlmsghdr nh;
+	union {
+		struct rtmsg rt;
+		struct ndmsg nd;
+	};
+	char attrs[64];
+};
+
+static void nl_attr(struct nl_req *r, unsigned short type, const void *d,
+		    size_t len)
+{
+	struct rtattr *a =
+		(struct rtattr *)((char *)r + NLMSG_ALIGN(r->nh.nlmsg_len));
+
+	a->rta_type = type;
+	a->rta_len = (unsigned short)RTA_LENGTH(len);
+	memcpy(RTA_DATA(a), d, len);
+	r->nh.nlmsg_len = NLMSG_ALIGN(r->nh.nlmsg_len) + RTA_ALIGN(a->rta_len);
+}
+
+/* Send r and read the answers into buf; the bytes read, or -1. */
+static int nl_talk(struct nl_req *r, char *buf, size_t len)
+{
+	int fd = socket(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC, NETLINK_ROUTE);
+	struct timeval tv = {.tv_sec = 1};
+	ssize_t n, got = 0;
+
+	if (fd < 0)
+		return -1;
+	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+	if (send(fd, r, r->nh.nlmsg_len, 0) < 0) {
+		close(fd);
+		return -1;
+	}
+	/* A dump may take several reads; stop at DONE, an error or an
+	 * answer that is not a dump. */
+	while ((size_t)got < len) {
+		struct nlmsghdr *h;
+		int more = 0, rem;
+
+		n = recv(fd, buf + got, len - (size_t)got, 0);
+		if (n <= 0)
+			break;
+		rem = (int)n;
+		for (h = (void *)(buf + got); NLMSG_OK(h, rem);
+		     h = NLMSG_NEXT(h, rem))
+			more = (h->nlmsg_flags & NLM_F_MULTI) &&
+			       h->nlmsg_type != NLMSG_DONE;
+		got += n;
+		if (!more)
+			break;
+	}
+	close(fd);
+	return (int)got;
+}
+
+/* The output interface and next hop (the gateway, or the target itself
+ * when it is on the link) of the route to the target. */
+static int route_next_hop(const struct bench_params *p, int *oif,
+			  uint8_t hop[16])
+{
+	struct nl_req r;
+	char buf[8192];
+	struct nlmsghdr *h;
+	int n, have_gw = 0;
+
+	memset(&r, 0, sizeof(r));
+	r.nh.nlmsg_len = NLMSG_LENGTH(sizeof(struct rtmsg));
+	r.nh.nlmsg_type = RTM_GETROUTE;
+	r.nh.nlmsg_flags = NLM_F_REQUEST;
+	r.rt.rtm_family = (unsigned char)family(p);
+	r.rt.rtm_dst_len = p->v6 ? 128 : 32;
+	nl_attr(&r, RTA_DST, p->dst_addr, addr_len(p));
+	if (*oif)
+		nl_attr(&r, RTA_OIF, oif, sizeof(*oif));
+	n = nl_talk(&r, buf, sizeof(buf));
+	memcpy(hop, p->dst_addr, addr_len(p));
+	for (h = (void *)buf; n > 0 && NLMSG_OK(h, n); h = NLMSG_NEXT(h, n)) {
+		struct rtmsg *rt = NLMSG_DATA(h);
+		struct rtattr *a;
+		int al;
+
+		if (h->nlmsg_type != RTM_NEWROUTE)
+			continue;
+		al = (int)RTM_PAYLOAD(h);
+		for (a = RTM_RTA(rt); RTA_OK(a, al); a = RTA_NEXT(a, al)) {
+			if (a->rta_type == RTA_OIF)
+				memcpy(oif, RTA_DATA(a), sizeof(*oif));
+			else if (a->rta_type == RTA_GATEWAY &&
+				 RTA_PAYLOAD(a) == addr_len(p)) {
+				memcpy(hop, RTA_DATA(a), addr_len(p));
+				have_gw = 1;
+			}
+		}
+		return have_gw;
+	}
+	return -1;
+}
+
+/* The link-layer address of hop on ifindex from the neighbour table, when
+ * the entry is usable. 0 when found. */
+static int neigh_lookup(const struct bench_params *p, int ifindex,
+			const uint8_t hop[16], uint8_t mac[6])
+{
+	struct nl_req r;
+	static char buf[1 << 16];
+	struct nlmsghdr *h;
+	int n;
+
+	memset(&r, 0, sizeof(r));
+	r.nh.nlmsg_len = NLMSG_LENGTH(sizeof(struct ndmsg));
+	r.nh.nlmsg_type = RTM_GETNEIGH;
+	r.nh.nlmsg_flags = NLM_F_REQUEST | NLM_F_DUMP;
+	r.nd.ndm_family = (unsigned char)family(p);
+	r.nd.ndm_ifindex = ifindex;
+	n = nl_talk(&r, buf, sizeof(buf));
+	for (h = (void *)buf; n > 0 && NLMSG_OK(h, n); h = NLMSG_NEXT(h, n)) {
+		struct ndmsg *nd = NLMSG_DATA(h);
+		const uint8_t *dst = NULL, *ll = NULL;
+		struct rtattr *a;
+		int al;
+
+		if (h->nlmsg_type != RTM_NEWNEIGH || nd->ndm_ifindex != ifindex)
+			continue;
+		if (!(nd->ndm_state & (NUD_REACHABLE | NUD_STALE | NUD_DELAY |
+				       NUD_PROBE | NUD_PERMANENT)))
+			continue;
+		al = (int)(h->nlmsg_len - NLMSG_LENGTH(sizeof(*nd)));
+		for (a = (struct rtattr *)((char *)nd +
+					   NLMSG_ALIGN(sizeof(*nd)));
+		     RTA_OK(a, al); a = RTA_NEXT(a, al)) {
+			if (a->rta_type == NDA_DST &&
+			    RTA_PAYLOAD(a) == addr_len(p))
+				dst = RTA_DATA(a);
+			else if (a->rta_type == NDA_LLADDR &&
+				 RTA_PAYLOAD(a) == 6)
+				ll = RTA_DATA(a);
+		}
+		if (dst && ll && !memcmp(dst, hop, addr_len(p))) {
+			memcpy(mac, ll, 6);
+			return 0;
+		}
+	}
+	return -1;
+}
+
+/*
+ * Our MAC from the interface; the next hop's (the target on the link, or
+ * the route's gateway) from the kernel's neighbour table. When the entry is
+ * missing, one empty datagram to the target makes the kernel resolve it
+ * (ARP or neighbour discovery), then the table is read again for 2 s.
+ */
+static int find_macs(struct bench_params *p, char *ifname_buf, size_t len)
+{
+	uint8_t hop[16];
+	char txt[INET6_ADDRSTRLEN], htxt[INET6_ADDRSTRLEN];
+	struct sockaddr_storage ss;
+	struct ifreq ifr;
+	int oif = p->ifname ? (int)if_nametoindex(p->ifname) : 0, gw, fd, i;
+
+	if (p->ifname && !oif) {
+		pr_warn("no interface '%s' here\n", p->ifname);
+		return -1;
+	}
+	gw = route_next_hop(p, &oif, hop);
+	inet_ntop(family(p), p->dst_addr, txt, sizeof(txt));
+	if (gw < 0 || !oif || !if_indextoname((unsigned int)oif, ifname_buf)) {
+		pr_warn("no route to %s here\n", txt);
+		return -1;
+	}
+	(void)len;
+	p->ifname = ifname_buf;
+	inet_ntop(family(p), hop, htxt, sizeof(htxt));
+	fd = socket(family(p), SOCK_DGRAM | SOCK_CLOEXEC, 0);
 	if (fd < 0) {
 		pr_warn("socket: %s\n", strerror(errno));
 		return -1;
@@ -205,25 +385,35 @@ static int find_macs(struct bench_params *p)
 		return -1;
 	}
 	memcpy(p->src_mac, ifr.ifr_hwaddr.sa_data, 6);
+	memset(&ss, 0, sizeof(ss));
+	ss.ss_family = (sa_family_t)family(p);
+	if (p->v6) {
+		memcpy(&((struct sockaddr_in6 *)&ss)->sin6_addr, p->dst_addr,
+		       16);
+		((struct sockaddr_in6 *)&ss)->sin6_port = htons(p->dst_port);
+	} else {
+		memcpy(&((struct sockaddr_in *)&ss)->sin_addr, p->dst_addr, 4);
+		((struct sockaddr_in *)&ss)->sin_port = htons(p->dst_port);
+	}
+	setsockopt(fd, SOL_SOCKET, SO_BINDTODEVICE, p->ifname,
+		   (socklen_t)strlen(p->ifname));
 	for (i = 0; i < 200; i++) { /* 2 s */
-		memset(&ar, 0, sizeof(ar));
-		memcpy(&ar.arp_pa, &sin, sizeof(sin));
-		((struct sockaddr_in *)&ar.arp_pa)->sin_port = 0;
-		snprintf(ar.arp_dev, sizeof(ar.arp_dev), "%s", p->ifname);
-		if (!ioctl(fd, SIOCGARP, &ar) && (ar.arp_flags & ATF_COM)) {
-			memcpy(p->dst_mac, ar.arp_ha.sa_data, 6);
+		if (!neigh_lookup(p, oif, hop, p->dst_mac)) {
 			close(fd);
+			pr_debug("next hop %s%s on %s\n", htxt,
+				 gw ? " (gateway)" : "", p->ifname);
 			return 0;
 		}
 		if (i % 50 == 0)
-			sendto(fd, "", 0, MSG_DONTWAIT, (void *)&sin,
-			       sizeof(sin));
+			sendto(fd, "", 0, MSG_DONTWAIT, (void *)&ss,
+			       p->v6 ? sizeof(struct sockaddr_in6)
+				     : sizeof(struct sockaddr_in));
 		usleep(10000);
 	}
 	close(fd);
-	pr_warn("cannot resolve the MAC address of %s on %s: bench only "
-		"reaches servers on the same link\n",
-		inet_ntoa(p->dst_ip), p->ifname);
+	pr_warn("cannot resolve the MAC address of %s%s%s on %s (the "
+		"neighbour table has no usable entry after 2 s)\n",
+		htxt, gw ? ", the gateway to " : "", gw ? txt : "", p->ifname);
 	return -1;
 }
 
@@ -294,10 +484,10 @@ static void print_summary(const struct bench_params *p,
 	double rps = r->elapsed_s > 0 ? (double)r->responses / r->elapsed_s : 0;
 	char why[200];
 
-	printf("\n%s:%u  %u connections, pipeline %u, %.2f s, AF_XDP %s mode "
+	printf("\n%s  %u connections, pipeline %u, %.2f s, AF_XDP %s mode "
 	       "on %s (XDP %s)\n",
-	       inet_ntoa(p->dst_ip), p->dst_port, p->conns, p->pipeline,
-	       r->elapsed_s, r->xsk_mode, p->ifname, r->xdp_mode);
+	       p->host, p->conns, p->pipeline, r->elapsed_s, r->xsk_mode,
+	       p->ifname, r->xdp_mode);
 	printf("  requests   %llu (%llu ok)   %.0f req/s   %.2f MB/s "
 	       "received\n",
 	       (unsigned long long)r->responses, (unsigned long long)r->ok, rps,
@@ -346,7 +536,7 @@ static void print_json(const struct bench_params *p,
 	char why[200];
 	const char *lim = self_limit(p, r, why, sizeof(why));
 
-	printf("{\"target\":\"%s:%u\",\"interface\":\"%s\",\"conns\":%u,"
+	printf("{\"target\":\"%s\",\"interface\":\"%s\",\"conns\":%u,"
 	       "\"pipeline\":%u,\"duration_s\":%.3f,\"xsk_mode\":\"%s\","
 	       "\"xdp_mode\":\"%s\",\"requests\":%llu,\"ok\":%llu,"
 	       "\"rps\":%.1f,\"bytes\":%llu,\"errors\":%llu,"
@@ -356,10 +546,9 @@ static void print_json(const struct bench_params *p,
 	       "\"lat_mean_us\":%.1f,\"lat_p50_us\":%.1f,\"lat_p95_us\":%.1f,"
 	       "\"lat_p99_us\":%.1f,\"lat_max_us\":%.1f,"
 	       "\"client_busy_pct\":%.1f",
-	       inet_ntoa(p->dst_ip), p->dst_port, p->ifname, p->conns,
-	       p->pipeline, r->elapsed_s, r->xsk_mode, r->xdp_mode,
-	       (unsigned long long)r->responses, (unsigned long long)r->ok, rps,
-	       (unsigned long long)r->bytes_rx,
+	       p->host, p->ifname, p->conns, p->pipeline, r->elapsed_s,
+	       r->xsk_mode, r->xdp_mode, (unsigned long long)r->responses,
+	       (unsigned long long)r->ok, rps, (unsigned long long)r->bytes_rx,
 	       (unsigned long long)bench_errors(r),
 	       (unsigned long long)r->err_status,
 	       (unsigned long long)r->err_parse,
@@ -426,7 +615,7 @@ int cmd_bench(int argc, char **argv)
 		.port_hi = DEFAULT_PORT_HI,
 		.stop = &bench_stop,
 	};
-	char ifname_buf[IF_NAMESIZE];
+	char ifname_buf[IF_NAMESIZE], host[80];
 	struct bench_result *r;
 	struct sigaction sa;
 	int opt, json = 0, err, st;
@@ -503,7 +692,7 @@ int cmd_bench(int argc, char **argv)
 	}
 	if (cli_operands("bench", argc, argv, 1, 1, "<ip:port>"))
 		return 1;
-	if (parse_target(argv[optind], &p))
+	if (parse_target(argv[optind], &p, host, sizeof(host)))
 		return 1;
 	if (p.close_each && p.pipeline != 1) {
 		pr_warn("--close sends one request per connection: drop -P\n");
@@ -521,16 +710,16 @@ int cmd_bench(int argc, char **argv)
 		return 1;
 	}
 	blitz_log_quiet_libs();
-	if (find_source(&p, ifname_buf, sizeof(ifname_buf)) || find_macs(&p))
+	if (find_macs(&p, ifname_buf, sizeof(ifname_buf)) || find_source(&p))
 		return 1;
 	p.progress = json ? stderr : stdout;
 	if (!json) {
-		char dst[INET_ADDRSTRLEN], src[INET_ADDRSTRLEN];
+		char src[INET6_ADDRSTRLEN];
 
-		inet_ntop(AF_INET, &p.dst_ip, dst, sizeof(dst));
-		inet_ntop(AF_INET, &p.src_ip, src, sizeof(src));
-		printf("blitz bench %s:%u from %s (%s), %u connections, %u s\n",
-		       dst, p.dst_port, p.ifname, src, p.conns, p.duration_s);
+		inet_ntop(p.v6 ? AF_INET6 : AF_INET, p.src_addr, src,
+			  sizeof(src));
+		printf("blitz bench %s from %s (%s), %u connections, %u s\n",
+		       p.host, p.ifname, src, p.conns, p.duration_s);
 	}
 
 	memset(&sa, 0, sizeof(sa));

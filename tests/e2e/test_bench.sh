@@ -24,6 +24,8 @@ skip_all() {
 	echo "SKIP bench_open_loop: $1"
 	echo "SKIP bench_close_cps: $1"
 	echo "SKIP bench_matches_xdp_stats: $1"
+	echo "SKIP bench_ipv6: $1"
+	echo "SKIP bench_via_router: $1"
 	echo "SKIP bench_script: $1"
 	exit 0
 }
@@ -58,9 +60,24 @@ echo "# $(placement_apply)"
 # keepalive_requests on a second port to make it close connections.
 sed "s|@TMP@|$tmp|g;s|@IP@|$SRV_IP|g;s|@PORT@|$PORT|g" \
 	scripts/bench/nginx.conf.in >"$tmp/nginx.conf"
-# Insert two server blocks before the last closing brace of http {}.
+# Addresses behind a router: on the server's lo, reached from the client
+# through a route via the server's veth address (the next hop).
+X=$(echo "$SRV_IP" | cut -d. -f3)
+R4=10.98.$X.1 R6=fd98:$X::1
+$SRV ip addr add "$R4/32" dev lo
+$SRV ip addr add "$R6/128" dev lo
+$CLI ip route add "$R4/32" via "$SRV_IP"
+$CLI ip -6 route add "$R6/128" via "$SRV_IP6"
+# Insert three server blocks before the last closing brace of http {}.
 head -n -1 "$tmp/nginx.conf" >"$tmp/n2"
 cat >>"$tmp/n2" <<EOF
+	server {
+		listen [$SRV_IP6]:$((PORT + 3));
+		listen $R4:$((PORT + 3));
+		listen [$R6]:$((PORT + 3));
+		default_type text/plain;
+		location / { return 200 "Hello World!"; }
+	}
 	server {
 		listen $SRV_IP:$((PORT + 1));
 		keepalive_requests 20;
@@ -159,6 +176,36 @@ if bench close "$PORT" -c 4 -d 10 -n 300 --close; then
 	fi
 else
 	echo "FAIL bench_close_cps: exited non-zero: $(tail -n1 "$tmp/close.err")"
+fi
+
+# IPv6: the same checks over [addr]:port (neighbour discovery first).
+$CLI ip neigh flush all 2>/dev/null
+if $CLI taskset -c "$CLI_CPUS" timeout 60 "$BLITZ" bench "[$SRV_IP6]:$((PORT + 3))" -c 5 -d 1 --json \
+	>"$tmp/v6.json" 2>"$tmp/v6.err"; then
+	if check v6 '.requests > 0 and .errors == 0 and .ok == .requests and (.target | startswith("["))'; then
+		echo "PASS bench_ipv6 $(jq -r '"\(.rps | floor) req/s"' "$tmp/v6.json")"
+	else
+		echo "FAIL bench_ipv6: want answers without errors: $(jq -c 'del(.series)' "$tmp/v6.json")"
+	fi
+else
+	echo "FAIL bench_ipv6: exited non-zero: $(tail -n1 "$tmp/v6.err")"
+fi
+
+# Behind a router: the frames go to the gateway's MAC, resolved from an
+# empty neighbour table, for IPv4 and IPv6.
+$CLI ip neigh flush all 2>/dev/null
+ok=1 why=
+for t in "$R4:$((PORT + 3))" "[$R6]:$((PORT + 3))"; do
+	if ! $CLI timeout 60 "$BLITZ" bench "$t" -c 5 -d 1 --json -v >"$tmp/r.json" 2>"$tmp/r.err"; then
+		ok=0 why="$t: exited non-zero: $(tail -n1 "$tmp/r.err")"
+	elif ! grep -q '(gateway)' "$tmp/r.err" || ! check r '.requests > 0 and .errors == 0'; then
+		ok=0 why="$t: no gateway hop or errors: $(grep 'next hop' "$tmp/r.err") $(jq -c 'del(.series)' "$tmp/r.json")"
+	fi
+done
+if [ "$ok" = 1 ]; then
+	echo "PASS bench_via_router"
+else
+	echo "FAIL bench_via_router: $why"
 fi
 
 # The xdp engine on another port of the same interface: what bench counts
