@@ -58,7 +58,7 @@ $(BUILD)/%.bpf.o: bpf/%.bpf.c $(BPF_HDRS) $(BUILD)/vmlinux.h
 $(BUILD)/%.skel.h: $(BUILD)/%.bpf.o
 	$(BPFTOOL) gen skeleton $< > $@.tmp && mv $@.tmp $@
 
-$(BUILD)/us/%.o: userspace/%.c $(USER_HDRS) $(BPF_HDRS) | $(SKELS)
+$(BUILD)/us/%.o: userspace/%.c $(USER_HDRS) $(BPF_HDRS) $(SKELS)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -c $< -o $@
 
