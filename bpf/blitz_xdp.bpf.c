@@ -308,7 +308,7 @@ static __always_inline int parse_v4(struct xdp_md *ctx,
 	if ((((__u8 *)iph)[0] >> 4) != 4 || ihl < 20)
 		return BLITZ_CNT_PASS_MALFORMED;
 	tot = bpf_ntohs(iph->tot_len);
-	if (tot < ihl || (__u64)ETH_HLEN + tot > (__u64)(end - data))
+	if (tot < ihl || (__u64)ETH_HLEN + tot > bpf_xdp_get_buff_len(ctx))
 		return BLITZ_CNT_PASS_MALFORMED;
 	if (iph->protocol != IPPROTO_TCP)
 		return BLITZ_CNT_PASS_HOST;
@@ -358,7 +358,7 @@ static __always_inline int parse_v6(struct xdp_md *ctx,
 	if ((((__u8 *)ip6)[0] >> 4) != 6)
 		return BLITZ_CNT_PASS_MALFORMED;
 	plen = bpf_ntohs(ip6->payload_len);
-	if ((__u64)ETH_HLEN + 40 + plen > (__u64)(end - data))
+	if ((__u64)ETH_HLEN + 40 + plen > bpf_xdp_get_buff_len(ctx))
 		return BLITZ_CNT_PASS_MALFORMED;
 	if (ip6->nexthdr == 44)
 		return BLITZ_CNT_PASS_FRAGMENT;
@@ -476,10 +476,10 @@ static __always_inline __u32 reply_thlen(const struct seg *s,
 	return 20 + (r->mss ? 4 : 0) + (s->has_ts ? 12 : 0);
 }
 
-/* Grow or shrink the frame to newlen bytes. */
+/* Grow or shrink the frame to newlen bytes (all of it: its fragments too). */
 static __always_inline int resize(struct xdp_md *ctx, __u32 newlen)
 {
-	int delta = (int)newlen - (int)(ctx->data_end - ctx->data);
+	int delta = (int)newlen - (int)bpf_xdp_get_buff_len(ctx);
 
 	if (!delta || !bpf_xdp_adjust_tail(ctx, delta))
 		return 0;
@@ -1028,7 +1028,13 @@ static __always_inline int handle_tcp(struct xdp_md *ctx,
 	return answer(ctx, cfg, s, sc, tsval);
 }
 
-SEC("xdp")
+/*
+ * Multi-buffer (xdp.frags): native XDP at an MTU over a page (jumbo
+ * frames). Headers are read from the linear part (data..data_end, which
+ * always holds them); lengths come from bpf_xdp_get_buff_len() and the
+ * payload from bpf_xdp_load_bytes(), both of which see every fragment.
+ */
+SEC("xdp.frags")
 int blitz_xdp(struct xdp_md *ctx)
 {
 	void *data = (void *)(long)ctx->data;

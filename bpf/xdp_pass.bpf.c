@@ -13,4 +13,12 @@ int xdp_pass(struct xdp_md *ctx)
 	return XDP_PASS;
 }
 
+/* The same, multi-buffer: attachable at any MTU (a single-buffer program
+ * caps the veth peer's MTU at about 3500): `sec xdp.frags`. */
+SEC("xdp.frags")
+int xdp_pass_frags(struct xdp_md *ctx)
+{
+	return XDP_PASS;
+}
+
 char LICENSE[] SEC("license") = "GPL";

@@ -62,9 +62,6 @@
 #define CAP_BPF_BIT 39 /* newer than some headers */
 /* The afxdp engine's UMEM per queue (afxdp_engine.c: 4096 frames of 2 KiB). */
 #define AFXDP_UMEM_BYTES (4096ull * 2048)
-/* A single-buffer XDP frame is one page: headroom (256) and the skb's
- * shared info (320 on x86-64) come out of it, then the Ethernet header. */
-#define XDP_PAGE_OVERHEAD (256 + 320 + 14)
 
 enum verdict { V_OK, V_WARN, V_FAIL };
 static const char *const verdict_name[] = {"ok", "warn", "fail"};
@@ -88,6 +85,7 @@ struct doctor {
 	uint64_t caps;
 	/* What the rows learnt, for the engine `auto` would pick. */
 	bool privileged, bpffs, body_fits, mtu_native, native, have_features;
+	unsigned int mtu;
 	uint64_t features;
 	struct blitz_attached att;
 	struct blitz_service_opts svc;
@@ -476,7 +474,7 @@ static void check_features(struct doctor *d)
 	add(d, "multi-buffer", V_OK, "%s", yes_no(f & NIC_XDP_RX_SG));
 	if (!(f & NIC_XDP_RX_SG))
 		hint(d, "native XDP needs each frame in one page: MTU <= %ld",
-		     sysconf(_SC_PAGESIZE) - XDP_PAGE_OVERHEAD);
+		     blitz_xdp_single_buffer_mtu());
 	if (f & NIC_XDP_XSK_ZEROCOPY) {
 		if (zc_segs)
 			add(d, "afxdp-zerocopy", V_OK,
@@ -533,7 +531,7 @@ static void check_queues(struct doctor *d, unsigned int *rxq)
 
 static void check_mtu(struct doctor *d, unsigned int mtu)
 {
-	long limit = sysconf(_SC_PAGESIZE) - XDP_PAGE_OVERHEAD;
+	long limit = blitz_xdp_single_buffer_mtu();
 	bool frags = blitz_xdp_has_frags();
 	bool sg = !d->have_features || (d->features & NIC_XDP_RX_SG);
 	size_t max_body = 0;
@@ -693,8 +691,11 @@ static void probe_native(struct doctor *d)
 		    "attached");
 		return;
 	}
-	/* The same buffer model as blitz's program. */
-	po.prog_flags = blitz_xdp_has_frags() ? BPF_F_XDP_HAS_FRAGS : 0;
+	/* The same buffer model as the loader would load blitz's with. */
+	po.prog_flags =
+		blitz_xdp_has_frags() && d->mtu > blitz_xdp_single_buffer_mtu()
+			? BPF_F_XDP_HAS_FRAGS
+			: 0;
 	pfd = bpf_prog_load(BPF_PROG_TYPE_XDP, "blitz_probe", "GPL", insns, 2,
 			    &po);
 	if (pfd < 0) {
@@ -861,6 +862,7 @@ static void check_interface(struct doctor *d)
 	}
 	nic_flags(d->ifname, &up, &running);
 	nic_mtu(d->ifname, &mtu);
+	d->mtu = mtu;
 	add(d, "interface", up && running ? V_OK : V_WARN,
 	    "%s ifindex %d, %s%s", d->ifname, d->ifindex, up ? "up" : "down",
 	    up && !running ? ", no carrier" : "");

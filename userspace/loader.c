@@ -61,6 +61,7 @@ struct blitz_loaded {
 	bool persist;
 	bool pinned;
 	enum xdp_attach_mode mode; /* what the attach ended up with */
+	bool frags;		   /* loaded multi-buffer (xdp.frags) */
 	__u32 prog_id;
 };
 
@@ -259,6 +260,11 @@ static int xdp_body_room(const struct blitz_service_opts *svc, __u16 mss,
 {
 	size_t overhead = 0, room = mss - TCP_TIMESTAMPS_LEN;
 	char err[160] = "";
+
+	/* The templates hold at most BLITZ_RESP_MAX bytes whatever the MSS
+	 * (at MTU 9000 the response, not the segment, is the limit). */
+	if (room > BLITZ_RESP_MAX)
+		room = BLITZ_RESP_MAX;
 	int ret, k;
 
 	/* Measure the header bytes with an empty body. */
@@ -335,6 +341,15 @@ int blitz_xdp_max_body(const struct blitz_service_opts *svc, unsigned int mtu,
 	ret = xdp_body_room(svc, mss_of_mtu(mtu), r, max_body);
 	free(r);
 	return ret;
+}
+
+/* A single-buffer XDP frame is one page: headroom (256) and the skb's
+ * shared info (320 on x86-64) come out of it, then the Ethernet header. */
+#define XDP_PAGE_OVERHEAD (256 + 320 + 14)
+
+long blitz_xdp_single_buffer_mtu(void)
+{
+	return sysconf(_SC_PAGESIZE) - XDP_PAGE_OVERHEAD;
 }
 
 bool blitz_xdp_has_frags(void)
@@ -480,10 +495,13 @@ out:
 	return err;
 }
 
+/* frags: load it multi-buffer (an MTU over a page); else single-buffer. */
 static struct blitz_xdp_bpf *open_skel(const struct blitz_config *cfg,
-				       const struct blitz_resp *resp)
+				       const struct blitz_resp *resp,
+				       bool frags)
 {
 	struct blitz_xdp_bpf *skel;
+	struct bpf_program *p;
 	int err;
 
 	skel = blitz_xdp_bpf__open();
@@ -491,6 +509,10 @@ static struct blitz_xdp_bpf *open_skel(const struct blitz_config *cfg,
 		pr_warn("cannot open the XDP program: %s\n", strerror(errno));
 		return NULL;
 	}
+	p = skel->progs.blitz_xdp;
+	if (!frags)
+		bpf_program__set_flags(p, bpf_program__flags(p) &
+						  ~BPF_F_XDP_HAS_FRAGS);
 	if (bpf_map__value_size(skel->maps.config) != sizeof(*cfg) ||
 	    bpf_map__value_size(skel->maps.responses) != sizeof(*resp)) {
 		pr_warn("the XDP program was built with another "
@@ -569,7 +591,7 @@ static int attach_libxdp(struct blitz_loaded *l, enum xdp_attach_mode m,
 	xdp_program__close(l->xprog);
 	l->xprog = NULL;
 	blitz_xdp_bpf__destroy(l->skel);
-	l->skel = open_skel(cfg, resp);
+	l->skel = open_skel(cfg, resp, l->frags);
 	if (!l->skel)
 		return -ENOMEM;
 	setenv("LIBXDP_SKIP_DISPATCHER", "1", 1);
@@ -859,7 +881,10 @@ int blitz_loader_attach(const struct blitz_loader_opts *o,
 	if (err)
 		goto err_free;
 
-	l->skel = open_skel(&cfg, resp);
+	l->frags = (long)mtu > blitz_xdp_single_buffer_mtu();
+	if (l->frags)
+		pr_debug("MTU %u is over a page: multi-buffer XDP\n", mtu);
+	l->skel = open_skel(&cfg, resp, l->frags);
 	if (!l->skel) {
 		err = -EINVAL;
 		goto err_unpin;

@@ -72,6 +72,10 @@ int blitz_xdp_max_body(const struct blitz_service_opts *svc, unsigned int mtu,
 /* The XDP program was built multi-buffer (SEC("xdp.frags")): it attaches
  * natively at an MTU over a page where the driver has RX_SG. */
 bool blitz_xdp_has_frags(void);
+/* The largest MTU at which a frame fits one page (4 KiB pages: 3506):
+ * below it the loader loads the program single-buffer, as drivers then
+ * keep their single-buffer fast path (and veth its peer's GSO off). */
+long blitz_xdp_single_buffer_mtu(void);
 
 /* What of blitz is attached to an interface right now. */
 struct blitz_attached {
