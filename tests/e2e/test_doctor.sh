@@ -114,10 +114,24 @@ r=$(row "$TMP/nosc" tcp_syncookies)
 check "${T}_fault_syncookies" "rc $DOC_RC, tcp_syncookies row: '$r'" test "${r%% *}" = fail -a "$DOC_RC" -eq 1
 check "${T}_syncookies_per_netns" "host tcp_syncookies changed" test "$(cat /proc/sys/net/ipv4/tcp_syncookies)" = "$host_sc"
 
-# Fault: MTU 9000 on both veths (the client's pass program comes off:
-# a single-buffer program caps its peer's MTU). doctor's mtu verdict must
-# agree with a real native attach (--probe): fail and ERANGE for a
-# single-buffer program, ok and attached for a multi-buffer one.
+# Fault: a body too big for one segment at this MTU (the xdp engine
+# cannot answer it), then an MTU below what the engine needs.
+doctor "$TMP/bigbody" "$SRV_IF" --body "$(head -c 1800 /dev/zero | tr '\0' b)"
+r=$(row "$TMP/bigbody" body)
+check "${T}_fault_body" "rc $DOC_RC, body row: '$r'" test "${r%% *}" = fail -a "$DOC_RC" -eq 1
+r=$(row "$TMP/bigbody" engine-auto)
+check "${T}_fault_body_auto" "engine-auto: '$r'" test -n "$(echo "$r" | grep 'epoll (the body')"
+$SRV ip link set dev "$SRV_IF" mtu 500
+doctor "$TMP/smallmtu" "$SRV_IF"
+$SRV ip link set dev "$SRV_IF" mtu 1500
+r=$(row "$TMP/smallmtu" mtu)
+check "${T}_fault_mtu_small" "rc $DOC_RC, mtu row: '$r'" test "${r%% *}" = fail -a "$DOC_RC" -eq 1
+
+# MTU 9000 on both veths (the client's pass program comes off: a
+# single-buffer program caps its peer's MTU). doctor's mtu verdict must
+# agree with a real native attach (--probe): ok and attached for blitz's
+# multi-buffer program on veth (which has multi-buffer XDP); fail and
+# ERANGE for a build without xdp.frags.
 $CLI ip link set dev "$CLI_IF" xdp off
 $SRV ip link set dev "$SRV_IF" mtu 9000 && $CLI ip link set dev "$CLI_IF" mtu 9000
 doctor "$TMP/jumbo" "$SRV_IF" --probe
