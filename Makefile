@@ -42,7 +42,7 @@ DPDK_BIN  := $(BUILD)/blitz-dpdk
 endif
 endif
 
-.PHONY: all deps test demo bench lint format clean install uninstall man
+.PHONY: all deps test demo bench docs lint format clean install uninstall man
 all: $(BUILD)/blitz $(BPF_OBJS) $(UNIT_BINS) $(BPFT_BINS) $(FUZZ_BINS) $(DPDK_BIN)
 
 deps:
@@ -154,6 +154,11 @@ uninstall:
 		$(DESTDIR)$(SYSCONFDIR)/blitz/example.conf \
 		$(addprefix $(DESTDIR)$(UNITDIR)/,$(UNITS))
 	-rmdir $(DESTDIR)$(DATADIR) $(DESTDIR)$(SYSCONFDIR)/blitz 2>/dev/null
+
+# The usage texts made from the option tables: docs/usage.md and README's
+# CLI block (tests/unit/test_usage.c fails when they are out of date).
+docs: $(BUILD)/blitz
+	./scripts/gen-usage.sh $(BUILD)/blitz
 
 C_FILES = $(shell git ls-files '*.c' '*.h')
 format:

@@ -74,7 +74,7 @@
 #include <rte_mempool.h>
 #include <rte_spinlock.h>
 
-#include "cli.h"
+#include "service.h"
 #include "http.h"
 
 #define BURST 32
@@ -134,7 +134,7 @@ struct neigh_table {
 
 /* The whole engine: set up by main.c, read-only once lcores run. */
 struct engine {
-	struct blitz_service_opts svc;
+	struct blitz_service svc;
 	uint16_t port_id;
 	uint16_t tap_port_id;
 	bool have_tap;
@@ -149,7 +149,7 @@ struct engine {
 	uint16_t port_be; /* the service TCP port */
 	uint64_t tsc_hz;
 	struct neigh_table *neigh;
-	struct http_responses *resp;
+	struct http_responses *resp; /* built once from svc (main.c) */
 	unsigned int stats_interval; /* seconds; 0: only at exit */
 	uint32_t table_size; /* connections per queue; 0: core default */
 	/* Learn neighbours from IP packets' source MAC too (default), or
@@ -234,7 +234,7 @@ void exception_from_kernel(struct worker *w, struct rte_mbuf **pkts,
 /* takeover.c: move a kernel interface's addresses and routes to the TAP
  * and back (--takeover). prepare: before setup, fills svc's addresses
  * when it has none; apply: once the TAP exists; restore: at exit. */
-int takeover_prepare(const char *ifname, struct blitz_service_opts *svc);
+int takeover_prepare(const char *ifname, struct blitz_service *svc);
 int takeover_apply(const char *tap);
 void takeover_restore(void);
 

@@ -4,8 +4,7 @@
  * clean shutdown. See engine.h for the design and the addressing choice.
  *
  *   blitz-dpdk [EAL args] -- [-p port] [-a addr]... [--body TEXT |
- *              --body-file FILE] [--content-type TYPE] [--secret-file FILE]
- *              [--tap IFNAME]
+ *              --body-file FILE] [--content-type TYPE] [--tap IFNAME]
  *              [--takeover IFNAME] [--table N] [--learn arp|all]
  *              [--stats SECONDS] [-v]
  *
@@ -33,6 +32,7 @@
 #include <rte_mbuf.h>
 #include <rte_version.h>
 
+#include "dpdk_options.h"
 #include "engine.h"
 #include "log.h"
 #include "tcp_core.h"
@@ -47,46 +47,6 @@ static void on_signal(int sig)
 	else
 		force_quit = true;
 }
-
-static void usage(const char *prog)
-{
-	printf("usage: %s [EAL args] -- [options]\n"
-	       "  -p, --port PORT          TCP port to serve (default %d)\n"
-	       "  -a, --addr ADDR          service address, IPv4 or IPv6 "
-	       "(repeatable, at least one)\n"
-	       "      --body TEXT          response body (default "
-	       "\"Hello World!\")\n"
-	       "      --body-file FILE     response body from a file\n"
-	       "      --secret-file FILE   cookie key: 32 hex digits in a file "
-	       "owned by root,\n"
-	       "                           mode 600 (default: a random key)\n"
-	       "      --content-type TYPE  default text/plain\n"
-	       "      --tap IFNAME         exception path: create TAP IFNAME "
-	       "(same MAC as the port;\n"
-	       "                           give it the service addresses) "
-	       "for all other traffic\n"
-	       "      --takeover IFNAME    af_packet/af_xdp: move IFNAME's "
-	       "addresses and routes to\n"
-	       "                           the TAP while running (serve them "
-	       "unless -a), back at exit\n"
-	       "      --table N            connections per queue (default "
-	       "%d)\n"
-	       "      --learn arp|all      neighbours from ARP only, or also "
-	       "from IP packets (default)\n"
-	       "      --stats SECONDS      print counters every SECONDS "
-	       "(and on SIGUSR1)\n"
-	       "  -v, --verbose            more messages\n"
-	       "  -h, --help               this text\n"
-	       "      --version            print the version\n"
-	       "One lcore per queue: -l 0-1 serves 2 queues (af_packet: add "
-	       "qpairs=2 to its --vdev).\n"
-	       "Testbed: --no-huge -m 512 --no-pci --no-shconf "
-	       "--vdev=net_af_packet0,iface=VETH,qdisc_bypass=1 -- "
-	       "--takeover VETH --tap TAP\n",
-	       prog, BLITZ_DEFAULT_PORT, TCP_CORE_DEFAULT_TABLE);
-}
-
-enum { OPT_TAP = 0x200, OPT_TABLE, OPT_STATS, OPT_LEARN, OPT_TAKEOVER };
 
 static int parse_uint(const char *what, const char *arg, unsigned long max,
 		      unsigned long *out)
@@ -106,48 +66,42 @@ static int parse_uint(const char *what, const char *arg, unsigned long max,
 /* Our options, after EAL's. 0: go on; 1: exit 0 (help); -1: exit 1. */
 static int parse_args(struct engine *eng, int argc, char **argv)
 {
-	static const struct option longopts[] = {
-		BLITZ_SERVICE_LONGOPTS,
-		{"tap", required_argument, NULL, OPT_TAP},
-		{"table", required_argument, NULL, OPT_TABLE},
-		{"stats", required_argument, NULL, OPT_STATS},
-		{"learn", required_argument, NULL, OPT_LEARN},
-		{"takeover", required_argument, NULL, OPT_TAKEOVER},
-		{"verbose", no_argument, NULL, 'v'},
-		{"help", no_argument, NULL, 'h'},
-		{"version", no_argument, NULL, OPT_VERSION},
-		{NULL, 0, NULL, 0},
-	};
+	struct option longopts[OPTS_MAX + 1];
+	char shortopts[2 * OPTS_MAX + 2];
 	unsigned long v;
 	int opt, r;
 
 	eng->learn_from_ip = true;
+	if (options_getopt(&dpdk_cmd_spec, longopts, OPTS_MAX + 1, shortopts,
+			   sizeof(shortopts)))
+		return -1;
 	optind = 1; /* EAL used getopt before us */
-	while ((opt = getopt_long(argc, argv, "p:a:vh", longopts, NULL)) !=
+	opterr = 0; /* one line of ours instead */
+	while ((opt = getopt_long(argc, argv, shortopts, longopts, NULL)) !=
 	       -1) {
-		r = service_opt_parse(&eng->svc, opt, optarg);
+		r = options_service_apply(&eng->svc, opt, optarg);
 		if (r < 0)
 			return -1;
 		if (r > 0)
 			continue;
 		switch (opt) {
-		case OPT_TAP:
+		case DPDK_OPT_TAP:
 			eng->tap_ifname = optarg;
 			break;
-		case OPT_TABLE:
+		case DPDK_OPT_TABLE:
 			if (parse_uint("--table", optarg, 1u << 24, &v))
 				return -1;
 			eng->table_size = (uint32_t)v;
 			break;
-		case OPT_STATS:
+		case DPDK_OPT_STATS:
 			if (parse_uint("--stats", optarg, 3600, &v))
 				return -1;
 			eng->stats_interval = (unsigned int)v;
 			break;
-		case OPT_TAKEOVER:
+		case DPDK_OPT_TAKEOVER:
 			eng->takeover_if = optarg;
 			break;
-		case OPT_LEARN:
+		case DPDK_OPT_LEARN:
 			if (strcmp(optarg, "arp") && strcmp(optarg, "all")) {
 				pr_warn("bad --learn '%s': use arp or all\n",
 					optarg);
@@ -159,14 +113,20 @@ static int parse_args(struct engine *eng, int argc, char **argv)
 			blitz_log_level++;
 			break;
 		case 'h':
-			usage(argv[0]);
+			options_usage(&dpdk_cmd_spec, stdout);
 			return 1;
 		case OPT_VERSION:
 			printf("blitz-dpdk %s (DPDK %s)\n", BLITZ_VERSION,
 			       rte_version());
 			return 1;
+		case ':':
+			pr_warn("option '%s' needs a value: see `%s -- "
+				"--help`\n",
+				argv[optind - 1], argv[0]);
+			return -1;
 		default:
-			pr_warn("try '%s -- --help'\n", argv[0]);
+			pr_warn("unknown option '%s': see `%s -- --help`\n",
+				argv[optind - 1], argv[0]);
 			return -1;
 		}
 	}
@@ -174,7 +134,7 @@ static int parse_args(struct engine *eng, int argc, char **argv)
 		pr_warn("unexpected argument '%s'\n", argv[optind]);
 		return -1;
 	}
-	if (service_opts_finish(&eng->svc))
+	if (service_finish(&eng->svc))
 		return -1;
 	if (eng->takeover_if && !eng->tap_ifname) {
 		pr_warn("--takeover needs --tap IFNAME: the interface's "
@@ -333,12 +293,20 @@ int main(int argc, char **argv)
 	signal(SIGTERM, on_signal);
 	signal(SIGUSR1, on_signal);
 
-	service_opts_init(&eng.svc);
+	service_init(&eng.svc);
 	ret = parse_args(&eng, argc, argv);
 	if (ret) {
 		status = ret > 0 ? 0 : 1;
 		goto out_eal;
 	}
+	/* The responses, built once here; every queue's core copies them. */
+	eng.resp = calloc(1, sizeof(*eng.resp));
+	if (!eng.resp) {
+		pr_warn("out of memory\n");
+		goto out_opts;
+	}
+	if (service_responses(&eng.svc, eng.resp))
+		goto out_opts;
 	if (first_port(&eng.port_id)) {
 		pr_warn("no DPDK port: bind a NIC to a DPDK driver, or give "
 			"--vdev=net_af_packet0,iface=IFNAME\n");
@@ -428,7 +396,8 @@ out_mem:
 	rte_free(eng.neigh);
 	rte_mempool_free(eng.pool);
 out_opts:
-	service_opts_free(&eng.svc);
+	free(eng.resp);
+	service_free(&eng.svc);
 out_eal:
 	rte_eal_cleanup();
 	return status;

@@ -71,7 +71,7 @@ static int run_ip(const char *const *words, const char *line)
 	return -1;
 }
 
-int takeover_prepare(const char *ifname, struct blitz_service_opts *svc)
+int takeover_prepare(const char *ifname, struct blitz_service *svc)
 {
 	bool serve_them = !svc->n_addr4 && !svc->n_addr6;
 	char a[2 * INET6_ADDRSTRLEN + 16];
@@ -88,7 +88,7 @@ int takeover_prepare(const char *ifname, struct blitz_service_opts *svc)
 	for (k = 0; serve_them && k < tk.st.n_addr; k++) {
 		snprintf(a, sizeof(a), "%s", tk.st.addr[k]);
 		a[strcspn(a, "/ ")] = '\0';
-		if (service_opt_parse(svc, 'a', a) < 0)
+		if (service_add_addr(svc, a))
 			return -1;
 	}
 	if (!tk.st.n_addr && serve_them) {

@@ -84,9 +84,7 @@ int tcp_glue_init(struct worker *w)
 	p.addr4 = eng->svc.addr4;
 	p.addr6 = eng->svc.addr6;
 	memcpy(p.mac, eng->mac.addr_bytes, 6);
-	p.body = eng->svc.body;
-	p.body_len = eng->svc.body_len;
-	p.content_type = eng->svc.content_type;
+	p.resp = eng->resp;
 	p.secret[0] = eng->svc.secret[0]; /* --secret-file; 0: random */
 	p.secret[1] = eng->svc.secret[1];
 	p.table_size = eng->table_size;

@@ -11,7 +11,6 @@
  * and poll() when idle (not with busy_poll).
  */
 #include <errno.h>
-#include <limits.h>
 #include <net/if.h>
 #include <poll.h>
 #include <pthread.h>
@@ -147,16 +146,14 @@ static void xq_fini(struct xq *q)
 
 static int xq_init(struct xq *q, const struct afxdp_engine_opts *o)
 {
-	const struct blitz_service_opts *svc = o->svc;
+	const struct blitz_service *svc = o->svc;
 	struct tcp_core_params p = {
 		.port = svc->port,
 		.n_addr4 = svc->n_addr4,
 		.n_addr6 = svc->n_addr6,
 		.addr4 = svc->addr4,
 		.addr6 = svc->addr6,
-		.body = svc->body,
-		.body_len = svc->body_len,
-		.content_type = svc->content_type,
+		.resp = o->resp,
 		.secret = {svc->secret[0], svc->secret[1]}, /* 0: random */
 		.table_size = o->table_size,
 		.frame_cap = FRAME_SIZE,
@@ -372,29 +369,6 @@ static int nth_cpu(const cpu_set_t *set, int i)
 	return -1;
 }
 
-/* o->mode_report: each queue's mode and why, written whole (rename). */
-static void write_mode_report(const struct afxdp_engine_opts *o,
-			      const struct xq *qs, int nq)
-{
-	char tmp[PATH_MAX];
-	FILE *f;
-	int i;
-
-	if (snprintf(tmp, sizeof(tmp), "%s.tmp", o->mode_report) >=
-	    (int)sizeof(tmp))
-		return;
-	f = fopen(tmp, "we");
-	if (!f) {
-		pr_debug("afxdp: cannot write %s: %s\n", tmp, strerror(errno));
-		return;
-	}
-	for (i = 0; i < nq; i++)
-		fprintf(f, "%d %s %s\n", i, blitz_xsk_mode(&qs[i].x),
-			qs[i].x.mode_why);
-	if (fclose(f) || rename(tmp, o->mode_report))
-		unlink(tmp);
-}
-
 int afxdp_engine_run(const struct afxdp_engine_opts *o,
 		     volatile sig_atomic_t *stop)
 {
@@ -444,8 +418,6 @@ int afxdp_engine_run(const struct afxdp_engine_opts *o,
 			qs[i].x.mode_why, qs[i].x.nframes, FRAME_SIZE,
 			o->busy_poll ? ", busy poll" : "", qs[i].cpu);
 	}
-	if (o->mode_report)
-		write_mode_report(o, qs, nq);
 	for (i = 0; i < nq; i++) {
 		ret = -pthread_create(&qs[i].th, NULL, xq_thread, &qs[i]);
 		if (ret) {
@@ -468,8 +440,6 @@ int afxdp_engine_run(const struct afxdp_engine_opts *o,
 			pthread_join(qs[i].th, NULL);
 	publish_counters(o, qs, nq, base);
 out:
-	if (o->mode_report)
-		unlink(o->mode_report);
 	memset(&tot, 0, sizeof(tot));
 	for (i = 0; i < nq; i++) {
 		if (qs[i].core) {

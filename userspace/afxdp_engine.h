@@ -38,7 +38,9 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "cli.h"
+#include "service.h"
+
+struct http_responses;
 
 #define AFXDP_MAX_QUEUES 64
 
@@ -49,8 +51,10 @@ struct afxdp_engine_opts {
 	int queues;
 	/* The loader's xsks map (blitz_loaded_xsks_fd()). */
 	int xsks_fd;
-	/* What to serve: port, addresses, body, content type. */
-	const struct blitz_service_opts *svc;
+	/* What to serve: port and addresses, and the responses built once
+	 * from it (service_responses()); each queue's core copies them. */
+	const struct blitz_service *svc;
+	const struct http_responses *resp;
 	/* Connections per queue; 0: TCP_CORE_DEFAULT_TABLE (65536). */
 	uint32_t table_size;
 	/* Pin queue i's thread to CPU (cpu_first + i) % online CPUs;
@@ -84,7 +88,8 @@ struct afxdp_engine_opts {
  *
  * cmd_serve's call:
  *   struct afxdp_engine_opts eo = { .ifname = ifname, .queues = queues,
- *	.xsks_fd = blitz_loaded_xsks_fd(l), .svc = &svc, .cpu_first = -1,
+ *	.xsks_fd = blitz_loaded_xsks_fd(l), .svc = &svc, .resp = &resp,
+ *	.cpu_first = -1,
  *	.counters_fd = blitz_loaded_counters_fd(l) };
  *   ret = afxdp_engine_run(&eo, &stop);
  */

@@ -43,46 +43,54 @@ static void on_signal(int sig)
 	bench_stop = 1;
 }
 
-static void usage(FILE *f)
-{
-	fprintf(f,
-		"usage: blitz bench <ip:port> [options]\n\n"
-		"HTTP/1.1 load generator with its own TCP over AF_XDP on the\n"
-		"client interface: GET requests in a closed loop on each\n"
-		"connection, every response checked (200, Content-Length).\n\n"
-		"  -c, --conns N        connections (default 10, max %u)\n"
-		"  -d, --duration S     seconds to run (default 10)\n"
-		"  -n, --requests N     stop after N responses (default: no "
-		"limit)\n"
-		"  -P, --pipeline N     requests per segment (default 1)\n"
-		"  -R, --rate N         open loop: N requests/s in all, "
-		"latency "
-		"from when\n"
-		"                       each was due (coordinated omission "
-		"corrected)\n"
-		"      --close          Connection: close, a new connection "
-		"per "
-		"request\n"
-		"                       (connections per second)\n"
-		"      --path PATH      request target (default /)\n"
-		"  -i, --interface IF   client interface (default: the route "
-		"to ip)\n"
-		"  -q, --queue Q        its RX queue (default 0)\n"
-		"      --ports LO-HI    source ports (default %u-%u); the "
-		"kernel must\n"
-		"                       not use them for its own connections "
-		"to ip:port\n"
-		"      --json           print the result as JSON\n"
-		"  -v, --verbose        more messages\n"
-		"  -h, --help           this text\n"
-		"      --version        print the version\n\n"
-		"The interface's XDP program is replaced for the run and put "
-		"back after\n(also on SIGINT/SIGTERM). Killed with SIGKILL, "
-		"bench's program stays\nattached and passes every frame: the "
-		"next run puts it back as found, or\n`ip -force link set dev "
-		"IF xdpdrv obj build/xdp_pass.bpf.o sec xdp`.\n",
-		BENCH_MAX_CONNS, DEFAULT_PORT_LO, DEFAULT_PORT_HI);
-}
+enum { OPT_PATH = OPT_CMD_BASE, OPT_JSON, OPT_PORTS, OPT_CLOSE };
+
+#define STR_(x) #x
+#define STR(x) STR_(x)
+
+static const struct opt_spec bench_opts[] = {
+	{'c', "conns", "N", "connections (default 10, max %d)", BENCH_MAX_CONNS,
+	 0},
+	{'d', "duration", "S", "seconds to run (default 10)", 0, 0},
+	{'n', "requests", "N", "stop after N responses (default: no limit)", 0,
+	 0},
+	{'P', "pipeline", "N", "requests per segment (default 1)", 0, 0},
+	{'R', "rate", "N",
+	 "open loop: N requests/s in all, latency from when each was due "
+	 "(coordinated omission corrected)",
+	 0, 0},
+	{OPT_CLOSE, "close", NULL,
+	 "Connection: close, a new connection per request (connections per "
+	 "second)",
+	 0, 0},
+	{OPT_PATH, "path", "PATH", "request target (default /)", 0, 0},
+	{'i', "interface", "IF", "client interface (default: the route to ip)",
+	 0, 0},
+	{'q', "queue", "Q", "its RX queue (default 0)", 0, 0},
+	{OPT_PORTS, "ports", "LO-HI",
+	 "source ports (default " STR(DEFAULT_PORT_LO) "-" STR(
+		 DEFAULT_PORT_HI) "); the kernel must not use them for its own "
+				  "connections to ip:port",
+	 0, 0},
+	{OPT_JSON, "json", NULL, "print the result as JSON", 0, 0},
+	{0},
+};
+
+const struct cmd_spec cmd_bench_spec = {
+	.name = "bench",
+	.prog = "blitz bench",
+	.operands = "<ip:port>",
+	.summary = "kernel-bypass HTTP load generator",
+	.about = "HTTP/1.1 load generator with its own TCP over AF_XDP on the "
+		 "client interface: GET requests in a closed loop on each "
+		 "connection, every response checked (200, Content-Length).",
+	.notes = "The interface's XDP program is replaced for the run and put "
+		 "back after (also on SIGINT/SIGTERM). Killed with SIGKILL, "
+		 "bench's program stays attached and passes every frame: the "
+		 "next run puts it back as found, or `ip -force link set dev "
+		 "IF xdpdrv obj build/xdp_pass.bpf.o sec xdp`.",
+	.groups = {bench_opts, options_common},
+};
 
 static int parse_u64(const char *what, const char *arg, uint64_t lo,
 		     uint64_t hi, uint64_t *out)
@@ -587,25 +595,8 @@ static void print_json(const struct bench_params *p,
 	printf("}\n");
 }
 
-enum { OPT_PATH = 0x200, OPT_JSON, OPT_PORTS, OPT_CLOSE };
-
 int cmd_bench(int argc, char **argv)
 {
-	static const struct option longopts[] = {
-		{"conns", required_argument, NULL, 'c'},
-		{"duration", required_argument, NULL, 'd'},
-		{"requests", required_argument, NULL, 'n'},
-		{"pipeline", required_argument, NULL, 'P'},
-		{"path", required_argument, NULL, OPT_PATH},
-		{"interface", required_argument, NULL, 'i'},
-		{"queue", required_argument, NULL, 'q'},
-		{"ports", required_argument, NULL, OPT_PORTS},
-		{"json", no_argument, NULL, OPT_JSON},
-		{"rate", required_argument, NULL, 'R'},
-		{"close", no_argument, NULL, OPT_CLOSE},
-		BLITZ_COMMON_LONGOPTS,
-		{NULL, 0, NULL, 0},
-	};
 	struct bench_params p = {
 		.conns = 10,
 		.duration_s = 10,
@@ -616,6 +607,7 @@ int cmd_bench(int argc, char **argv)
 		.stop = &bench_stop,
 	};
 	char ifname_buf[IF_NAMESIZE], host[80];
+	struct cli_parser cp;
 	struct bench_result *r;
 	struct sigaction sa;
 	int opt, json = 0, err, st;
@@ -629,8 +621,9 @@ int cmd_bench(int argc, char **argv)
 		{'q', "queue", 0, 63, 1, NULL, &p.queue},
 	};
 
-	cli_getopt_reset();
-	while ((opt = getopt_long(argc, argv, ":c:d:n:P:R:i:q:vh", longopts,
+	if (cli_parse_begin(&cp, &cmd_bench_spec))
+		return 1;
+	while ((opt = getopt_long(argc, argv, cp.shortopts, cp.longopts,
 				  NULL)) != -1) {
 		st = cli_num_opt(nums, sizeof(nums) / sizeof(nums[0]), opt,
 				 optarg);
@@ -685,7 +678,7 @@ int cmd_bench(int argc, char **argv)
 			p.close_each = 1;
 			break;
 		default:
-			st = cli_common_opt("bench", opt, argv, usage);
+			st = cli_common_opt(&cmd_bench_spec, opt, argv);
 			if (st != CLI_CONTINUE)
 				return st;
 		}

@@ -47,6 +47,7 @@
 #include <bpf/libbpf.h>
 
 #include "cli.h"
+#include "http.h"
 #include "loader.h"
 #include "log.h"
 #include "nic_info.h"
@@ -88,35 +89,34 @@ struct doctor {
 	unsigned int mtu;
 	uint64_t features;
 	struct blitz_attached att;
-	struct blitz_service_opts svc;
+	struct blitz_service svc;
+	struct http_responses resp; /* of svc: the body row */
 };
 
-static void usage(FILE *f)
-{
-	fprintf(f,
-		"usage: blitz doctor [ifname] [--json] [--probe] [options]\n"
-		"Check that this machine (and <ifname>) can run blitz: one row "
-		"per check,\nok / warn / fail with what to do. Reads only: "
-		"nothing is attached unless\n--probe.\n\n"
-		"      --json               one JSON object instead of the "
-		"table\n"
-		"      --probe              also attach a pass-all XDP program "
-		"natively and\n"
-		"                           bind an AF_XDP socket in "
-		"zero-copy mode, then undo\n"
-		"                           both (may reset a NIC's rings)\n"
-		"      --body TEXT          check this body fits (default "
-		"\"Hello World!\")\n"
-		"      --body-file FILE     check the body read from FILE\n"
-		"      --secret-file FILE   check the cookie key file (root's, "
-		"mode 600)\n"
-		"      --content-type TYPE  Content-Type (default text/plain)\n"
-		"  -v, --verbose            more messages\n"
-		"  -h, --help               this text\n"
-		"      --version            print the version\n"
-		"Exit status: 0 when every row is ok or warn, 1 when any "
-		"fails.\n");
-}
+enum { OPT_JSON = OPT_CMD_BASE, OPT_PROBE };
+
+static const struct opt_spec doctor_opts[] = {
+	{OPT_JSON, "json", NULL, "one JSON object instead of the table", 0, 0},
+	{OPT_PROBE, "probe", NULL,
+	 "also attach a pass-all XDP program natively and bind an AF_XDP "
+	 "socket in zero-copy mode, then undo both (may reset a NIC's rings)",
+	 0, 0},
+	{0},
+};
+
+const struct cmd_spec cmd_doctor_spec = {
+	.name = "doctor",
+	.prog = "blitz doctor",
+	.operands = "[ifname]",
+	.summary = "check this machine and an interface for blitz",
+	.about = "Check that this machine (and <ifname>) can run blitz: one "
+		 "row per check, ok / warn / fail with what to do. Reads only: "
+		 "nothing is attached unless --probe. The service options say "
+		 "which body to check.",
+	.notes = "Exit status: 0 when every row is ok or warn, 1 when any "
+		 "fails.",
+	.groups = {doctor_opts, options_service, options_common},
+};
 
 static void __attribute__((format(printf, 4, 5)))
 add(struct doctor *d, const char *check, enum verdict v, const char *fmt, ...)
@@ -563,7 +563,8 @@ static void check_mtu(struct doctor *d, unsigned int mtu)
 		d->mtu_native = false;
 	}
 
-	if (blitz_xdp_max_body(&d->svc, mtu, &max_body)) {
+	if (service_responses(&d->svc, &d->resp) ||
+	    blitz_xdp_max_body(&d->resp, mtu, &max_body)) {
 		add(d, "body", V_WARN, "cannot build the response");
 		return;
 	}
@@ -839,8 +840,6 @@ static void print_json(const struct doctor *d, const int count[3])
 
 /* ---- the verb ---- */
 
-enum { OPT_JSON = 0x300, OPT_PROBE };
-
 static void check_interface(struct doctor *d)
 {
 	struct nic_drvinfo di;
@@ -894,13 +893,7 @@ static void check_interface(struct doctor *d)
 
 int cmd_doctor(int argc, char **argv)
 {
-	static const struct option longopts[] = {
-		{"json", no_argument, NULL, OPT_JSON},
-		{"probe", no_argument, NULL, OPT_PROBE},
-		BLITZ_COMMON_LONGOPTS,
-		BLITZ_SERVICE_LONGOPTS,
-		{NULL, 0, NULL, 0},
-	};
+	struct cli_parser p;
 	int opt, r, i, ret = 1, count[3] = {0};
 	struct doctor *d;
 	bool json = false;
@@ -910,9 +903,10 @@ int cmd_doctor(int argc, char **argv)
 		pr_warn("out of memory\n");
 		return 1;
 	}
-	service_opts_init(&d->svc);
-	cli_getopt_reset();
-	while ((opt = getopt_long(argc, argv, ":p:a:vh", longopts, NULL)) !=
+	service_init(&d->svc);
+	if (cli_parse_begin(&p, &cmd_doctor_spec))
+		goto out;
+	while ((opt = getopt_long(argc, argv, p.shortopts, p.longopts, NULL)) !=
 	       -1) {
 		if (opt == OPT_JSON) {
 			json = true;
@@ -922,19 +916,19 @@ int cmd_doctor(int argc, char **argv)
 			d->probe = true;
 			continue;
 		}
-		r = service_opt_parse(&d->svc, opt, optarg);
+		r = options_service_apply(&d->svc, opt, optarg);
 		if (r < 0)
 			goto out;
 		if (r > 0)
 			continue;
-		r = cli_common_opt("doctor", opt, argv, usage);
+		r = cli_common_opt(&cmd_doctor_spec, opt, argv);
 		if (r != CLI_CONTINUE) {
 			ret = r;
 			goto out;
 		}
 	}
 	if (cli_operands("doctor", argc, argv, 0, 1, "[ifname]") ||
-	    service_opts_finish(&d->svc))
+	    service_finish(&d->svc))
 		goto out;
 	if (optind < argc)
 		d->ifname = argv[optind];
@@ -971,7 +965,7 @@ int cmd_doctor(int argc, char **argv)
 out:
 	if (d->btf)
 		btf__free(d->btf);
-	service_opts_free(&d->svc);
+	service_free(&d->svc);
 	free(d);
 	return ret;
 }

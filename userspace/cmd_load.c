@@ -11,45 +11,22 @@
 #include <string.h>
 
 #include "cli.h"
+#include "http.h"
 #include "loader.h"
 #include "log.h"
 #include "tc_handoff.h"
 
-static void usage(FILE *f)
-{
-	fprintf(f,
-		"usage: blitz load <ifname> [options]\n"
-		"Attach blitz's XDP program to <ifname> and exit; it keeps "
-		"answering HTTP\nin the driver until `blitz unload "
-		"<ifname>`.\n\n"
-		"  -m, --mode native|skb    XDP mode (default: native, else "
-		"skb)\n"
-		"  -p, --port PORT          TCP port to serve (default %d)\n"
-		"  -a, --addr ADDR          serve only this IPv4/IPv6 address "
-		"(repeatable,\n"
-		"                           up to %d of each; default: every "
-		"address)\n"
-		"      --body TEXT          response body (default \"Hello "
-		"World!\")\n"
-		"      --body-file FILE     response body read from FILE\n"
-		"      --secret-file FILE   cookie key: 32 hex digits in a "
-		"file "
-		"owned by root,\n"
-		"                           mode 600; one file for every host "
-		"of "
-		"a fleet\n"
-		"                           (default: a random key each load)\n"
-		"      --content-type TYPE  Content-Type (default text/plain)\n"
-		"      --mac MAC            frames to MAC are ours too (VRRP, "
-		"bond; up to %d)\n"
-		"  -v, --verbose            show libbpf/libxdp messages\n"
-		"  -h, --help               this text\n"
-		"      --version            print the version\n",
-		BLITZ_DEFAULT_PORT, BLITZ_MAX_ADDRS, BLITZ_MAX_MACS - 1);
-}
+/* load's own option code. */
+#define OPT_LOAD_MAC OPT_CMD_BASE
 
-/* load's own option code, clear of cli.h's. */
-#define OPT_LOAD_MAC 0x200
+static const struct opt_spec load_opts[] = {
+	{'m', "mode", "native|skb", "XDP mode (default: native, else skb)", 0,
+	 0},
+	{OPT_LOAD_MAC, "mac", "MAC",
+	 "frames to MAC are ours too (VRRP, bond; up to %d)",
+	 BLITZ_MAX_MACS - 1, OPT_REPEAT},
+	{0},
+};
 
 /* --mac aa:bb:cc:dd:ee:ff: one more destination MAC that is ours. */
 static int parse_mac(struct blitz_loader_opts *lo, const char *arg)
@@ -77,31 +54,33 @@ static int parse_mac(struct blitz_loader_opts *lo, const char *arg)
 	return 0;
 }
 
+const struct cmd_spec cmd_load_spec = {
+	.name = "load",
+	.prog = "blitz load",
+	.operands = "<ifname>",
+	.summary = "attach the XDP engine to an interface and exit",
+	.about = "Attach blitz's XDP program to <ifname> and exit; it keeps "
+		 "answering HTTP in the driver until `blitz unload <ifname>`.",
+	.groups = {load_opts, options_service, options_common},
+};
+
 int cmd_load(int argc, char **argv)
 {
-	static const struct option longopts[] = {
-		{"mode", required_argument, NULL, 'm'},
-		{"mac", required_argument, NULL, OPT_LOAD_MAC},
-		BLITZ_COMMON_LONGOPTS,
-		BLITZ_SERVICE_LONGOPTS,
-		{NULL, 0, NULL, 0},
-	};
+	struct cli_parser p;
 	struct blitz_loader_opts lo = {.engine = BLITZ_MODE_XDP,
 				       .persist = true};
-	struct blitz_service_opts svc;
+	static struct http_responses resp;
+	struct blitz_service svc;
 	struct blitz_loaded *l = NULL;
 	struct tc_handoff *h = NULL;
 	int opt, ret = 1, r;
 
-	service_opts_init(&svc);
-	cli_getopt_reset();
-	while ((opt = getopt_long(argc, argv, ":m:p:a:vh", longopts, NULL)) !=
+	service_init(&svc);
+	if (cli_parse_begin(&p, &cmd_load_spec))
+		goto out;
+	while ((opt = getopt_long(argc, argv, p.shortopts, p.longopts, NULL)) !=
 	       -1) {
 		switch (opt) {
-		case OPT_LOAD_MAC:
-			if (parse_mac(&lo, optarg))
-				goto out;
-			break;
 		case 'm':
 			if (!strcmp(optarg, "native")) {
 				lo.xdp_mode = BLITZ_XDP_NATIVE;
@@ -113,13 +92,17 @@ int cmd_load(int argc, char **argv)
 				goto out;
 			}
 			break;
+		case OPT_LOAD_MAC:
+			if (parse_mac(&lo, optarg))
+				goto out;
+			break;
 		default:
-			r = service_opt_parse(&svc, opt, optarg);
+			r = options_service_apply(&svc, opt, optarg);
 			if (r < 0)
 				goto out;
 			if (r > 0)
 				break;
-			r = cli_common_opt("load", opt, argv, usage);
+			r = cli_common_opt(&cmd_load_spec, opt, argv);
 			if (r != CLI_CONTINUE) {
 				ret = r;
 				goto out;
@@ -135,9 +118,10 @@ int cmd_load(int argc, char **argv)
 	if (cli_operands("load", argc, argv, 1, 1, "<ifname>"))
 		goto out;
 	lo.ifname = argv[optind];
-	if (service_opts_finish(&svc))
+	if (service_finish(&svc) || service_responses(&svc, &resp))
 		goto out;
 	lo.svc = &svc;
+	lo.resp = &resp;
 	blitz_log_quiet_libs();
 
 	if (blitz_loader_attach(&lo, &l))
@@ -167,6 +151,6 @@ int cmd_load(int argc, char **argv)
 	blitz_loaded_release(l);
 	ret = 0;
 out:
-	service_opts_free(&svc);
+	service_free(&svc);
 	return ret;
 }

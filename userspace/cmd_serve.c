@@ -47,6 +47,7 @@
 #include "afxdp_engine.h"
 #include "cli.h"
 #include "epoll_engine.h"
+#include "http.h"
 #include "loader.h"
 #include "log.h"
 #include "netif_state.h"
@@ -69,7 +70,7 @@ static const char *const engine_names[] = {
 	[ENG_DPDK] = "dpdk", [ENG_EPOLL] = "epoll",
 };
 
-enum { OPT_MAX_CONNS = 0x200, OPT_IDLE, OPT_HEADER };
+enum { OPT_MAX_CONNS = OPT_CMD_BASE, OPT_IDLE, OPT_HEADER };
 
 static volatile sig_atomic_t serve_stop, serve_usr1;
 /* What `blitz status` reads about this serve (serve_state.h): written by
@@ -84,56 +85,44 @@ static void on_signal(int sig)
 		serve_stop = 1;
 }
 
-static void usage(FILE *f)
-{
-	fprintf(f,
-		"usage: blitz serve [<ifname>] [options]\n"
+static const struct opt_spec serve_opts[] = {
+	{'e', "engine", "auto|xdp|afxdp|dpdk|epoll",
+	 "the fast path (default: auto with <ifname>: xdp native, then xdp "
+	 "skb, then epoll alone)",
+	 0, 0},
+	{'m', "mode", "native|skb", "XDP mode (default: native, else skb)", 0,
+	 0},
+	{'t', "threads", "N", "epoll threads (default: one per CPU)", 0, 0},
+	{OPT_MAX_CONNS, "max-conns", "N",
+	 "open connections at most (default %d, or what the open files limit "
+	 "allows)",
+	 EPOLL_DEFAULT_MAX_CONNS, 0},
+	{OPT_IDLE, "idle-timeout", "SEC",
+	 "keep-alive idle timeout (default %d)", EPOLL_DEFAULT_IDLE_MS / 1000,
+	 0},
+	{OPT_HEADER, "header-timeout", "SEC",
+	 "close a connection whose header section is not complete this long "
+	 "after its first byte (default %d)",
+	 EPOLL_DEFAULT_HEADER_MS / 1000, 0},
+	{'q', "queues", "N",
+	 "afxdp: RX queues (default: all); dpdk: queues and lcores (default "
+	 "1)",
+	 0, 0},
+	{0},
+};
+
+const struct cmd_spec cmd_serve_spec = {
+	.name = "serve",
+	.prog = "blitz serve",
+	.operands = "[<ifname>]",
+	.summary = "serve in the foreground with kernel fallback",
+	.about =
 		"Serve HTTP in the foreground until SIGINT/SIGTERM: the fast "
-		"path on <ifname>\nwith the kernel (epoll) listener on the "
-		"same port for whatever it does not\nanswer. Without "
-		"<ifname>: the epoll engine alone.\n\n"
-		"  -e, --engine ENGINE      auto|xdp|afxdp|dpdk|epoll "
-		"(default: "
-		"auto with\n"
-		"                           <ifname>: xdp native, then xdp "
-		"skb, "
-		"then epoll alone)\n"
-		"  -m, --mode native|skb    XDP mode (default: native, else "
-		"skb)\n"
-		"  -t, --threads N          epoll threads (default: one per "
-		"CPU)\n"
-		"      --max-conns N        open connections at most (default "
-		"%d, or what\n"
-		"                           the open files limit allows)\n"
-		"      --idle-timeout SEC   keep-alive idle timeout (default "
-		"%d)\n"
-		"      --header-timeout SEC close a connection whose header "
-		"section is not\n"
-		"                           complete this long after its first "
-		"byte (default %d)\n"
-		"  -q, --queues N           afxdp: RX queues (default: all); "
-		"dpdk:\n"
-		"                           queues and lcores (default 1)\n"
-		"  -p, --port PORT          TCP port to serve (default %d)\n"
-		"  -a, --addr ADDR          serve only this IPv4/IPv6 address "
-		"(repeatable)\n"
-		"      --body TEXT          response body (default \"Hello "
-		"World!\")\n"
-		"      --body-file FILE     response body read from FILE\n"
-		"      --secret-file FILE   cookie key: 32 hex digits in a "
-		"file "
-		"owned by root,\n"
-		"                           mode 600; one file for every host "
-		"of "
-		"a fleet\n"
-		"                           (default: a random key each load)\n"
-		"      --content-type TYPE  Content-Type (default text/plain)\n"
-		"  -v, --verbose            more messages\n"
-		"  -h, --help               this text\n"
-		"      --version            print the version\n",
-		EPOLL_DEFAULT_MAX_CONNS, EPOLL_DEFAULT_IDLE_MS / 1000,
-		EPOLL_DEFAULT_HEADER_MS / 1000, BLITZ_DEFAULT_PORT);
-}
+		"path on <ifname> with the kernel (epoll) listener on the same "
+		"port for whatever it does not answer. Without <ifname>: the "
+		"epoll engine alone.",
+	.groups = {serve_opts, options_service, options_common},
+};
 
 struct serve_args {
 	enum serve_engine engine;
@@ -142,7 +131,9 @@ struct serve_args {
 	const char *ifname;
 	struct epoll_engine_opts eo;
 	int queues;
-	struct blitz_service_opts svc;
+	struct blitz_service svc;
+	/* Built once from svc, handed to every engine. */
+	struct http_responses resp;
 	/* The service options as typed, for blitz-dpdk's command line. */
 	char *fwd[MAX_FWD];
 	int n_fwd;
@@ -151,18 +142,7 @@ struct serve_args {
 /* 0: parsed; 1: done (help, version); -1: bad (one line printed). */
 static int parse_args(int argc, char **argv, struct serve_args *a)
 {
-	static const struct option longopts[] = {
-		{"engine", required_argument, NULL, 'e'},
-		{"mode", required_argument, NULL, 'm'},
-		{"threads", required_argument, NULL, 't'},
-		{"queues", required_argument, NULL, 'q'},
-		{"max-conns", required_argument, NULL, OPT_MAX_CONNS},
-		{"idle-timeout", required_argument, NULL, OPT_IDLE},
-		{"header-timeout", required_argument, NULL, OPT_HEADER},
-		BLITZ_COMMON_LONGOPTS,
-		BLITZ_SERVICE_LONGOPTS,
-		{NULL, 0, NULL, 0},
-	};
+	struct cli_parser p;
 	/* The numeric options: name in the error line, range, unit. */
 	const struct cli_num_opt nums[] = {
 		{'t', "thread count", 1, 1024, 1, &a->eo.threads, NULL},
@@ -174,11 +154,12 @@ static int parse_args(int argc, char **argv, struct serve_args *a)
 		{OPT_HEADER, "--header-timeout", 1, 3600, 1000,
 		 &a->eo.header_timeout_ms, NULL},
 	};
-	int opt, i, r, idx;
+	int opt, i, r;
 
-	cli_getopt_reset();
-	while ((opt = getopt_long(argc, argv, ":e:m:t:q:p:a:vh", longopts,
-				  &idx)) != -1) {
+	if (cli_parse_begin(&p, &cmd_serve_spec))
+		return -1;
+	while ((opt = getopt_long(argc, argv, p.shortopts, p.longopts, NULL)) !=
+	       -1) {
 		r = cli_num_opt(nums, sizeof(nums) / sizeof(nums[0]), opt,
 				optarg);
 		if (r < 0)
@@ -212,12 +193,12 @@ static int parse_args(int argc, char **argv, struct serve_args *a)
 			}
 			break;
 		default:
-			r = service_opt_parse(&a->svc, opt, optarg);
+			r = options_service_apply(&a->svc, opt, optarg);
 			if (r < 0)
 				return -1;
 			if (!r) {
 				/* -v, -h, --version or a bad option. */
-				r = cli_common_opt("serve", opt, argv, usage);
+				r = cli_common_opt(&cmd_serve_spec, opt, argv);
 				if (r == CLI_CONTINUE)
 					break;
 				return r ? -1 : 1;
@@ -249,7 +230,7 @@ static int parse_args(int argc, char **argv, struct serve_args *a)
 		pr_warn("unknown interface '%s' (see `ip link`)\n", a->ifname);
 		return -1;
 	}
-	if (service_opts_finish(&a->svc))
+	if (service_finish(&a->svc) || service_responses(&a->svc, &a->resp))
 		return -1;
 	return 0;
 }
@@ -589,15 +570,11 @@ afxdp_child(struct serve_args *a, struct blitz_loaded *l, pid_t parent)
 		.queues = a->queues,
 		.xsks_fd = blitz_loaded_xsks_fd(l),
 		.svc = &a->svc,
+		.resp = &a->resp,
 		.cpu_first = -1,
 		.counters_fd = blitz_loaded_counters_fd(l),
 	};
 	int keep[2] = {xo.xsks_fd, xo.counters_fd};
-	char report[192];
-
-	/* Each socket's mode and why, for `blitz status`. */
-	serve_state_xsk_path(getpid(), report, sizeof(report));
-	xo.mode_report = report;
 
 	/* A SIGKILLed parent took the XDP program with it: go too. The
 	 * getppid() check closes the race with a parent dying before. */
@@ -647,13 +624,11 @@ static bool afxdp_nostart(int status)
 	return WIFEXITED(status) && WEXITSTATUS(status) == AFXDP_EXIT_NOSTART;
 }
 
-/* The kernel closed the dead child's sockets; only a killed child's
- * report of their modes is left. */
+/* Nothing to undo: the kernel closed the dead child's sockets. */
 static const char *afxdp_cleanup(struct serve_args *a, void *ctx)
 {
 	(void)a;
 	(void)ctx;
-	serve_state_xsk_reap();
 	return "";
 }
 
@@ -913,6 +888,7 @@ static int serve_fast(struct serve_args *a)
 						 : BLITZ_MODE_XDP,
 		.persist = false,
 		.svc = &a->svc,
+		.resp = a->engine == ENG_AFXDP ? NULL : &a->resp,
 	};
 	struct tc_handoff *h = NULL;
 	struct blitz_loaded *l = NULL;
@@ -994,17 +970,18 @@ static int serve_fast(struct serve_args *a)
 
 int cmd_serve(int argc, char **argv)
 {
-	struct serve_args a;
+	static struct serve_args a;
 	int r, ret;
 
 	memset(&a, 0, sizeof(a));
-	service_opts_init(&a.svc);
+	service_init(&a.svc);
 	a.eo.svc = &a.svc;
+	a.eo.resp = &a.resp;
 	/* Lines must reach a log file as they happen. */
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	r = parse_args(argc, argv, &a);
 	if (r) {
-		service_opts_free(&a.svc);
+		service_free(&a.svc);
 		return r > 0 ? 0 : 1;
 	}
 	install_signals();
@@ -1021,6 +998,6 @@ int cmd_serve(int argc, char **argv)
 		break;
 	}
 	serve_state_remove(&serve_st);
-	service_opts_free(&a.svc);
+	service_free(&a.svc);
 	return ret;
 }

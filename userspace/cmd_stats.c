@@ -41,22 +41,26 @@ static void on_signal(int sig)
 	stop = 1;
 }
 
-static void usage(FILE *f)
-{
-	fprintf(f,
-		"usage: blitz stats <ifname> [-i seconds [-c count]] [--json]\n"
-		"Show the xdp engine's counters on <ifname>, summed over "
-		"CPUs.\n\n"
-		"  -i, --interval SEC  print per-second rates every SEC "
-		"seconds until Ctrl-C\n"
-		"  -c, --count N       stop after N intervals\n"
-		"      --json          one JSON object (one per interval "
-		"with -i)\n"
-		"  -v, --verbose       also print counters that are zero "
-		"with -i\n"
-		"  -h, --help          this text\n"
-		"      --version       print the version\n");
-}
+enum { OPT_JSON = OPT_CMD_BASE };
+
+static const struct opt_spec stats_opts[] = {
+	{'i', "interval", "SEC",
+	 "print per-second rates every SEC seconds until Ctrl-C", 0, 0},
+	{'c', "count", "N", "stop after N intervals", 0, 0},
+	{OPT_JSON, "json", NULL, "one JSON object (one per interval with -i)",
+	 0, 0},
+	{0},
+};
+
+const struct cmd_spec cmd_stats_spec = {
+	.name = "stats",
+	.prog = "blitz stats",
+	.operands = "<ifname>",
+	.summary = "show the XDP engine's counters and rates",
+	.about = "Show the xdp engine's counters on <ifname>, summed over "
+		 "CPUs. With -v, -i also prints the counters that are zero.",
+	.groups = {stats_opts, options_common},
+};
 
 /* Sum every counter over the possible CPUs. */
 static int read_totals(int fd, int ncpu, __u64 *vals, __u64 tot[BLITZ_CNT_MAX])
@@ -167,14 +171,7 @@ static double now_s(void)
 
 int cmd_stats(int argc, char **argv)
 {
-	enum { OPT_JSON = 0x200 };
-	static const struct option longopts[] = {
-		{"interval", required_argument, NULL, 'i'},
-		{"count", required_argument, NULL, 'c'},
-		{"json", no_argument, NULL, OPT_JSON},
-		BLITZ_COMMON_LONGOPTS,
-		{NULL, 0, NULL, 0},
-	};
+	struct cli_parser p;
 	__u64 prev[BLITZ_CNT_MAX], tot[BLITZ_CNT_MAX], *vals = NULL;
 	double rate[BLITZ_CNT_MAX], t0, t1, secs;
 	long interval = 0, count = 0, done = 0;
@@ -183,8 +180,9 @@ int cmd_stats(int argc, char **argv)
 	const char *ifname;
 	int opt, st, fd = -1, ncpu, ret = 1, k;
 
-	cli_getopt_reset();
-	while ((opt = getopt_long(argc, argv, ":i:c:vh", longopts, NULL)) !=
+	if (cli_parse_begin(&p, &cmd_stats_spec))
+		return 1;
+	while ((opt = getopt_long(argc, argv, p.shortopts, p.longopts, NULL)) !=
 	       -1) {
 		switch (opt) {
 		case 'i':
@@ -211,7 +209,7 @@ int cmd_stats(int argc, char **argv)
 			verbose = true;
 			/* fall through */
 		default:
-			st = cli_common_opt("stats", opt, argv, usage);
+			st = cli_common_opt(&cmd_stats_spec, opt, argv);
 			if (st != CLI_CONTINUE)
 				return st;
 		}

@@ -39,16 +39,16 @@ struct row {
 	char xsk[1024]; /* one line per AF_XDP socket on the interface */
 };
 
-static void usage(FILE *f)
-{
-	fprintf(f, "usage: blitz status [ifname] [-v]\n"
-		   "Show where blitz is loaded: every interface with pins "
-		   "under " BLITZ_PIN_ROOT "/\nor with blitz's program "
-		   "attached, or just <ifname>.\n\n"
-		   "  -v, --verbose  show libbpf/libxdp messages\n"
-		   "  -h, --help     this text\n"
-		   "      --version  print the version\n");
-}
+const struct cmd_spec cmd_status_spec = {
+	.name = "status",
+	.prog = "blitz status",
+	.operands = "[ifname]",
+	.summary = "show where blitz is loaded",
+	.about = "Show where blitz is loaded: every interface with pins "
+		 "under " BLITZ_PIN_ROOT "/ or with blitz's program attached, "
+		 "or just <ifname>; and every running `blitz serve`.",
+	.groups = {options_common},
+};
 
 static void format_addrs(const struct blitz_config *c, char *out, size_t len)
 {
@@ -439,20 +439,19 @@ static int print_serves(const char *ifname, bool gap)
 
 int cmd_status(int argc, char **argv)
 {
-	static const struct option longopts[] = {
-		BLITZ_COMMON_LONGOPTS,
-		{NULL, 0, NULL, 0},
-	};
 	struct if_nameindex *ifs, *it;
+	struct cli_parser p;
 	struct blitz_attached a;
 	struct dirent *de;
 	struct row *rows;
 	int opt, ret, n = 0;
 	DIR *d;
 
-	cli_getopt_reset();
-	while ((opt = getopt_long(argc, argv, ":vh", longopts, NULL)) != -1) {
-		ret = cli_common_opt("status", opt, argv, usage);
+	if (cli_parse_begin(&p, &cmd_status_spec))
+		return 1;
+	while ((opt = getopt_long(argc, argv, p.shortopts, p.longopts, NULL)) !=
+	       -1) {
+		ret = cli_common_opt(&cmd_status_spec, opt, argv);
 		if (ret != CLI_CONTINUE)
 			return ret;
 	}

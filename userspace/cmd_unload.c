@@ -16,28 +16,27 @@
 #include "log.h"
 #include "serve_state.h"
 
-static void usage(FILE *f)
-{
-	fprintf(f, "usage: blitz unload <ifname> [-v]\n"
-		   "Detach blitz's XDP program from <ifname> (in this network "
-		   "namespace) and\nremove its pins under " BLITZ_PIN_ROOT
-		   "/<ifname>/.\n\n"
-		   "  -v, --verbose  show libbpf/libxdp messages\n"
-		   "  -h, --help     this text\n"
-		   "      --version  print the version\n");
-}
+const struct cmd_spec cmd_unload_spec = {
+	.name = "unload",
+	.prog = "blitz unload",
+	.operands = "<ifname>",
+	.summary = "detach blitz from an interface, remove pins",
+	.about = "Detach blitz's XDP program from <ifname> (in this network "
+		 "namespace) and remove its pins under " BLITZ_PIN_ROOT
+		 "/<ifname>/.",
+	.groups = {options_common},
+};
 
 int cmd_unload(int argc, char **argv)
 {
-	static const struct option longopts[] = {
-		BLITZ_COMMON_LONGOPTS,
-		{NULL, 0, NULL, 0},
-	};
+	struct cli_parser p;
 	int opt, ret, stale;
 
-	cli_getopt_reset();
-	while ((opt = getopt_long(argc, argv, ":vh", longopts, NULL)) != -1) {
-		ret = cli_common_opt("unload", opt, argv, usage);
+	if (cli_parse_begin(&p, &cmd_unload_spec))
+		return 1;
+	while ((opt = getopt_long(argc, argv, p.shortopts, p.longopts, NULL)) !=
+	       -1) {
+		ret = cli_common_opt(&cmd_unload_spec, opt, argv);
 		if (ret != CLI_CONTINUE)
 			return ret;
 	}

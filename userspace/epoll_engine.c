@@ -862,7 +862,7 @@ static void fmt_sa(const struct sockaddr_storage *ss, char *out, size_t len)
 }
 
 /* The addresses to listen on: the configured ones, else the wildcard. */
-static int listen_addrs(const struct blitz_service_opts *svc, uint16_t port,
+static int listen_addrs(const struct blitz_service *svc, uint16_t port,
 			struct sockaddr_storage *ss, bool *dual)
 {
 	int n = 0, i;
@@ -1144,7 +1144,7 @@ static int worker_add_listener(struct worker *w, int fd)
  * dual-stack wildcard falls back to IPv4 alone when IPv6 is off.
  */
 static int open_listeners(struct epoll_engine *e,
-			  const struct blitz_service_opts *svc)
+			  const struct blitz_service *svc)
 {
 	struct sockaddr_storage ss[MAX_LISTEN];
 	bool dual;
@@ -1208,15 +1208,18 @@ static void engine_free(struct epoll_engine *e)
 int epoll_engine_start(const struct epoll_engine_opts *o,
 		       struct epoll_engine **out)
 {
-	const struct blitz_service_opts *svc = o->svc;
+	const struct blitz_service *svc = o->svc;
 	struct epoll_engine *e;
 	sigset_t block, old;
-	char err[256];
 	long max_conns;
 	uint32_t per;
 	int t, ret;
 
 	*out = NULL;
+	if (!svc || !o->resp) {
+		pr_warn("epoll: no service or no responses to send\n");
+		return -EINVAL;
+	}
 	e = calloc(1, sizeof(*e));
 	if (!e) {
 		pr_warn("out of memory\n");
@@ -1230,29 +1233,19 @@ int epoll_engine_start(const struct epoll_engine_opts *o,
 						: EPOLL_DEFAULT_HEADER_MS;
 	e->drain_ms = o->drain_ms > 0 ? o->drain_ms : EPOLL_DEFAULT_DRAIN_MS;
 	/* Our own copy, so the body every worker sends from cannot change
-	 * or go away under them, whatever the caller does with svc. */
-	if (svc->body_len) {
-		e->body = malloc(svc->body_len);
+	 * or go away under them, whatever the caller does with its own. */
+	e->resp = *o->resp;
+	if (!e->resp.body_inline && e->resp.body_len) {
+		e->body = malloc(e->resp.body_len);
 		if (!e->body) {
 			pr_warn("out of memory\n");
 			free(e);
 			return -ENOMEM;
 		}
-		memcpy(e->body, svc->body, svc->body_len);
+		memcpy(e->body, o->resp->body, e->resp.body_len);
+		e->resp.body = e->body;
 	}
-	ret = http_responses_build(&e->resp, e->body, svc->body_len,
-				   svc->content_type, wall_sec(), err,
-				   sizeof(err));
-	if (ret) {
-		pr_warn("%s\n", err);
-		free(e->body);
-		free(e);
-		return ret;
-	}
-	if (e->resp.body_inline) {
-		free(e->body); /* copied into the responses already */
-		e->body = NULL;
-	}
+	http_responses_set_date(&e->resp, wall_sec());
 	max_conns = o->max_conns > 0 ? o->max_conns : EPOLL_DEFAULT_MAX_CONNS;
 	max_conns = fit_nofile(max_conns, e->threads, o->max_conns > 0);
 	if (max_conns < e->threads)

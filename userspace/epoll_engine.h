@@ -40,7 +40,9 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "cli.h"
+#include "service.h"
+
+struct http_responses;
 #include "../bpf/blitz_shared.h"
 
 #define EPOLL_DEFAULT_MAX_CONNS 100000
@@ -49,7 +51,10 @@
 #define EPOLL_DEFAULT_DRAIN_MS 2000
 
 struct epoll_engine_opts {
-	const struct blitz_service_opts *svc; /* port, addresses, body */
+	const struct blitz_service *svc; /* port, addresses */
+	/* The responses built once from svc (service_responses()): copied
+	 * at start, with the body they reference. */
+	const struct http_responses *resp;
 	int threads; /* 0: the CPUs this process may run on */
 	/* Open connections per process, split evenly over the threads.
 	 * 0: EPOLL_DEFAULT_MAX_CONNS, lowered silently to what the open
@@ -78,7 +83,7 @@ struct epoll_engine_stats {
 struct epoll_engine; /* opaque */
 
 /*
- * Build the responses, raise RLIMIT_NOFILE, bind every listener (so a
+ * Copy the responses, raise RLIMIT_NOFILE, bind every listener (so a
  * port in use or an address not on this host is reported here, in one
  * line, before any thread runs) and start the worker threads. SIGINT,
  * SIGTERM, SIGHUP and SIGPIPE are blocked in the workers, so the caller's

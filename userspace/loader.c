@@ -253,70 +253,49 @@ static size_t decimal_digits(size_t v)
 
 /*
  * The largest body whose responses fit one segment of mss bytes with room
- * for the timestamp option, into *max_body; r is scratch. 0 or -errno.
+ * for the timestamp option: the header bytes of the xdp kinds (each says
+ * the body's Content-Length) with a one-digit length are the overhead; a
+ * longer body's length has more digits: step down until they fit too.
  */
-static int xdp_body_room(const struct blitz_service_opts *svc, __u16 mss,
-			 struct http_responses *r, size_t *max_body)
+static size_t xdp_body_room(const struct http_responses *r, __u16 mss)
 {
-	size_t overhead = 0, room = mss - TCP_TIMESTAMPS_LEN;
-	char err[160] = "";
+	size_t overhead = 0, room = mss - TCP_TIMESTAMPS_LEN, max_body, digits;
+	int k;
 
 	/* The templates hold at most BLITZ_RESP_MAX bytes whatever the MSS
 	 * (at MTU 9000 the response, not the segment, is the limit). */
 	if (room > BLITZ_RESP_MAX)
 		room = BLITZ_RESP_MAX;
-	int ret, k;
 
-	/* Measure the header bytes with an empty body. */
-	ret = http_responses_build(r, "", 0, svc->content_type, time(NULL), err,
-				   sizeof(err));
-	if (ret) {
-		pr_warn("cannot build the response: %s\n",
-			err[0] ? err : strerror(-ret));
-		return ret;
-	}
+	digits = decimal_digits(r->body_len);
 	for (k = 0; k < BLITZ_RESP_XDP_KINDS; k++)
-		if (r->len[k] > overhead)
-			overhead = r->len[k];
-	/* The empty body's Content-Length has one digit; a longer body's
-	 * has more: step down until the digits fit too. */
-	*max_body = room > overhead ? room - overhead : 0;
-	while (*max_body &&
-	       *max_body + overhead + decimal_digits(*max_body) - 1 > room)
-		(*max_body)--;
-	return 0;
+		if (r->hdr_len[k] - digits + 1 > overhead)
+			overhead = r->hdr_len[k] - digits + 1;
+	max_body = room > overhead ? room - overhead : 0;
+	while (max_body &&
+	       max_body + overhead + decimal_digits(max_body) - 1 > room)
+		max_body--;
+	return max_body;
 }
 
 /* The 200 response must fit one segment of mss bytes with room for the
  * timestamp option; returns 0 or -EMSGSIZE with the largest body said. */
-static int build_responses(const struct blitz_service_opts *svc, __u16 mss,
-			   unsigned int mtu, struct http_responses *r)
+static int check_responses_fit(const struct http_responses *r, __u16 mss,
+			       unsigned int mtu)
 {
-	char err[160] = "";
-	size_t biggest = 0, max_body, room = mss - TCP_TIMESTAMPS_LEN;
-	int ret, k;
+	size_t biggest = 0, room = mss - TCP_TIMESTAMPS_LEN;
+	int k;
 
-	ret = http_responses_build(r, svc->body, svc->body_len,
-				   svc->content_type, time(NULL), err,
-				   sizeof(err));
-	if (ret && ret != -EMSGSIZE) {
-		pr_warn("cannot build the response: %s\n",
-			err[0] ? err : strerror(-ret));
-		return ret;
-	}
-	if (!ret && r->body_inline) {
+	if (r->body_inline) {
 		for (k = 0; k < BLITZ_RESP_XDP_KINDS; k++)
 			if (r->len[k] > biggest)
 				biggest = r->len[k];
 		if (biggest <= room)
 			return 0;
 	}
-	ret = xdp_body_room(svc, mss, r, &max_body);
-	if (ret)
-		return ret;
 	pr_warn("a body of %zu bytes does not fit one segment: at most %zu "
 		"bytes with MTU %u\n",
-		svc->body_len, max_body, mtu);
+		r->body_len, xdp_body_room(r, mss), mtu);
 	return -EMSGSIZE;
 }
 
@@ -326,21 +305,11 @@ static __u16 mss_of_mtu(unsigned int mtu)
 	return (__u16)(mtu - 40 > 65535 ? 65535 : mtu - 40);
 }
 
-int blitz_xdp_max_body(const struct blitz_service_opts *svc, unsigned int mtu,
+int blitz_xdp_max_body(const struct http_responses *r, unsigned int mtu,
 		       size_t *max_body)
 {
-	struct http_responses *r;
-	int ret;
-
-	*max_body = 0;
-	if (mtu < BLITZ_MIN_MTU)
-		return 0;
-	r = calloc(1, sizeof(*r));
-	if (!r)
-		return -ENOMEM;
-	ret = xdp_body_room(svc, mss_of_mtu(mtu), r, max_body);
-	free(r);
-	return ret;
+	*max_body = mtu < BLITZ_MIN_MTU ? 0 : xdp_body_room(r, mss_of_mtu(mtu));
+	return 0;
 }
 
 /* A single-buffer XDP frame is one page: headroom (256) and the skb's
@@ -426,7 +395,7 @@ static int fill_config(struct blitz_config *c,
 		       const struct blitz_loader_opts *o, __u16 mss,
 		       const struct http_responses *r)
 {
-	const struct blitz_service_opts *svc = o->svc;
+	const struct blitz_service *svc = o->svc;
 	int i;
 
 	memset(c, 0, sizeof(*c));
@@ -805,8 +774,8 @@ static int claim_pin_dir(const char *ifname)
 int blitz_loader_attach(const struct blitz_loader_opts *o,
 			struct blitz_loaded **out)
 {
+	const struct http_responses *r = o->resp;
 	struct blitz_resp *resp = NULL;
-	struct http_responses *r = NULL;
 	struct blitz_attached att;
 	struct blitz_loaded *l;
 	struct blitz_config cfg;
@@ -847,10 +816,9 @@ int blitz_loader_attach(const struct blitz_loader_opts *o,
 		return -EBUSY;
 	}
 
-	r = calloc(1, sizeof(*r));
 	resp = calloc(BLITZ_RESP_XDP_KINDS, sizeof(*resp));
 	l = calloc(1, sizeof(*l));
-	if (!r || !resp || !l) {
+	if (!resp || !l) {
 		pr_warn("out of memory\n");
 		err = -ENOMEM;
 		goto err_free;
@@ -866,7 +834,12 @@ int blitz_loader_attach(const struct blitz_loader_opts *o,
 	 * empty (lengths 0) and the body may be any size the engine takes.
 	 */
 	if (o->engine != BLITZ_MODE_AFXDP) {
-		err = build_responses(o->svc, mss, mtu, r);
+		if (!r) {
+			pr_warn("loader: the xdp engine needs the responses\n");
+			err = -EINVAL;
+			goto err_free;
+		}
+		err = check_responses_fit(r, mss, mtu);
 		if (err)
 			goto err_free;
 		for (k = 0; k < BLITZ_RESP_XDP_KINDS; k++)
@@ -939,7 +912,6 @@ int blitz_loader_attach(const struct blitz_loader_opts *o,
 		goto err_detach;
 	l->pinned = true;
 
-	free(r);
 	free(resp);
 	*out = l;
 	return 0;
@@ -955,7 +927,6 @@ err_free:
 	if (l)
 		loaded_free(l);
 	free(resp);
-	free(r);
 	return err;
 }
 

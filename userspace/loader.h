@@ -17,7 +17,9 @@
 
 #include <linux/types.h>
 
-#include "cli.h"
+#include "service.h"
+
+struct http_responses;
 
 enum blitz_xdp_mode_req {
 	BLITZ_XDP_AUTO = 0, /* native, else skb with a line saying so */
@@ -36,7 +38,10 @@ struct blitz_loader_opts {
 	 * program goes away with it; maps still pinned for status/stats.
 	 */
 	bool persist;
-	const struct blitz_service_opts *svc;
+	const struct blitz_service *svc; /* port, addresses */
+	/* The responses built once from svc (service_responses()), for the
+	 * xdp engine's templates; NULL in afxdp mode (no templates). */
+	const struct http_responses *resp;
 	/* Destination MACs that are ours besides the interface's (--mac:
 	 * VRRP, a bond's other address). */
 	int n_macs;
@@ -65,9 +70,9 @@ int blitz_loader_unload(const char *ifname);
 
 /* The smallest MTU the xdp engine answers on. */
 #define BLITZ_MIN_MTU 576
-/* The largest body of svc's content type the xdp engine answers in one
- * segment at this MTU (0 below BLITZ_MIN_MTU). 0 or -errno. */
-int blitz_xdp_max_body(const struct blitz_service_opts *svc, unsigned int mtu,
+/* The largest body the xdp engine answers in one segment at this MTU with
+ * the headers of r (service_responses(); 0 below BLITZ_MIN_MTU). 0. */
+int blitz_xdp_max_body(const struct http_responses *r, unsigned int mtu,
 		       size_t *max_body);
 /* The XDP program was built multi-buffer (SEC("xdp.frags")): it attaches
  * natively at an MTU over a page where the driver has RX_SG. */

@@ -62,8 +62,7 @@ static unsigned long long proc_starttime(pid_t pid)
 	return v;
 }
 
-static void format_addrs(const struct blitz_service_opts *svc, char *out,
-			 size_t len)
+static void format_addrs(const struct blitz_service *svc, char *out, size_t len)
 {
 	char a[INET6_ADDRSTRLEN];
 	size_t used = 0;
@@ -197,7 +196,7 @@ static int sweep_gone(struct serve_state *st, void *ctx)
 }
 
 void serve_state_init(struct serve_state *st, const char *ifname,
-		      const struct blitz_service_opts *svc)
+		      const struct blitz_service *svc)
 {
 	memset(st, 0, sizeof(*st));
 	st->pid = getpid();

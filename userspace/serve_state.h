@@ -26,7 +26,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#include "cli.h"
+#include "service.h"
 
 #define SERVE_STATE_DIR "/run/blitz"
 
@@ -54,7 +54,7 @@ enum serve_state_life {
  * removes the state files left by serves of this network namespace that
  * are gone. Writes nothing. */
 void serve_state_init(struct serve_state *st, const char *ifname,
-		      const struct blitz_service_opts *svc);
+		      const struct blitz_service *svc);
 /* Set the tier and engine pid and write the file (atomically). A failure
  * is said once (at debug level after that) and otherwise ignored: the
  * state file is for status, serving does not depend on it. */

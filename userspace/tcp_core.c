@@ -1763,34 +1763,23 @@ int tcp_core_next_timer_ms(const struct tcp_core *c, uint64_t now_ns)
 /* ------------------------------------------------------------------ */
 
 /*
- * The response bytes, made by http.c from our own copy of the body: whole
+ * Our copy of the prebuilt responses (service_responses()): whole
  * responses when the body is inline, else the header section of each kind
- * followed by the body (http_response_iov), so a retransmission can
- * rebuild any segment from the same bytes.
+ * followed by our own copy of the body (http_response_iov), so a
+ * retransmission can rebuild any segment from the same bytes whatever the
+ * caller does with its buffers.
  */
-static int build_responses(struct tcp_core *c, const void *body, size_t blen,
-			   const char *ctype, time_t now)
+static int copy_responses(struct tcp_core *c, const struct http_responses *r)
 {
-	char err[160] = "";
-	int k, ret;
+	int k;
 
-	if (blen) {
-		c->body = malloc(blen);
+	c->resp = *r;
+	if (!r->body_inline && r->body_len) {
+		c->body = malloc(r->body_len);
 		if (!c->body)
 			return -ENOMEM;
-		memcpy(c->body, body, blen);
-	}
-	ret = http_responses_build(&c->resp, c->body, blen, ctype, now, err,
-				   sizeof(err));
-	if (ret) {
-		pr_warn("tcp core: cannot build responses: %s\n",
-			err[0] ? err : strerror(-ret));
-		return ret;
-	}
-	if (c->resp.body_inline) {
-		/* http.c copied it into the responses: ours is not needed. */
-		free(c->body);
-		c->body = NULL;
+		memcpy(c->body, r->body, r->body_len);
+		c->resp.body = c->body;
 	}
 	for (k = 0; k < BLITZ_RESP_KINDS; k++) {
 		struct iovec iov[2];
@@ -1816,9 +1805,15 @@ struct tcp_core *tcp_core_new(const struct tcp_core_params *p)
 		errno = EINVAL;
 		return NULL;
 	}
-	if (p->body_len > BLITZ_BODY_MAX || (p->body_len && !p->body)) {
+	if (!p->resp) {
+		pr_warn("tcp core: no responses to send\n");
+		errno = EINVAL;
+		return NULL;
+	}
+	if (p->resp->body_len > BLITZ_BODY_MAX ||
+	    (!p->resp->body_inline && p->resp->body_len && !p->resp->body)) {
 		pr_warn("tcp core: body of %zu bytes: at most %u bytes\n",
-			p->body_len, BLITZ_BODY_MAX);
+			p->resp->body_len, BLITZ_BODY_MAX);
 		errno = EMSGSIZE;
 		return NULL;
 	}
@@ -1832,6 +1827,7 @@ struct tcp_core *tcp_core_new(const struct tcp_core_params *p)
 	if (!c)
 		goto fail;
 	c->p = *p;
+	c->p.resp = NULL; /* read during tcp_core_new only */
 	if (!c->p.table_size)
 		c->p.table_size = TCP_CORE_DEFAULT_TABLE;
 	if (!c->p.rx_bufs)
@@ -1923,12 +1919,14 @@ struct tcp_core *tcp_core_new(const struct tcp_core_params *p)
 	clock_gettime(CLOCK_MONOTONIC, &mono);
 	c->mono_to_unix_ns = ((int64_t)rt.tv_sec - mono.tv_sec) * 1000000000ll +
 			     (rt.tv_nsec - mono.tv_nsec);
-	ret = build_responses(c, p->body, p->body_len, p->content_type,
-			      rt.tv_sec);
+	ret = copy_responses(c, p->resp);
 	if (ret) {
 		err = -ret;
+		pr_warn("tcp core: cannot copy the responses: %s\n",
+			strerror(err));
 		goto fail;
 	}
+	http_responses_set_date(&c->resp, rt.tv_sec);
 	c->date_sec = (uint64_t)rt.tv_sec;
 	return c;
 fail:

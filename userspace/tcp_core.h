@@ -131,6 +131,8 @@
 
 #include "../bpf/blitz_shared.h"
 
+struct http_responses;
+
 #define TCP_CORE_DEFAULT_TABLE 65536 /* connections per core (per queue) */
 #define TCP_CORE_RESP_QUEUE 32	     /* responses owed per connection */
 #define TCP_CORE_TX_BATCH 64 /* TX frames handed to ops->tx_send at once */
@@ -188,12 +190,10 @@ struct tcp_core_params {
 	 * which each connection remembers). */
 	uint8_t mac[6];
 
-	/* What to answer: the body (copied at init, any size up to 16 MiB;
-	 * a 64 KiB --body-file is fine) and the content type. The response
-	 * bytes are made by http.c (same bytes as every engine). */
-	const void *body;
-	size_t body_len;
-	const char *content_type; /* NULL: "text/plain" */
+	/* What to answer: the prebuilt responses (service_responses(), the
+	 * same bytes every engine sends), copied at init with the body they
+	 * reference (any size up to 16 MiB), so the caller may free them. */
+	const struct http_responses *resp;
 
 	/* Connections in the table; 0: TCP_CORE_DEFAULT_TABLE. */
 	uint32_t table_size;
@@ -281,9 +281,10 @@ struct tcp_core; /* opaque */
 
 /*
  * Make a core: allocates everything it will ever use (table, connection
- * array, reassembly pool, the response bytes) and builds the responses.
+ * array, reassembly pool, its copy of the responses and their body).
  * Returns NULL on failure with errno set and one pr_warn line saying what
- * failed (ENOMEM, EINVAL for bad params, EMSGSIZE for a body over 16 MiB).
+ * failed (ENOMEM, EINVAL for bad params or no responses, EMSGSIZE for a
+ * body over 16 MiB).
  * Syscalls: malloc/mmap, getrandom, clock_gettime. Not on a hot path.
  */
 struct tcp_core *tcp_core_new(const struct tcp_core_params *p);

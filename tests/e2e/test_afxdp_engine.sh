@@ -187,6 +187,7 @@ cat >"$TMP/driver.c" <<'CEOF'
 #include <string.h>
 #include "afxdp_engine.h"
 #include "cli.h"
+#include "http.h"
 #include "loader.h"
 #include "log.h"
 static volatile sig_atomic_t stop;
@@ -197,17 +198,18 @@ static void on_sig(int s)
 }
 int main(int argc, char **argv)
 {
-	struct blitz_service_opts svc, small;
+	static struct http_responses resp;
+	struct blitz_service svc, small;
 	struct blitz_loaded *l;
 	int ret;
 
 	if (argc != 4)
 		return 2;
 	setvbuf(stdout, NULL, _IOLBF, 0);
-	service_opts_init(&svc);
-	if (service_opt_parse(&svc, 'p', argv[2]) != 1 ||
-	    service_opt_parse(&svc, OPT_BODY_FILE, argv[3]) != 1 ||
-	    service_opts_finish(&svc))
+	service_init(&svc);
+	if (service_set_port(&svc, argv[2]) ||
+	    service_read_body_file(&svc, argv[3]) ||
+	    service_finish(&svc) || service_responses(&svc, &resp))
 		return 1;
 	small = svc;
 	small.body = "x";
@@ -223,6 +225,7 @@ int main(int argc, char **argv)
 	struct afxdp_engine_opts xo = {.ifname = argv[1],
 				       .xsks_fd = blitz_loaded_xsks_fd(l),
 				       .svc = &svc,
+				       .resp = &resp,
 				       .cpu_first = -1,
 				       .counters_fd = blitz_loaded_counters_fd(l)};
 	ret = afxdp_engine_run(&xo, &stop);

@@ -194,12 +194,14 @@ cat >"$TMP/attach.c" <<'CEOF'
 #include <stdlib.h>
 #include <bpf/bpf.h>
 #include "cli.h"
+#include "http.h"
 #include "loader.h"
 #include "log.h"
 int main(int argc, char **argv)
 {
-	struct blitz_service_opts svc;
-	struct blitz_loader_opts lo = {.ifname = argv[1]};
+	static struct http_responses resp;
+	struct blitz_service svc;
+	struct blitz_loader_opts lo = {.ifname = argv[1], .resp = &resp};
 	struct blitz_loaded *l;
 	struct blitz_config c;
 	__u32 k = 0;
@@ -207,9 +209,9 @@ int main(int argc, char **argv)
 	if (argc != 4)
 		return 2;
 	lo.engine = atoi(argv[2]) ? BLITZ_MODE_AFXDP : BLITZ_MODE_XDP;
-	service_opts_init(&svc);
-	if (service_opt_parse(&svc, OPT_BODY_FILE, argv[3]) != 1 ||
-	    service_opts_finish(&svc))
+	service_init(&svc);
+	if (service_read_body_file(&svc, argv[3]) ||
+	    service_finish(&svc) || service_responses(&svc, &resp))
 		return 2;
 	lo.svc = &svc;
 	blitz_log_quiet_libs();

@@ -320,10 +320,10 @@ static const char get_req[] = "GET / HTTP/1.1\r\nHost: f\r\n\r\n";
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	static uint8_t f[FRAME_SZ + 128];
+	static struct http_responses hello;
 	struct tcp_core_params p = {
 		.port = 8080,
-		.body = "Hello World!",
-		.body_len = 12,
+		.resp = &hello,
 		.table_size = 8,
 		.rx_bufs = 2,
 		.secret = {1, 2},
@@ -342,8 +342,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	pe.on = false;
 	if (big) {
 		big_setup();
-		p.body = big_body;
-		p.body_len = BIG_BODY;
+		p.resp = &big_resp;
+	} else if (!hello.len[BLITZ_RESP_GET_KA] &&
+		   http_responses_build(&hello, "Hello World!", 12, NULL, 0,
+					NULL, 0)) {
+		abort();
 	}
 	now_ns = 10ull * 1000000000ull;
 	got_any = 0;

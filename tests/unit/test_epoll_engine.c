@@ -23,7 +23,7 @@
 #include "http.h"
 #include "testlib.h"
 
-static struct blitz_service_opts svc;
+static struct blitz_service svc;
 static struct http_responses ref; /* what the engine must send */
 static struct epoll_engine *eng;
 static uint16_t port;
@@ -54,6 +54,7 @@ static int start(int max_conns, int idle_ms, int header_ms)
 {
 	struct epoll_engine_opts o = {
 		.svc = &svc,
+		.resp = &ref, /* as serve builds them, once */
 		.threads = 1,
 		.max_conns = max_conns,
 		.idle_timeout_ms = idle_ms,
@@ -468,7 +469,7 @@ static void test_graceful_stop(void)
 static void test_port_in_use(void)
 {
 	struct epoll_engine *e2;
-	struct epoll_engine_opts o = {.svc = &svc, .threads = 1};
+	struct epoll_engine_opts o = {.svc = &svc, .resp = &ref, .threads = 1};
 	uint16_t saved = svc.port;
 
 	if (start(0, 0, 0)) {
@@ -599,13 +600,15 @@ out:
  * after start (the engine keeps its own copy). */
 static void run_big_suite(size_t blen)
 {
-	struct blitz_service_opts bsvc;
-	struct epoll_engine_opts o = {.svc = &bsvc, .threads = 1};
+	static struct http_responses bresp; /* from bsvc's own buffer */
+	struct blitz_service bsvc;
+	struct epoll_engine_opts o = {
+		.svc = &bsvc, .resp = &bresp, .threads = 1};
 	struct epoll_engine_stats st;
 	uint8_t *keep = malloc(blen);
 	size_t i;
 
-	service_opts_init(&bsvc);
+	service_init(&bsvc);
 	bsvc.port = 0;
 	bsvc.n_addr4 = 1;
 	bsvc.addr4[0].s_addr = htonl(INADDR_LOOPBACK);
@@ -619,7 +622,7 @@ static void run_big_suite(size_t blen)
 	for (i = 0; i < blen; i++)
 		keep[i] = (uint8_t)(i * 2654435761u >> 24);
 	memcpy(bsvc.body, keep, blen);
-	if (epoll_engine_start(&o, &eng) ||
+	if (service_responses(&bsvc, &bresp) || epoll_engine_start(&o, &eng) ||
 	    http_responses_build(&big_ref, keep, blen, bsvc.content_type,
 				 time(NULL), NULL, 0)) {
 		printf("FAIL big_suite_%zu: engine start\n", blen);
@@ -647,7 +650,7 @@ static void run_big_suite(size_t blen)
 		printf("PASS test_big_counters\n");
 	}
 out:
-	service_opts_free(&bsvc);
+	service_free(&bsvc);
 	free(keep);
 }
 
@@ -656,11 +659,11 @@ int main(void)
 	struct epoll_engine_stats st;
 	int fds0, fds1;
 
-	service_opts_init(&svc);
+	service_init(&svc);
 	svc.port = 0; /* the kernel picks; the engine keeps it */
 	svc.n_addr4 = 1;
 	svc.addr4[0].s_addr = htonl(INADDR_LOOPBACK);
-	if (service_opts_finish(&svc) ||
+	if (service_finish(&svc) ||
 	    http_responses_build(&ref, svc.body, svc.body_len, svc.content_type,
 				 time(NULL), NULL, 0)) {
 		printf("FAIL setup: service options\n");
@@ -691,6 +694,6 @@ int main(void)
 	T_RUN(test_port_in_use);
 	run_big_suite(65536);
 	run_big_suite(1u << 20);
-	service_opts_free(&svc);
+	service_free(&svc);
 	T_EXIT();
 }

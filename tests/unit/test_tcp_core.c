@@ -86,19 +86,28 @@ static const uint8_t CLI_MAC[6] = {2, 0, 0, 0, 0, 2};
 
 static uint64_t now_ns = 1000 * MS;
 
+/* A core answering with body: the responses are built here, as serve
+ * builds them once for its engines, and the core copies them. A body the
+ * builder refuses (over 16 MiB) is refused at init with its errno. */
 static struct tcp_core *mk_core_ex(uint32_t table, const void *body,
 				   size_t blen, uint32_t isn_offset)
 {
+	static struct http_responses r;
 	struct tcp_core_params p = {
 		.port = PORT,
-		.body = body,
-		.body_len = blen,
+		.resp = &r,
 		.table_size = table,
 		.secret = {0x1234, 0x5678},
 		.isn_offset = isn_offset,
 		.ops = &fake_ops,
 	};
 
+	int ret = http_responses_build(&r, body, blen, NULL, 0, NULL, 0);
+
+	if (ret) {
+		errno = -ret;
+		return NULL;
+	}
 	memcpy(p.mac, SRV_MAC, 6);
 	wire_reset();
 	return tcp_core_new(&p);
