@@ -42,7 +42,7 @@ DPDK_BIN  := $(BUILD)/blitz-dpdk
 endif
 endif
 
-.PHONY: all deps test demo bench docs lint format clean install uninstall man
+.PHONY: all deps test demo demo-fleet bench docs lint format clean install uninstall man
 all: $(BUILD)/blitz $(BPF_OBJS) $(UNIT_BINS) $(BPFT_BINS) $(FUZZ_BINS) $(DPDK_BIN)
 
 deps:
@@ -111,6 +111,13 @@ demo:
 	./scripts/install-deps.sh
 	$(MAKE) all
 	./scripts/demo.sh
+
+# A fleet of blitz hosts behind an ECMP router, one key file, keep-alive
+# clients across rehashes; prints every host's counters.
+demo-fleet:
+	./scripts/install-deps.sh
+	$(MAKE) all
+	./scripts/demo-fleet.sh
 
 DURATION ?= 10
 CONNS    ?= 10 64 100 300
