@@ -1,5 +1,5 @@
 # table-md.jq - bench.sh's Markdown table (the README's), from its JSON.
-"Server-bound peak of each engine (median of \(.runs) runs; fair placement: \(.placement)):",
+"Server-bound peak of each engine (median of \(.runs) runs; placement: \(.placement)):",
 "",
 "| engine | peak RPS | spread | ns / request | × nginx RPS | × nginx cost | measured with | bound by |",
 "|---|--:|--:|--:|--:|--:|---|---|",
