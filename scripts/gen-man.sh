@@ -1,38 +1,39 @@
 #!/bin/bash
-# gen-man.sh BLITZ - write the blitz(8) man page on stdout, generated from
-# the binary's own usage texts (`blitz -h` and `blitz <verb> -h` for each
-# verb it lists), so the page cannot drift from the CLI.
+# gen-man.sh BLITZ - write the blitz(8) man page on stdout. The synopsis
+# and every command's options come from the binary's option tables
+# (`blitz help --synopsis`, `blitz help --man`), so the page cannot drift
+# from the CLI; this script adds the header and the sections around them.
 set -euo pipefail
 bin=${1:?usage: gen-man.sh path/to/blitz}
 version=$("$bin" --version | awk '{ print $2 }')
 
-# roff-escape text: backslashes, and lines starting with . or '.
+# roff-escape plain text: backslashes, and lines starting with . or '.
 esc() { sed -e 's/\\/\\e/g' -e "s/^\([.']\)/\\\\\&\1/"; }
-
-verbs=$("$bin" -h | awk '/^commands:/ { on = 1; next } on && NF && $1 !~ /^-/ { print $1 }')
 
 cat <<ROFF
 .TH BLITZ 8 "" "blitz $version" "System Administration"
 .SH NAME
 blitz \- answer HTTP/1.1 hello-world requests before the kernel's TCP stack
 .SH SYNOPSIS
+.nf
 ROFF
-for v in $verbs; do
-	printf '.B blitz %s\n' "$v"
-	"$bin" "$v" -h | head -1 | sed -e 's/^usage: blitz [a-z]* *//' | esc
-	printf '.br\n'
-done
+"$bin" help --synopsis | esc
 cat <<ROFF
+.fi
 .SH DESCRIPTION
+blitz answers HTTP/1.1 "hello" requests in the NIC driver (XDP), on AF_XDP
+sockets or a DPDK port, and passes whatever the fast path does not answer
+to the kernel's TCP stack on the same connection. Start with
+.B blitz doctor
+.IR ifname ,
+then
+.B blitz load
+(no process stays) or
+.B blitz serve
+(in the foreground, or as the systemd unit blitz@<ifname>.service).
+.SH COMMANDS
 ROFF
-"$bin" -h | awk 'NR > 2 && /^commands:/ { exit } NR > 2' | esc
-printf '.SH COMMANDS\n'
-for v in $verbs; do
-	printf '.SS %s\n' "$v"
-	printf '.nf\n'
-	"$bin" "$v" -h | tail -n +2 | esc
-	printf '.fi\n'
-done
+"$bin" help --man
 cat <<ROFF
 .SH FILES
 .TP

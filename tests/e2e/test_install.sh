@@ -67,7 +67,8 @@ for u in "$s" "$l"; do
 done
 check "${T}_units_directives" "missing:$why" test -z "$why"
 
-# blitz(8): renders cleanly and holds every verb's options.
+# blitz(8): renders cleanly and holds every verb and every option of its
+# -h (both come from the option tables: blitz help --man).
 MAN=$D/usr/share/man/man8/blitz.8
 if command -v groff >/dev/null; then
 	groff -man -ww -z "$MAN" >"$TMP/groff" 2>&1
@@ -76,15 +77,18 @@ else
 	skip "${T}_man_lint" "groff is not installed (scripts/install-deps.sh)"
 fi
 if command -v man >/dev/null; then
-	MANWIDTH=200 man -l "$MAN" 2>/dev/null | sed 's/^ *//' >"$TMP/man.txt"
-	why=
-	for v in load unload status stats serve bench doctor; do
-		"$D/usr/sbin/blitz" "$v" -h | sed -n '3,$p' | sed 's/^ *//' | grep -v '^$' |
-			while IFS= read -r line; do
-				grep -qF -- "$line" "$TMP/man.txt" || { echo "$v: $line"; break; }
-			done >>"$TMP/man_missing"
+	LC_ALL=C MANWIDTH=200 man -l "$MAN" 2>/dev/null >"$TMP/man.txt"
+	: >"$TMP/man_missing"
+	verbs=$("$D/usr/sbin/blitz" -h | awk '/^commands:/ { on = 1; next } on && NF && $1 !~ /^-/ { print $1 }')
+	for v in $verbs; do
+		[ "$v" = help ] && continue
+		grep -qE "^ +blitz $v( |$)" "$TMP/man.txt" || echo "no section for $v" >>"$TMP/man_missing"
+		for o in $("$D/usr/sbin/blitz" "$v" -h | grep -oE -- '--[a-z][a-z-]*' | sort -u); do
+			grep -qF -- "$o" "$TMP/man.txt" || echo "$v $o" >>"$TMP/man_missing"
+		done
 	done
-	check "${T}_man_from_usage" "not in the man page: $(head -3 "$TMP/man_missing" 2>/dev/null)" test ! -s "$TMP/man_missing"
+	check "${T}_man_from_usage" "verbs '${verbs//$'\n'/ }'; not in the man page: $(head -3 "$TMP/man_missing" | tr '\n' ' ')" \
+		test -n "$verbs" -a ! -s "$TMP/man_missing"
 else
 	skip "${T}_man_from_usage" "man is not installed (scripts/install-deps.sh)"
 fi
