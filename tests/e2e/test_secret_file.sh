@@ -198,4 +198,31 @@ else
 	stop_served
 fi
 
+
+# blitz-dpdk (through serve, which hands it the path) takes the file too.
+DPDK=$(dirname "$BLITZ")/blitz-dpdk
+serve_dpdk() { # NS_PREFIX IFNAME LOG
+	# shellcheck disable=SC2086
+	$1 "$BLITZ" serve "$2" --engine dpdk -a "$FLEET_VIP" -p 80 --secret-file "$KEY" >"$3" 2>&1 &
+	SERVED+=($!)
+	wait_line "$3" '^blitz-dpdk: serving' $! 20
+}
+if [ ! -x "$DPDK" ] || [ ! -c /dev/net/tun ]; then
+	skip "${T}_dpdk_same_key_same_cookie" "no blitz-dpdk or no /dev/net/tun"
+elif serve_dpdk "$S1" "$IF1" "$TMP/dp1.log" && serve_dpdk "$S2" "$IF2" "$TMP/dp2.log"; then
+	a=$(synack "$NH1")
+	b=$(synack "$NH2")
+	if [ "$a" != "$b" ]; then # the 64 s clock may have ticked between
+		a=$(synack "$NH1")
+		b=$(synack "$NH2")
+	fi
+	stop_served
+	check "${T}_dpdk_same_key_same_cookie" "host 1 '$a', host 2 '$b'" same "$a" "$b"
+	grep -q -- "--secret-file $KEY" "$TMP/dp1.log" && ! grep -qi "$KEYHEX" "$TMP"/dp[12].log
+	check "${T}_dpdk_gets_the_path_not_the_key" "serve's exec line: $(grep -m1 'exec' "$TMP/dp1.log")" \
+		[ $? = 0 ]
+else
+	skip "${T}_dpdk_same_key_same_cookie" "blitz-dpdk did not start: $(grep -vE '^(EAL|  )' "$TMP/dp1.log" "$TMP/dp2.log" 2>/dev/null | tail -1)"
+	stop_served
+fi
 e2e_status
