@@ -225,14 +225,14 @@ struct blitz_ck2_ring {
 	struct blitz_ck2_slot slot[BLITZ_CK2_SLOTS];
 };
 
-/* The key of epoch e in a slot, 0 if it is not in the ring. */
-BLITZ_INLINE const struct blitz_ck2_key *
-blitz_ck2_ek(const struct blitz_ck2_slot *s, __u64 e)
+/* Is the key of epoch e in the slot's ring? (Then it is ek[e % 8]; no
+ * pointer-or-NULL here: the BPF verifier loses track of merged ones.) */
+BLITZ_INLINE int blitz_ck2_has(const struct blitz_ck2_slot *s, __u64 e)
 {
-	if (s->ep[e & (BLITZ_CK2_RING - 1)] != e)
-		return 0;
-	return &s->ek[e & (BLITZ_CK2_RING - 1)];
+	return s->ep[e & (BLITZ_CK2_RING - 1)] == e;
 }
+
+#define BLITZ_CK2_EK(s, e) (&(s)->ek[(e) & (BLITZ_CK2_RING - 1)])
 
 /* Derive the epoch key for entry i (epoch e_now - i) of a slot, if missing. */
 BLITZ_INLINE void blitz_ck2_slot_fill_one(struct blitz_ck2_slot *s, __u64 e_now,
@@ -248,10 +248,31 @@ BLITZ_INLINE void blitz_ck2_slot_fill_one(struct blitz_ck2_slot *s, __u64 e_now,
 	s->ep[idx] = e;
 }
 
+/* Make a slot hold master key (m0, m1): derive its offset key and forget
+ * its epoch keys, unless it holds that key already (9 SipHashes... 2). */
+BLITZ_INLINE void blitz_ck2_slot_rekey(struct blitz_ck2_slot *s, __u64 m0,
+				       __u64 m1)
+{
+	__u32 i;
+
+	if (s->master[0] == m0 && s->master[1] == m1 && s->off.k0)
+		return;
+	s->master[0] = m0;
+	s->master[1] = m1;
+	blitz_ck2_kdf(&s->off, m0, m1, BLITZ_CK2_TAG_OFF, 0);
+	/* A zero offset key marks an unsynced slot: never derive one. */
+	if (!s->off.k0)
+		s->off.k0 = 1;
+	/* no epoch ~0 - 8 - i is ever asked for */
+	for (i = 0; i < BLITZ_CK2_RING; i++)
+		s->ep[i] = ~0ULL - BLITZ_CK2_RING;
+}
+
 /*
  * Make a slot hold master key (m0, m1) at epoch e_now with flags. Work is
  * done only for what changed: a new key derives the offset key and all
- * RING epoch keys (18 SipHashes), a new epoch one epoch key (2).
+ * RING epoch keys (18 SipHashes), a new epoch one epoch key (2). (The BPF
+ * programs run the same steps, the loop through bpf_loop.)
  */
 BLITZ_INLINE void blitz_ck2_slot_sync(struct blitz_ck2_slot *s, __u64 m0,
 				      __u64 m1, __u64 e_now, __u32 flags)
@@ -259,18 +280,7 @@ BLITZ_INLINE void blitz_ck2_slot_sync(struct blitz_ck2_slot *s, __u64 m0,
 	__u32 i;
 
 	s->flags = flags;
-	if (s->master[0] != m0 || s->master[1] != m1 || !s->off.k0) {
-		s->master[0] = m0;
-		s->master[1] = m1;
-		blitz_ck2_kdf(&s->off, m0, m1, BLITZ_CK2_TAG_OFF, 0);
-		/* no epoch ~0 - i is ever asked for */
-		for (i = 0; i < BLITZ_CK2_RING; i++)
-			s->ep[i] = ~0ULL - BLITZ_CK2_RING;
-		/* A zero offset key marks an unsynced slot: never derive one.
-		 */
-		if (!s->off.k0)
-			s->off.k0 = 1;
-	}
+	blitz_ck2_slot_rekey(s, m0, m1);
 	for (i = 0; i < BLITZ_CK2_RING; i++)
 		blitz_ck2_slot_fill_one(s, e_now, i);
 }
@@ -348,14 +358,21 @@ BLITZ_INLINE __u32 blitz_ck2_isn_mac(const struct blitz_ck2_key *ek, __u64 flow,
 	       ((1U << BLITZ_CK2_ISN_MAC_FIELD) - 1);
 }
 
+/* The TSval layout, given the MAC. */
+BLITZ_INLINE __u32 blitz_ck2_tsval_mac(__u64 e, __u64 flow, __u32 opts,
+				       __u32 mac, __u32 a, __u32 x)
+{
+	return (__u32)flow + a + x + ((__u32)e << BLITZ_CK2_TS_EPOCH_SHIFT) +
+	       (mac << BLITZ_CK2_OPT_BITS) + (opts & BLITZ_CK2_OPT_MASK);
+}
+
 /* The TSval of a segment minted in epoch e whose sequence space ends at a
  * (seq + SYN + payload + FIN) and that acknowledges x. */
 BLITZ_INLINE __u32 blitz_ck2_tsval(const struct blitz_ck2_key *ek, __u64 e,
 				   __u64 flow, __u32 opts, __u32 a, __u32 x)
 {
-	return (__u32)flow + a + x + ((__u32)e << BLITZ_CK2_TS_EPOCH_SHIFT) +
-	       (blitz_ck2_ts_mac(ek, flow, opts) << BLITZ_CK2_OPT_BITS) +
-	       (opts & BLITZ_CK2_OPT_MASK);
+	return blitz_ck2_tsval_mac(e, flow, opts,
+				   blitz_ck2_ts_mac(ek, flow, opts), a, x);
 }
 
 BLITZ_INLINE __u32 blitz_ck2_isn(const struct blitz_ck2_key *ek, __u64 e,
@@ -378,6 +395,8 @@ struct blitz_ck2_hit {
 	__u64 epoch; /* epoch it was minted in */
 	__u32 opts;
 	__u32 slot;
+	__u32 mac; /* the TSval MAC of that epoch (timestamps only) */
+	__u32 pad;
 };
 
 /* The age (in epochs, 0..7) a TSval's epoch field says, relative to e_now. */
@@ -396,7 +415,7 @@ BLITZ_INLINE int blitz_ck2_ts_check_slot(const struct blitz_ck2_slot *s,
 {
 	const struct blitz_ck2_key *ek;
 	__u64 flow, e;
-	__u32 d, age, opts;
+	__u32 d, age, opts, mac;
 
 	if (!(s->flags & (BLITZ_CK2_ACCEPT | BLITZ_CK2_RST)))
 		return BLITZ_CK2_BAD;
@@ -404,16 +423,17 @@ BLITZ_INLINE int blitz_ck2_ts_check_slot(const struct blitz_ck2_slot *s,
 	d = tsecr - (__u32)flow - ack - seq;
 	age = blitz_ck2_ts_age(e_now, d);
 	e = e_now - age;
-	ek = blitz_ck2_ek(s, e);
-	if (!ek)
+	if (!blitz_ck2_has(s, e))
 		return BLITZ_CK2_BAD;
+	ek = BLITZ_CK2_EK(s, e);
 	opts = d & BLITZ_CK2_OPT_MASK;
-	if (((d >> BLITZ_CK2_OPT_BITS) ^ blitz_ck2_ts_mac(ek, flow, opts)) &
-	    BLITZ_CK2_TS_MAC_CMP)
+	mac = blitz_ck2_ts_mac(ek, flow, opts);
+	if (((d >> BLITZ_CK2_OPT_BITS) ^ mac) & BLITZ_CK2_TS_MAC_CMP)
 		return BLITZ_CK2_BAD;
 	h->flow = flow;
 	h->epoch = e;
 	h->opts = opts;
+	h->mac = mac;
 	if (age <= 1 && (s->flags & BLITZ_CK2_ACCEPT))
 		return BLITZ_CK2_OK;
 	return BLITZ_CK2_EXPIRED;
@@ -465,9 +485,9 @@ BLITZ_INLINE int blitz_ck2_isn_check_slot(const struct blitz_ck2_slot *s,
 	 * parity two epochs earlier is the expired one a RST is owed. */
 	e = e_now - ((e_now ^ isn) & 1);
 	for (i = 0; i < 2; i++, e -= 2) {
-		ek = blitz_ck2_ek(s, e);
-		if (!ek)
+		if (!blitz_ck2_has(s, e))
 			break;
+		ek = BLITZ_CK2_EK(s, e);
 		want = blitz_ck2_isn_mac(ek, flow, peer_isn, opts, 0);
 		if ((want ^ (isn >> (BLITZ_CK2_OPT_BITS + 1))) &
 		    BLITZ_CK2_ISN_MAC_CMP)
@@ -519,12 +539,15 @@ BLITZ_INLINE __u32 blitz_ck2_reply_tsval(const struct blitz_ck2_ring *r,
 					 __u32 x)
 {
 	const struct blitz_ck2_slot *s = &r->slot[h->slot & 1];
-	__u64 e = h->epoch > r->e_mint ? h->epoch : r->e_mint;
-	const struct blitz_ck2_key *ek = blitz_ck2_ek(s, e);
+	__u64 e = h->epoch;
 
-	if (!ek) /* cannot happen: e is e_now or e_now - 1 */
+	/* The MAC checked on the way in, unless the mint epoch is later. */
+	if (e >= r->e_mint)
+		return blitz_ck2_tsval_mac(e, h->flow, h->opts, h->mac, a, x);
+	e = r->e_mint;
+	if (!blitz_ck2_has(s, e)) /* cannot happen: e_now or e_now - 1 */
 		return 0;
-	return blitz_ck2_tsval(ek, e, h->flow, h->opts, a, x);
+	return blitz_ck2_tsval(BLITZ_CK2_EK(s, e), e, h->flow, h->opts, a, x);
 }
 
 /*
@@ -538,10 +561,10 @@ BLITZ_INLINE int blitz_ck2_synack(const struct blitz_ck2_ring *r,
 				  __u32 *isn, __u32 *tsval)
 {
 	const struct blitz_ck2_slot *s = &r->slot[0];
-	const struct blitz_ck2_key *ek = blitz_ck2_ek(s, r->e_mint);
+	const struct blitz_ck2_key *ek = BLITZ_CK2_EK(s, r->e_mint);
 	__u64 flow;
 
-	if (!(s->flags & BLITZ_CK2_MINT) || !ek)
+	if (!(s->flags & BLITZ_CK2_MINT) || !blitz_ck2_has(s, r->e_mint))
 		return -1;
 	flow = blitz_ck2_flow(s, t);
 	*isn = blitz_ck2_isn(ek, r->e_mint, flow, peer_isn, opts, ts);

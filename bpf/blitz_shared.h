@@ -84,6 +84,15 @@ struct blitz_config {
 	__u32 n_macs;
 	__u32 flags; /* BLITZ_CFG_* */
 	__u64 macs[BLITZ_MAX_MACS];
+	/* Cookie v2 (docs/cookie-v2.md): the previous key after a rotation,
+	 * accepted until prev_accept_unix_ns and answered with RST until
+	 * prev_rst_unix_ns (unix time in ns; both 0: no previous key). */
+	__u64 secret_prev[2];
+	__u64 prev_accept_unix_ns;
+	__u64 prev_rst_unix_ns;
+	/* Added to the unix time of the cookie clock only (not the Date):
+	 * 0 in service; tests place the clock in or across epochs with it. */
+	__s64 cookie_clock_adj_ns;
 };
 
 /* The six bytes of a MAC as one number (byte i in bits 8i..8i+7). */
@@ -132,6 +141,8 @@ static inline __u64 blitz_mac_u64(const __u8 *m)
 	  "no timestamps, not the segment completing the handshake")           \
 	X(DROP_PURE_ACK, "drop_pure_ack", "pure ACKs and last ACK of close")   \
 	X(DROP_RST, "drop_rst", "RST segments")                                \
+	X(RST_EXPIRED, "rst_expired",                                          \
+	  "RSTs to a cookie of an expired epoch or a retired key")             \
 	X(HANDOFF, "handoff", "segments handed to a kernel socket (TC)")       \
 	X(HANDOFF_FAIL, "handoff_fail", "hand-offs the kernel refused")
 

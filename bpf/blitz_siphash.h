@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * blitz_siphash.h - SipHash-c-d (Aumasson and Bernstein), the one keyed
- * hash of blitz: the xdp engine's cookies (blitz_cookie.h) and the TCP
+ * hash of blitz: the xdp engine's cookies (blitz_cookie2.h) and the TCP
  * core's ISNs, timestamp offsets and connection-table hash.
  *
  * Compiles with clang -target bpf and with the userspace compiler: plain

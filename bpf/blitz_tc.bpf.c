@@ -9,10 +9,11 @@
  *   - a kernel socket owns it (established, time-wait, request sock):
  *     TC_ACT_OK, the kernel carries on as usual;
  *   - only the listener: the segment is validated with the XDP program's
- *     own cookie functions (blitz_cookie.h: the TSecr MAC, or without
- *     timestamps only the handshake-completing segment); a bad one is
- *     dropped and counted, a good one gets a request sock from
- *     bpf_sk_assign_tcp_reqsk(), and the kernel builds the connection
+ *     own cookie functions (blitz_ring.h, cookie v2: the TSecr cookie, or
+ *     without timestamps only the handshake-completing segment); a bad
+ *     one is dropped and counted, a good one gets a request sock from
+ *     bpf_sk_assign_tcp_reqsk() with the MSS, window scale and SACK the
+ *     cookie carries, and the kernel builds the connection
  *     from this segment's numbers (ISNs = seq - 1 and ack - 1); the
  *     segments that follow it in the same batch pass untouched (the
  *     "recent" map), as TCP will find the connection by then;
@@ -37,7 +38,8 @@
 #include <bpf/bpf_endian.h>
 
 #include "blitz_addr.h"
-#include "blitz_cookie.h"
+#include "blitz_ring.h"
+#include "blitz_tcpopt.h"
 
 #define PACKET_HOST 0 /* linux/if_packet.h */
 
@@ -49,13 +51,9 @@
 #define ETH_P_IPV6 0x86DD
 #define IP_MF 0x2000
 #define IP_OFFSET 0x1FFF
-#define TCPOPT_EOL 0
-#define TCPOPT_NOP 1
-#define TCPOPT_TIMESTAMP 8
-#define TCPOLEN_TIMESTAMP 10
-/* The kernel refuses a request sock whose MSS is below these. */
-#define MIN_MSS4 536
-#define MIN_MSS6 1220
+/* The XDP program's window-scale shift, offered when the client offers
+ * scaling (blitz_xdp.bpf.c OUR_WSCALE): the kernel must use the same. */
+#define OUR_WSCALE 7
 /* Ethernet + the largest IPv4 header + the largest TCP header. */
 #define HDR_MAX (14 + 60 + 60)
 
@@ -110,46 +108,16 @@ struct seg {
 
 /* State of the option walk: the option bytes copied to the stack. */
 struct opt_walk {
-	__u8 buf[40];
+	__u8 buf[BLITZ_TCPOPT_BUF];
 	__u32 len; /* option bytes present */
 	__u32 off; /* next option */
-	struct seg *s;
+	struct blitz_tcpopts o;
 };
 
-/* One option per call; 1 stops the walk. */
+/* One option per call (blitz_tcpopt.h, the XDP program's walker). */
 static int walk_one_option(__u32 i, struct opt_walk *w)
 {
-	__u32 off = w->off;
-	__u8 kind, len;
-
-	if (off >= w->len || off >= sizeof(w->buf))
-		return 1;
-	kind = w->buf[off];
-	if (kind == TCPOPT_EOL)
-		return 1;
-	if (kind == TCPOPT_NOP) {
-		w->off = off + 1;
-		return 0;
-	}
-	if (off + 1 >= w->len || off + 1 >= sizeof(w->buf))
-		return 1;
-	len = w->buf[off + 1];
-	if (len < 2 || off + len > w->len)
-		return 1;
-	if (kind == TCPOPT_TIMESTAMP) {
-		if (len == TCPOLEN_TIMESTAMP && off <= sizeof(w->buf) - 10) {
-			__u32 v, e;
-
-			__builtin_memcpy(&v, &w->buf[off + 2], 4);
-			__builtin_memcpy(&e, &w->buf[off + 6], 4);
-			w->s->tsval = bpf_ntohl(v);
-			w->s->tsecr = bpf_ntohl(e);
-			w->s->has_ts = true;
-		}
-		return 1;
-	}
-	w->off = off + len;
-	return 0;
+	return blitz_tcpopt_step(w->buf, w->len, &w->off, &w->o);
 }
 
 /*
@@ -159,17 +127,22 @@ static int walk_one_option(__u32 i, struct opt_walk *w)
  */
 static __always_inline void parse_ts(struct __sk_buff *skb, struct seg *s)
 {
-	struct opt_walk w = {.s = s};
+	struct opt_walk w = {};
 
 	w.len = s->tcp->doff * 4;
 	if (w.len <= sizeof(struct tcphdr))
 		return;
 	w.len -= sizeof(struct tcphdr);
-	if (w.len > sizeof(w.buf))
+	if (w.len > 40)
 		return;
 	if (bpf_skb_load_bytes(skb, s->opt_off, w.buf, w.len))
 		return;
 	bpf_loop(40, walk_one_option, &w, 0);
+	if (w.o.has_ts) {
+		s->has_ts = true;
+		s->tsval = bpf_ntohl(w.o.tsval_be);
+		s->tsecr = bpf_ntohl(w.o.tsecr_be);
+	}
 }
 
 #define NEED_PULL (-1)
@@ -286,39 +259,33 @@ static __always_inline __u32 fill_tuple(const struct seg *s,
 }
 
 /*
- * The XDP program's rule, through its own functions: with timestamps the
- * TSecr must be the MAC we sent; without them the segment must be the one
- * that completes the handshake (ack - 1 is our ISN for its seq - 1).
- * Returns 0 when it is ours, else the counter to drop it with.
+ * The XDP program's rule, through the same functions (blitz_ring.h,
+ * blitz_cookie2.h): with timestamps the TSecr must be the TSval we would
+ * have sent on a segment ending at its ack and acknowledging its seq;
+ * without them the segment must be the one that completes the handshake
+ * (ack - 1 is our ISN for its seq - 1). Returns 0 when it is ours (the
+ * connection's options are then in rc->q.h), else the counter to drop it
+ * with (an expired cookie is dropped here: XDP answers those with RST).
  */
 static __always_inline __u32 cookie_check(const struct blitz_config *cfg,
-					  const struct seg *s)
+					  const struct seg *s,
+					  struct blitz_ring_cache *rc)
 {
-	__u32 ack = bpf_ntohl(s->tcp->ack_seq), isn;
-	__u64 cookie;
+	struct blitz_ck2_q *q = &rc->q;
 
-	if (s->has_ts) {
-		if (!s->v6)
-			cookie = blitz_cookie_v4(cfg->secret[0], cfg->secret[1],
-						 s->saddr[0], s->daddr[0],
-						 s->tcp->source, s->tcp->dest);
-		else
-			cookie = blitz_cookie_v6(cfg->secret[0], cfg->secret[1],
-						 s->saddr, s->daddr,
-						 s->tcp->source, s->tcp->dest);
-		return blitz_cookie_ts_ok(cookie, s->tsecr)
-			       ? 0
-			       : BLITZ_CNT_DROP_BAD_COOKIE;
-	}
 	if (!s->v6)
-		isn = blitz_isn_v4(cfg->secret[0], cfg->secret[1], s->saddr[0],
-				   s->daddr[0], s->tcp->source, s->tcp->dest,
-				   s->seq - 1);
+		blitz_ck2_tuple_v4(&q->t, s->saddr[0], s->daddr[0],
+				   s->tcp->source, s->tcp->dest);
 	else
-		isn = blitz_isn_v6(cfg->secret[0], cfg->secret[1], s->saddr,
-				   s->daddr, s->tcp->source, s->tcp->dest,
-				   s->seq - 1);
-	return blitz_cookie_handshake_ok(isn, ack) ? 0 : BLITZ_CNT_DROP_NO_TS;
+		blitz_ck2_tuple_v6(&q->t, s->saddr, s->daddr, s->tcp->source,
+				   s->tcp->dest);
+	q->seq = s->seq;
+	q->ack = bpf_ntohl(s->tcp->ack_seq);
+	q->tsecr = s->tsecr;
+	q->has_ts = s->has_ts;
+	if (blitz_ck2_q_check(&rc->r, q) == BLITZ_CK2_OK)
+		return 0;
+	return s->has_ts ? BLITZ_CNT_DROP_BAD_COOKIE : BLITZ_CNT_DROP_NO_TS;
 }
 
 static __always_inline void recent_key_of(const struct seg *s,
@@ -359,23 +326,21 @@ static __always_inline void remember_handoff(const struct seg *s)
 
 /* Give the segment a request sock on the listener; the kernel finishes
  * the handshake from it. Returns the TC verdict. */
-static __always_inline int hand_off(struct __sk_buff *skb,
-				    const struct blitz_config *cfg,
-				    struct seg *s, struct sock *listener)
+static __always_inline int hand_off(struct __sk_buff *skb, struct seg *s,
+				    struct sock *listener, __u32 opts)
 {
 	struct bpf_tcp_req_attrs attrs = {};
-	__u32 mss = cfg->mss ? cfg->mss : 1460;
 
-	/* We never learnt the peer's MSS (the SYN was answered statelessly):
-	 * use the one the XDP program advertised (config.mss is IPv4's,
-	 * IPv6 has 20 bytes more of header); the kernel still clamps it to
-	 * the path MTU, and refuses one below the protocol minimum. */
-	if (s->v6)
-		mss = mss > MIN_MSS6 + 20 ? mss - 20 : MIN_MSS6;
-	else if (mss < MIN_MSS4)
-		mss = MIN_MSS4;
-	attrs.mss = mss;
-	/* The SYN-ACK offered no window scaling and no SACK. */
+	/* What the client's SYN said, from the cookie (cookie-v2.md): its
+	 * MSS class (never below the kfunc's floors, 536 and 1220), window
+	 * scaling (its shift; ours is the one XDP offered) and SACK. */
+	attrs.mss = (__u16)blitz_ck2_opts_mss(opts, s->v6);
+	if (blitz_ck2_opts_wscale_ok(opts)) {
+		attrs.wscale_ok = 1;
+		attrs.snd_wscale = (__u8)blitz_ck2_opts_wscale(opts);
+		attrs.rcv_wscale = OUR_WSCALE;
+	}
+	attrs.sack_ok = (__u8)blitz_ck2_opts_sack(opts);
 	if (s->has_ts) {
 		/* The kernel continues TSval from our TSecr (its ts_off). */
 		attrs.tstamp_ok = 1;
@@ -400,6 +365,7 @@ int blitz_handoff(struct __sk_buff *skb)
 	struct blitz_config *cfg;
 	struct bpf_sock *skc;
 	struct tcp_sock *tp;
+	struct blitz_ring_cache *rc;
 	struct seg s = {};
 	__u32 key = 0, tlen, why;
 	int verdict;
@@ -431,14 +397,16 @@ int blitz_handoff(struct __sk_buff *skb)
 	}
 
 	parse_ts(skb, &s);
-	why = cookie_check(cfg, &s);
+	rc = blitz_ring_now(cfg);
+	why = rc ? cookie_check(cfg, &s, rc) : BLITZ_CNT_DROP_BAD_COOKIE;
 	if (why) {
 		cnt_add(why, 1);
 		verdict = TC_ACT_SHOT;
 	} else if (follows_handoff(&s)) {
 		verdict = TC_ACT_OK;
 	} else {
-		verdict = hand_off(skb, cfg, &s, (struct sock *)tp);
+		verdict = hand_off(skb, &s, (struct sock *)tp,
+				   rc ? rc->q.h.opts : 0);
 	}
 	bpf_sk_release(skc);
 	return verdict;

@@ -4,9 +4,11 @@
  * driver with stateless TCP (DESIGN.md, "Stateless TCP in the xdp engine").
  *
  * Owns: the per-frame verdict for the service address:port. SYN -> SYN-ACK
- * with a keyed-hash ISN; validated data with complete trivial requests ->
- * the prebuilt responses rewritten into the same frame (XDP_TX); FIN ->
- * FIN-ACK; pure ACK and RST -> dropped; everything else for the service ->
+ * with cookie v2 (blitz_ring.h, docs/cookie-v2.md); validated data with
+ * complete trivial requests -> the prebuilt responses rewritten into the
+ * same frame (XDP_TX), no segment above the client's MSS class; FIN ->
+ * FIN-ACK; an expired cookie -> RST; pure ACK and RST -> dropped;
+ * everything else for the service ->
  * XDP_PASS to the kernel path, counted by reason. In afxdp mode, service
  * traffic is redirected to the XSKMAP instead.
  *
@@ -30,8 +32,9 @@
 #include <bpf/bpf_endian.h>
 
 #include "blitz_addr.h"
-#include "blitz_cookie.h"
 #include "blitz_http_dfa.h"
+#include "blitz_ring.h"
+#include "blitz_tcpopt.h"
 
 #define ETH_HLEN 14
 #define ETH_P_IP 0x0800
@@ -48,15 +51,11 @@
 #define TH_PSH 0x08
 #define TH_ACK 0x10
 
-#define TCPOPT_EOL 0
-#define TCPOPT_NOP 1
-#define TCPOPT_TS 8
-#define TCPOLEN_TS 10
-
 #define DEFAULT_MSS 1460 /* Ethernet MTU 1500 - IPv4 - TCP */
 #define PAYLOAD_MAX 2048 /* longest request segment parsed here */
 #define MAX_PIPELINE 8	 /* most responses put in one reply */
-#define OUR_WINDOW 65535 /* no window scaling offered */
+#define OUR_WINDOW 65535 /* bytes; scaled by OUR_WSCALE after the SYN */
+#define OUR_WSCALE 7	 /* our shift, when the client offers scaling */
 #define HEAD_GROW 192	 /* headroom surely left after the xdp_frame */
 
 char LICENSE[] SEC("license") = "GPL";
@@ -146,10 +145,14 @@ struct seg {
 	__u32 plen;	/* payload length */
 	__u16 sport;	/* network order */
 	__u16 dport;
-	__u16 win; /* host order; never scaled: we offer no wscale */
+	__u16 win; /* host order, as sent (scaled by the client's shift) */
 	__u8 flags;
 	__u8 v6;
 	__u8 has_ts;
+	/* What a SYN announces (blitz_tcpopt.h); wscale 0xff: none. */
+	__u8 syn_wscale;
+	__u8 syn_sack;
+	__u16 syn_mss;
 	__u8 mac_src[6]; /* the client's */
 	__u8 mac_dst[6]; /* ours */
 };
@@ -191,48 +194,17 @@ struct opt_run {
 	struct blitz_scratch *sc;
 	__u32 off;
 	__u32 len;
-	__u32 has_ts;
-	__u32 tsval_be;
-	__u32 tsecr_be;
+	struct blitz_tcpopts o;
 };
 
-static __always_inline __u32 opt_u32(const __u8 *p, __u32 off)
-{
-	/* The four bytes as they sit in memory: the wire (big-endian) value
-	 * as a native load would see it. */
-	return (__u32)p[off & 63] | (__u32)p[(off + 1) & 63] << 8 |
-	       (__u32)p[(off + 2) & 63] << 16 | (__u32)p[(off + 3) & 63] << 24;
-}
-
-/* One TCP option per call, the way tcp_parse_options() walks them: stop
- * at EOL, at a length below 2 or one that runs past the header. */
+/* One TCP option per call (blitz_tcpopt.h, the walker TC uses too). */
 static long opt_step(__u64 idx, void *arg)
 {
 	struct opt_run *o = arg;
-	struct blitz_scratch *sc = o->sc;
-	__u32 off = o->off, kind, olen;
 
-	if (!sc || off >= o->len)
+	if (!o->sc)
 		return 1;
-	kind = sc->opts[off & 63];
-	if (kind == TCPOPT_EOL)
-		return 1;
-	if (kind == TCPOPT_NOP) {
-		o->off = off + 1;
-		return 0;
-	}
-	if (off + 1 >= o->len)
-		return 1;
-	olen = sc->opts[(off + 1) & 63];
-	if (olen < 2 || off + olen > o->len)
-		return 1;
-	if (kind == TCPOPT_TS && olen == TCPOLEN_TS) {
-		o->has_ts = 1;
-		o->tsval_be = opt_u32(sc->opts, off + 2);
-		o->tsecr_be = opt_u32(sc->opts, off + 6);
-	}
-	o->off = off + olen;
-	return 0;
+	return blitz_tcpopt_step(o->sc->opts, o->len, &o->off, &o->o);
 }
 
 /* The TCP header at l4 (a constant per family): fills s, returns 0 or the
@@ -258,6 +230,7 @@ static __always_inline int parse_tcp(struct xdp_md *ctx, struct seg *s,
 	s->ack = bpf_ntohl(th->ack_seq);
 	s->win = bpf_ntohs(th->window);
 	s->flags = ((__u8 *)th)[13];
+	s->syn_wscale = BLITZ_CK2_WS_NONE;
 
 	optlen = doff - 20;
 	if (!optlen)
@@ -282,12 +255,16 @@ static __always_inline int parse_tcp(struct xdp_md *ctx, struct seg *s,
 	{
 		struct opt_run o = {.sc = sc, .off = sc->zero, .len = optlen};
 
+		o.o.wscale = BLITZ_CK2_WS_NONE;
 		bpf_loop(40, opt_step, &o, 0);
-		if (o.has_ts) {
+		if (o.o.has_ts) {
 			s->has_ts = 1;
-			s->tsval_be = o.tsval_be;
-			s->tsecr = bpf_ntohl(o.tsecr_be);
+			s->tsval_be = o.o.tsval_be;
+			s->tsecr = bpf_ntohl(o.o.tsecr_be);
 		}
+		s->syn_mss = o.o.mss;
+		s->syn_wscale = o.o.wscale;
+		s->syn_sack = o.o.sack_ok;
 	}
 	return 0;
 }
@@ -394,30 +371,15 @@ static __always_inline int parse_v6(struct xdp_md *ctx,
 /* Stateless TCP                                                       */
 /* ------------------------------------------------------------------ */
 
-/* The timestamp MAC of the segment's 4-tuple: our TSval. */
-static __always_inline __u32 seg_tsval(const struct blitz_config *cfg,
-				       const struct seg *s)
+/* The segment's 4-tuple as cookie v2 hashes it (blitz_cookie2.h). */
+static __always_inline void seg_tuple(const struct seg *s,
+				      struct blitz_ck2_tuple *t)
 {
-	__u64 c;
-
 	if (s->v6)
-		c = blitz_cookie_v6(cfg->secret[0], cfg->secret[1], s->saddr,
-				    s->daddr, s->sport, s->dport);
+		blitz_ck2_tuple_v6(t, s->saddr, s->daddr, s->sport, s->dport);
 	else
-		c = blitz_cookie_v4(cfg->secret[0], cfg->secret[1], s->saddr[0],
-				    s->daddr[0], s->sport, s->dport);
-	return blitz_cookie_tsval(c);
-}
-
-/* Our ISN for a SYN of the segment's 4-tuple whose seq was peer_isn. */
-static __always_inline __u32 seg_isn(const struct blitz_config *cfg,
-				     const struct seg *s, __u32 peer_isn)
-{
-	if (s->v6)
-		return blitz_isn_v6(cfg->secret[0], cfg->secret[1], s->saddr,
-				    s->daddr, s->sport, s->dport, peer_isn);
-	return blitz_isn_v4(cfg->secret[0], cfg->secret[1], s->saddr[0],
-			    s->daddr[0], s->sport, s->dport, peer_isn);
+		blitz_ck2_tuple_v4(t, s->saddr[0], s->daddr[0], s->sport,
+				   s->dport);
 }
 
 /* Does a kernel socket other than the listener hold this 4-tuple (the
@@ -466,14 +428,23 @@ struct reply {
 	__u32 paylen;
 	__u32 paysum; /* native ones' complement sum of the payload */
 	__u32 tsval;  /* host order */
-	__u16 mss;    /* MSS option when non-zero (SYN-ACK) */
+	__u16 mss;    /* SYN-ACK: the MSS option (always sent) */
+	__u16 win;    /* the window field, host order */
 	__u8 flags;
+	__u8 ts;     /* a timestamp option (TSval, their TSval echoed) */
+	__u8 sack;   /* SYN-ACK: SACK-permitted */
+	__u8 wscale; /* SYN-ACK: our shift, 0xff: no window scaling */
 };
 
-static __always_inline __u32 reply_thlen(const struct seg *s,
-					 const struct reply *r)
+/* Linux's layouts: MSS; SACK-permitted with the timestamps, or NOP NOP
+ * before either alone; NOP and window scale. At most 40 bytes. */
+static __always_inline __u32 reply_thlen(const struct reply *r)
 {
-	return 20 + (r->mss ? 4 : 0) + (s->has_ts ? 12 : 0);
+	__u32 n = 20 + (r->ts || r->sack ? (r->ts ? 12 : 4) : 0);
+
+	if (r->mss)
+		n += 4 + (r->wscale != BLITZ_CK2_WS_NONE ? 4 : 0);
+	return n;
 }
 
 /* Grow or shrink the frame to newlen bytes (all of it: its fragments too). */
@@ -516,7 +487,7 @@ write_headers(struct xdp_md *ctx, const struct seg *s, const struct reply *r)
 	void *data, *end;
 	struct ethhdr *eth;
 	__u32 *tcp;
-	__u32 thlen = reply_thlen(s, r), sum, i;
+	__u32 thlen = reply_thlen(r), sum, i;
 
 	th.w[0] = s->dport;
 	th.w[1] = s->sport;
@@ -524,17 +495,26 @@ write_headers(struct xdp_md *ctx, const struct seg *s, const struct reply *r)
 	th.l[2] = bpf_htonl(r->ack);
 	th.b[12] = (__u8)((thlen / 4) << 4);
 	th.b[13] = r->flags;
-	th.w[7] = bpf_htons(OUR_WINDOW);
-	if (r->mss) {
-		th.b[20] = 2;
-		th.b[21] = 4;
-		th.w[11] = bpf_htons(r->mss);
-		if (s->has_ts) {
-			th.l[6] = bpf_htonl(0x0101080a);
+	th.w[7] = bpf_htons(r->win);
+	if (r->mss) { /* SYN-ACK */
+		__u32 ws = bpf_htonl(0x01030300 | r->wscale);
+		int has_ws = r->wscale != BLITZ_CK2_WS_NONE;
+
+		th.l[5] = bpf_htonl(0x02040000 | r->mss);
+		if (r->ts) {
+			th.l[6] = bpf_htonl(r->sack ? 0x0402080a : 0x0101080a);
 			th.l[7] = bpf_htonl(r->tsval);
 			th.l[8] = s->tsval_be;
+			if (has_ws)
+				th.l[9] = ws;
+		} else if (r->sack) {
+			th.l[6] = bpf_htonl(0x01010402);
+			if (has_ws)
+				th.l[7] = ws;
+		} else if (has_ws) {
+			th.l[6] = ws;
 		}
-	} else if (s->has_ts) {
+	} else if (r->ts) {
 		th.l[5] = bpf_htonl(0x0101080a);
 		th.l[6] = bpf_htonl(r->tsval);
 		th.l[7] = s->tsval_be;
@@ -614,7 +594,7 @@ write_headers(struct xdp_md *ctx, const struct seg *s, const struct reply *r)
 static __always_inline int send_bare(struct xdp_md *ctx, const struct seg *s,
 				     const struct reply *r, __u32 counter)
 {
-	__u32 len = (s->v6 ? L4_V6 : L4_V4) + reply_thlen(s, r);
+	__u32 len = (s->v6 ? L4_V6 : L4_V4) + reply_thlen(r);
 
 	if (resize(ctx, len))
 		return pass(BLITZ_CNT_PASS_NO_ROOM);
@@ -888,14 +868,22 @@ static __always_inline int requests(struct xdp_md *ctx,
 	return 0;
 }
 
+/* Our window field on a segment after the SYN-ACK. */
+static __always_inline __u16 our_win(__u32 opts)
+{
+	return blitz_ck2_opts_wscale_ok(opts) ? OUR_WINDOW >> OUR_WSCALE
+					      : OUR_WINDOW;
+}
+
 static __always_inline int answer(struct xdp_md *ctx,
 				  const struct blitz_config *cfg,
 				  const struct seg *s, struct blitz_scratch *sc,
-				  __u32 tsval)
+				  struct blitz_ring_cache *rc)
 {
+	__u32 opts = rc->q.h.opts;
 	struct blitz_date *date;
 	struct reply r = {};
-	__u32 plen = s->plen, nresp = 0, total = 0, limit;
+	__u32 plen = s->plen, nresp = 0, total = 0, limit, win;
 	__u32 l4 = s->v6 ? L4_V6 : L4_V4, payoff, po = 0, k;
 	int closing = 0, why;
 
@@ -919,10 +907,15 @@ static __always_inline int answer(struct xdp_md *ctx,
 			return pass(BLITZ_CNT_PASS_NOT_TRIVIAL);
 		total += m->len;
 	}
-	limit = our_mss(cfg, s) - (s->has_ts ? 12 : 0);
+	/* Never a segment above the client's MSS class (nor ours). */
+	limit = blitz_ck2_opts_mss(opts, s->v6);
+	if (limit > our_mss(cfg, s))
+		limit = our_mss(cfg, s);
+	limit -= s->has_ts ? 12 : 0;
 	if (total > limit)
 		return pass(BLITZ_CNT_PASS_TOO_BIG);
-	if (total > s->win)
+	win = (__u32)s->win << blitz_ck2_opts_wscale(opts);
+	if (total > win)
 		return pass(BLITZ_CNT_PASS_ZERO_WINDOW);
 	date = date_now(cfg);
 	if (!date)
@@ -935,8 +928,15 @@ static __always_inline int answer(struct xdp_md *ctx,
 	if (closing || (s->flags & TH_FIN))
 		r.flags |= TH_FIN;
 	r.paylen = total;
-	r.tsval = tsval;
-	payoff = l4 + reply_thlen(s, &r);
+	r.win = our_win(opts);
+	r.ts = s->has_ts;
+	/* Minted with where this reply ends and what it acknowledges. */
+	if (s->has_ts) {
+		rc->q.a = r.seq + total + (r.flags & TH_FIN ? 1 : 0);
+		rc->q.x = r.ack;
+		r.tsval = blitz_ck2_q_tsval(&rc->r, &rc->q);
+	}
+	payoff = l4 + reply_thlen(&r);
 	if (resize(ctx, payoff + total))
 		return pass(BLITZ_CNT_PASS_NO_ROOM);
 
@@ -974,58 +974,95 @@ static __always_inline int answer(struct xdp_md *ctx,
 	return XDP_TX;
 }
 
+/* A RST to a segment whose cookie verified under an older epoch or a
+ * retired key: the connection is over (RFC 9293: seq = its ack). */
+static __always_inline int send_rst(struct xdp_md *ctx, const struct seg *s)
+{
+	struct reply r = {};
+
+	r.seq = s->ack;
+	r.flags = TH_RST;
+	r.wscale = BLITZ_CK2_WS_NONE;
+	return send_bare(ctx, s, &r, BLITZ_CNT_RST_EXPIRED);
+}
+
 static __always_inline int handle_tcp(struct xdp_md *ctx,
 				      const struct blitz_config *cfg,
 				      const struct seg *s,
 				      struct blitz_scratch *sc)
 {
+	struct blitz_ring_cache *rc;
+	struct blitz_ck2_q *q;
 	struct reply r = {};
-	__u32 tsval = 0;
+	int v;
 
 	/* Before anything else, SYNs included: a 4-tuple with a kernel
 	 * socket (handed over, the kernel's own, TIME_WAIT, a request sock)
 	 * is the kernel's, whatever its segments look like to us. */
 	if (kernel_owns(ctx, s))
 		return pass(BLITZ_CNT_PASS_KERNEL_OWNS);
+	rc = blitz_ring_now(cfg);
+	if (!rc)
+		return XDP_PASS;
+	q = &rc->q;
+	seg_tuple(s, &q->t);
+	q->seq = s->seq;
+	q->ack = s->ack;
+	q->tsecr = s->tsecr;
+	q->has_ts = s->has_ts;
+	r.wscale = BLITZ_CK2_WS_NONE;
 	if (s->flags & TH_SYN) {
 		/* SYN-ACK, SYN+FIN, SYN+RST: the kernel knows what to do. */
 		if (s->flags & (TH_ACK | TH_RST | TH_FIN))
 			return pass(BLITZ_CNT_PASS_NOT_TRIVIAL);
-		r.seq = seg_isn(cfg, s, s->seq);
+		/* The client's options travel in the cookie (cookie-v2.md). */
+		q->opts = blitz_ck2_opts(s->syn_mss, s->syn_wscale, s->syn_sack,
+					 s->v6);
+		if (blitz_ck2_q_synack(&rc->r, q))
+			return XDP_PASS; /* no key: cannot happen */
+		r.seq = q->isn;
+		r.tsval = q->tsval;
 		r.ack = s->seq + 1;
 		r.flags = TH_SYN | TH_ACK;
 		r.mss = (__u16)our_mss(cfg, s);
-		if (s->has_ts)
-			r.tsval = seg_tsval(cfg, s);
+		r.win = OUR_WINDOW;
+		r.ts = s->has_ts;
+		r.sack = (__u8)blitz_ck2_opts_sack(q->opts);
+		if (blitz_ck2_opts_wscale_ok(q->opts))
+			r.wscale = OUR_WSCALE;
 		return send_bare(ctx, s, &r, BLITZ_CNT_SYNACK);
 	}
 	if (s->flags & TH_RST)
 		return drop(BLITZ_CNT_DROP_RST);
 	if (!(s->flags & TH_ACK))
 		return drop(BLITZ_CNT_DROP_BAD_COOKIE);
-	/* With timestamps the TSecr carries our MAC; without, only the
+	/* With timestamps the TSecr carries the cookie; without, only the
 	 * segment that completes the handshake can be checked (its ack is
-	 * our ISN for its seq - 1, plus one): docs/tcp-security.md. */
-	if (s->has_ts) {
-		tsval = seg_tsval(cfg, s);
-		if (!blitz_cookie_ts_ok((__u64)tsval << 32, s->tsecr))
-			return drop(BLITZ_CNT_DROP_BAD_COOKIE);
-	} else if (!blitz_cookie_handshake_ok(seg_isn(cfg, s, s->seq - 1),
-					      s->ack)) {
-		return drop(BLITZ_CNT_DROP_NO_TS);
-	}
+	 * our ISN for its seq - 1, plus one): docs/cookie-v2.md. */
+	v = blitz_ck2_q_check(&rc->r, q);
+	if (v == BLITZ_CK2_EXPIRED)
+		return send_rst(ctx, s);
+	if (v != BLITZ_CK2_OK)
+		return drop(s->has_ts ? BLITZ_CNT_DROP_BAD_COOKIE
+				      : BLITZ_CNT_DROP_NO_TS);
 	if (!s->plen) {
 		if (!(s->flags & TH_FIN))
 			return drop(BLITZ_CNT_DROP_PURE_ACK);
 		r.seq = s->ack;
 		r.ack = s->seq + 1;
 		r.flags = TH_FIN | TH_ACK;
-		r.tsval = tsval;
+		r.win = our_win(q->h.opts);
+		r.ts = s->has_ts;
+		if (s->has_ts) {
+			q->a = r.seq + 1;
+			q->x = r.ack;
+			r.tsval = blitz_ck2_q_tsval(&rc->r, q);
+		}
 		return send_bare(ctx, s, &r, BLITZ_CNT_FINACK);
 	}
 	if (!s->win)
 		return pass(BLITZ_CNT_PASS_ZERO_WINDOW);
-	return answer(ctx, cfg, s, sc, tsval);
+	return answer(ctx, cfg, s, sc, rc);
 }
 
 /*

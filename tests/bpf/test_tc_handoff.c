@@ -33,7 +33,7 @@
 #include <bpf/libbpf.h>
 
 #include "../bpf/blitz_shared.h"
-#include "blitz_cookie.h"
+#include "cookie_ring.h"
 #include "blitz_tc.skel.h"
 #include "tc_handoff.h"
 #include "testlib.h"
@@ -221,38 +221,56 @@ static bool snap_eq(struct snap a, struct snap b)
 	return a.handoff == b.handoff && a.fail == b.fail && a.bad == b.bad;
 }
 
-/* The cookie the XDP program gave this segment's 4-tuple. */
-static uint64_t cookie_of(const struct seg_spec *s)
-{
-	uint32_t sa[4], da[4];
+static struct blitz_ck2_ring tring;
 
-	if (!s->v6) {
-		inet_pton(AF_INET, s->saddr, sa);
-		inet_pton(AF_INET, s->daddr, da);
-		return blitz_cookie_v4(cfg.secret[0], cfg.secret[1], sa[0],
-				       da[0], htons(s->sport), htons(s->dport));
-	}
-	inet_pton(AF_INET6, s->saddr, sa);
-	inet_pton(AF_INET6, s->daddr, da);
-	return blitz_cookie_v6(cfg.secret[0], cfg.secret[1], sa, da,
-			       htons(s->sport), htons(s->dport));
+static const struct blitz_ck2_ring *ring_now(void)
+{
+	cookie_ring_at(&tring, &cfg, cookie_clock_ns(&cfg));
+	return &tring;
 }
 
-/* Our ISN for a SYN of s's 4-tuple whose seq was peer_isn. */
-static uint32_t isn_of(const struct seg_spec *s, uint32_t peer_isn)
+static void tuple_of(const struct seg_spec *s, struct blitz_ck2_tuple *t)
 {
 	uint32_t sa[4], da[4];
 
 	if (!s->v6) {
 		inet_pton(AF_INET, s->saddr, sa);
 		inet_pton(AF_INET, s->daddr, da);
-		return blitz_isn_v4(cfg.secret[0], cfg.secret[1], sa[0], da[0],
-				    htons(s->sport), htons(s->dport), peer_isn);
+		blitz_ck2_tuple_v4(t, sa[0], da[0], htons(s->sport),
+				   htons(s->dport));
+		return;
 	}
 	inet_pton(AF_INET6, s->saddr, sa);
 	inet_pton(AF_INET6, s->daddr, da);
-	return blitz_isn_v6(cfg.secret[0], cfg.secret[1], sa, da,
-			    htons(s->sport), htons(s->dport), peer_isn);
+	blitz_ck2_tuple_v6(t, sa, da, htons(s->sport), htons(s->dport));
+}
+
+/* The options of the connections these tests hand over: their SYN said
+ * MSS 1460, window scale 7 and SACK-permitted (what Linux sends). */
+static uint32_t conn_opts(const struct seg_spec *s)
+{
+	return blitz_ck2_opts(1460, 7, 1, s->v6);
+}
+
+/* Our ISN for a SYN without timestamps of s's 4-tuple with seq peer_isn. */
+static uint32_t isn_of(const struct seg_spec *s, uint32_t peer_isn)
+{
+	struct blitz_ck2_tuple t;
+	uint32_t isn = 0, tsval = 0;
+
+	tuple_of(s, &t);
+	blitz_ck2_synack(ring_now(), &t, peer_isn, conn_opts(s), 0, &isn,
+			 &tsval);
+	return isn;
+}
+
+/* The TSecr of a good cookie for s's seq and ack. */
+static uint32_t tsecr_of(const struct seg_spec *s)
+{
+	struct blitz_ck2_tuple t;
+
+	tuple_of(s, &t);
+	return cookie_tsecr(ring_now(), &t, conn_opts(s), s->seq, s->ack);
 }
 
 /* The ack of the segment that completes our handshake at s->seq. */
@@ -277,10 +295,8 @@ static struct seg_spec data_seg(bool v6)
 		.flags = F_ACK | F_PSH,
 		.payload = "POST / HTTP/1.1\r\nContent-Length: 1\r\n\r\nx",
 	};
-	uint64_t c = cookie_of(&s);
-
 	s.ack = handshake_ack(&s) + 0x80000000u;
-	s.tsecr = blitz_cookie_tsval(c) ^ 1;
+	s.tsecr = tsecr_of(&s) ^ 1;
 	return s;
 }
 
@@ -628,16 +644,15 @@ static void good_cookie_case(struct seg_spec *s)
 static void good_cookies(bool v6)
 {
 	struct seg_spec s = data_seg(v6);
-	uint64_t c = cookie_of(&s);
 
 	/* no timestamps: only the segment completing the handshake */
 	s.ack = handshake_ack(&s);
 	good_cookie_case(&s);
-	/* timestamps: TSecr is the MAC, whatever the ack */
+	/* timestamps: TSecr is the cookie of this seq and ack */
 	s.ts = true;
 	s.tsval = 12345;
-	s.tsecr = blitz_cookie_tsval(c);
 	s.ack = 42;
+	s.tsecr = tsecr_of(&s);
 	good_cookie_case(&s);
 	s.ts_late = true;
 	good_cookie_case(&s);
@@ -732,8 +747,7 @@ static void t_spoofs_never_handed_off(void)
 				s.ts = true;
 				s.tsval = rnd();
 				s.tsecr = rnd();
-				if (s.tsecr ==
-				    blitz_cookie_tsval(cookie_of(&s)))
+				if (s.tsecr == tsecr_of(&s))
 					s.tsecr++;
 			}
 			if (kind == 2) {
@@ -742,7 +756,7 @@ static void t_spoofs_never_handed_off(void)
 				o.sport ^= 1;
 				s.ts = true;
 				s.tsval = rnd();
-				s.tsecr = blitz_cookie_tsval(cookie_of(&o));
+				s.tsecr = tsecr_of(&o);
 			}
 			if (kind == 3)
 				s.ack = isn_of(&s, s.seq - 2 - rnd() % 4096) +
@@ -866,6 +880,7 @@ static void setup(void)
 	cfg.mss = 1460;
 	cfg.secret[0] = 0x0123456789abcdefULL;
 	cfg.secret[1] = 0xfedcba9876543210ULL;
+	cfg.cookie_clock_adj_ns = cookie_clock_mid_epoch(&cfg);
 	set_config(&cfg);
 	l4 = listen_on(false, PORT);
 	l6 = listen_on(true, PORT);
@@ -884,9 +899,11 @@ static void setup(void)
  *                    hand-off without the XDP program
  *   counters IFNAME  print "handoff handoff_fail drops" (drops: bad
  *                    cookie plus no-timestamp, every segment not ours)
- *   cookie K0 K1 SADDR DADDR SPORT DPORT [PEER_ISN]  print "isn tsval" of
- *                    a 4-tuple: our ISN for a SYN with seq PEER_ISN
- *                    (default 0) and our TSval
+ *   cookie K0 K1 SADDR DADDR SPORT DPORT [PEER_ISN]  print "isn tsecr" of
+ *                    a 4-tuple (cookie v2, MSS 1460, no wscale/SACK): our
+ *                    ISN for a SYN without timestamps with seq PEER_ISN
+ *                    (default 0), and the TSecr of a segment with seq
+ *                    PEER_ISN + 1 and ack isn + 101
  *   supported -      exit 0 when the kernel has the hand-off kfunc
  */
 static int pinned_fd(const char *ifname, const char *name)
@@ -928,30 +945,45 @@ static int tool_maps(const char *ifname, int argc, char **argv)
 
 static int tool_cookie(int argc, char **argv)
 {
-	uint64_t k0, k1, c;
-	uint32_t sa[4], da[4], peer, isn;
+	struct blitz_config c = {0};
+	struct blitz_ck2_tuple t;
+	struct timespec now;
+	uint32_t sa[4], da[4], peer, isn = 0, tsval = 0, opts;
 	uint16_t sp, dp;
+	int v6;
 
 	if (argc != 8 && argc != 9)
 		return 2;
-	k0 = strtoull(argv[2], NULL, 0);
-	k1 = strtoull(argv[3], NULL, 0);
+	c.secret[0] = strtoull(argv[2], NULL, 0);
+	c.secret[1] = strtoull(argv[3], NULL, 0);
 	sp = htons(atoi(argv[6]));
 	dp = htons(atoi(argv[7]));
 	if (inet_pton(AF_INET, argv[4], sa) == 1 &&
 	    inet_pton(AF_INET, argv[5], da) == 1)
-		c = blitz_cookie_v4(k0, k1, sa[0], da[0], sp, dp);
+		v6 = 0;
 	else if (inet_pton(AF_INET6, argv[4], sa) == 1 &&
 		 inet_pton(AF_INET6, argv[5], da) == 1)
-		c = blitz_cookie_v6(k0, k1, sa, da, sp, dp);
+		v6 = 1;
 	else
 		return 2;
-	/* the ISN answers a SYN whose seq was PEER_ISN (default 0) */
+	if (v6)
+		blitz_ck2_tuple_v6(&t, sa, da, sp, dp);
+	else
+		blitz_ck2_tuple_v4(&t, sa[0], da[0], sp, dp);
+	/* The realtime clock: its epoch is one both a TAI-clocked config
+	 * (`maps`, offset 0) and `blitz load`'s accept. */
+	clock_gettime(CLOCK_REALTIME, &now);
+	cookie_ring_at(&tring, &c,
+		       (uint64_t)now.tv_sec * 1000000000ULL +
+			       (uint64_t)now.tv_nsec);
+	opts = blitz_ck2_opts(1460, BLITZ_CK2_WS_NONE, 0, v6);
+	/* the ISN answers a SYN without timestamps whose seq was PEER_ISN
+	 * (default 0); the TSecr is that of a segment at seq PEER_ISN + 1
+	 * that acks 100 bytes after our SYN (ack = isn + 101) */
 	peer = argc == 9 ? (uint32_t)strtoul(argv[8], NULL, 0) : 0;
-	isn = strchr(argv[4], ':')
-		      ? blitz_isn_v6(k0, k1, sa, da, sp, dp, peer)
-		      : blitz_isn_v4(k0, k1, sa[0], da[0], sp, dp, peer);
-	printf("%u %u\n", isn, blitz_cookie_tsval(c));
+	blitz_ck2_synack(&tring, &t, peer, opts, 0, &isn, &tsval);
+	printf("%u %u\n", isn,
+	       cookie_tsecr(&tring, &t, opts, peer + 1, isn + 101));
 	return 0;
 }
 

@@ -31,7 +31,8 @@
 
 #include "blitz_xdp.skel.h"
 #include "../bpf/blitz_shared.h"
-#include "../bpf/blitz_cookie.h"
+#include "../bpf/blitz_tcpopt.h"
+#include "cookie_ring.h"
 #include "../bpf/blitz_http_dfa.h"
 #include "http.h"
 #include "testlib.h"
@@ -275,7 +276,7 @@ struct reply {
 	uint32_t seq, ack;
 	uint8_t flags;
 	uint16_t win, sport, dport;
-	int has_mss, has_ts, has_other_opt;
+	int has_mss, has_ts, has_other_opt, has_sackp, wscale; /* -1: none */
 	uint16_t mss;
 	uint32_t tsval, tsecr;
 };
@@ -290,6 +291,7 @@ static int parse_reply(const struct run *r, const struct fspec *f,
 
 	memset(p, 0, sizeof(*p));
 	p->v6 = f->v6;
+	p->wscale = -1;
 	T_CHECK(!memcmp(b, cli_mac, 6) && !memcmp(b + 6, srv_mac, 6));
 	p->l3 = b + 14;
 	if (f->v6) {
@@ -350,6 +352,10 @@ static int parse_reply(const struct run *r, const struct fspec *f,
 		if (k == 2 && p->th[i + 1] == 4) {
 			p->has_mss = 1;
 			p->mss = (uint16_t)(p->th[i + 2] << 8 | p->th[i + 3]);
+		} else if (k == 3 && p->th[i + 1] == 3) {
+			p->wscale = p->th[i + 2];
+		} else if (k == 4 && p->th[i + 1] == 2) {
+			p->has_sackp = 1;
 		} else if (k == 8 && p->th[i + 1] == 10) {
 			p->has_ts = 1;
 			p->tsval = ntohl(*(const uint32_t *)(p->th + i + 2));
@@ -365,37 +371,101 @@ static int parse_reply(const struct run *r, const struct fspec *f,
 	return 1;
 }
 
-static uint64_t cookie_of(const struct fspec *f)
-{
-	uint32_t s[4] = {0}, d[4] = {0};
+/*
+ * Cookie v2 through the programs' own functions (blitz_cookie2.h): the
+ * key ring as the program holds it now (cfg's key, the clock it reads:
+ * CLOCK_REALTIME plus cfg.cookie_clock_adj_ns, which setup places in the
+ * middle of an epoch so that no test straddles one).
+ */
+static struct blitz_ck2_ring tring;
 
-	if (f->v6) {
-		inet_pton(AF_INET6, f->src, s);
-		inet_pton(AF_INET6, f->dst, d);
-		return blitz_cookie_v6(cfg.secret[0], cfg.secret[1], s, d,
-				       htons(f->sport), htons(f->dport));
-	}
-	inet_pton(AF_INET, f->src, s);
-	inet_pton(AF_INET, f->dst, d);
-	return blitz_cookie_v4(cfg.secret[0], cfg.secret[1], s[0], d[0],
-			       htons(f->sport), htons(f->dport));
+static const struct blitz_ck2_ring *ring_now(void)
+{
+	cookie_ring_at(&tring, &cfg, cookie_clock_ns(&cfg));
+	return &tring;
 }
 
-/* Our ISN for a SYN of f's 4-tuple whose seq was peer_isn. */
-static uint32_t isn_of(const struct fspec *f, uint32_t peer_isn)
+static void tuple_of(const struct fspec *f, struct blitz_ck2_tuple *t)
 {
 	uint32_t s[4] = {0}, d[4] = {0};
 
 	if (f->v6) {
 		inet_pton(AF_INET6, f->src, s);
 		inet_pton(AF_INET6, f->dst, d);
-		return blitz_isn_v6(cfg.secret[0], cfg.secret[1], s, d,
-				    htons(f->sport), htons(f->dport), peer_isn);
+		blitz_ck2_tuple_v6(t, s, d, htons(f->sport), htons(f->dport));
+		return;
 	}
 	inet_pton(AF_INET, f->src, s);
 	inet_pton(AF_INET, f->dst, d);
-	return blitz_isn_v4(cfg.secret[0], cfg.secret[1], s[0], d[0],
-			    htons(f->sport), htons(f->dport), peer_isn);
+	blitz_ck2_tuple_v4(t, s[0], d[0], htons(f->sport), htons(f->dport));
+}
+
+/* The cookie options of a SYN with f's option bytes, read with the
+ * programs' own walker. */
+static uint32_t syn_opts_of(const struct fspec *f)
+{
+	struct blitz_tcpopts o = {.wscale = BLITZ_CK2_WS_NONE};
+	uint8_t buf[BLITZ_TCPOPT_BUF] = {0};
+	uint32_t off = 0, i;
+
+	if (f->optlen > 0 && f->optlen <= 40)
+		memcpy(buf, f->opts, (size_t)f->optlen);
+	for (i = 0; i < 40; i++)
+		if (blitz_tcpopt_step(buf, (uint32_t)f->optlen, &off, &o))
+			break;
+	return blitz_ck2_opts(o.mss, o.wscale, o.sack_ok, f->v6);
+}
+
+/* The options of the connections data_spec() makes: their SYN said MSS
+ * 1460 and nothing else. */
+static uint32_t conn_opts(const struct fspec *f)
+{
+	return blitz_ck2_opts(1460, BLITZ_CK2_WS_NONE, 0, f->v6);
+}
+
+/* Our ISN for a SYN without timestamps of f's 4-tuple with seq peer_isn
+ * (conn_opts options). */
+static uint32_t isn_of(const struct fspec *f, uint32_t peer_isn)
+{
+	struct blitz_ck2_tuple t;
+	uint32_t isn = 0, tsval = 0;
+
+	tuple_of(f, &t);
+	blitz_ck2_synack(ring_now(), &t, peer_isn, conn_opts(f), 0, &isn,
+			 &tsval);
+	return isn;
+}
+
+/* The TSecr a client of a connection with opts echoes on a segment with
+ * seq and ack: our TSval of a reply ending at ack and acknowledging seq. */
+static uint32_t tsecr_for(const struct fspec *f, uint32_t opts, uint32_t seq,
+			  uint32_t ack)
+{
+	struct blitz_ck2_tuple t;
+
+	tuple_of(f, &t);
+	return cookie_tsecr(ring_now(), &t, opts, seq, ack);
+}
+
+/* The TSecr f carries (its 12-byte timestamp block). */
+static uint32_t tsecr_of(const struct fspec *f)
+{
+	return ntohl(*(const uint32_t *)(f->opts + 8));
+}
+
+/* The TSval our reply to f must carry when it ends at a and acks x; 0
+ * when f's cookie is not good. */
+static uint32_t reply_tsval_for(const struct fspec *f, uint32_t a, uint32_t x)
+{
+	const struct blitz_ck2_ring *r = ring_now();
+	struct blitz_ck2_hit h = {0};
+	struct blitz_ck2_tuple t;
+
+	tuple_of(f, &t);
+	if (blitz_ck2_check_ts(r, &t, f->seq, f->ack, tsecr_of(f), &h) !=
+	    BLITZ_CK2_OK)
+		return 0;
+	return blitz_ck2_reply_tsval(r, &h, a, x);
 }
 
 /* Make f the segment that completes the handshake of our SYN-ACK to a
@@ -423,10 +493,7 @@ static void with_ts(struct fspec *f, uint32_t tsval, uint32_t tsecr)
 /* A data segment of a connection whose SYN-ACK we sent (valid cookie). */
 static void data_spec(struct fspec *f, int v6, int ts, const char *payload)
 {
-	uint64_t c;
-
 	spec_init(f, v6);
-	c = cookie_of(f);
 	f->flags = 0x18;
 	f->payload = payload;
 	f->plen = payload ? (int)strlen(payload) : 0;
@@ -434,7 +501,8 @@ static void data_spec(struct fspec *f, int v6, int ts, const char *payload)
 	 * the handshake-completing segment can be ours. */
 	if (ts) {
 		f->ack = isn_of(f, f->seq - 1) + 1 + 777;
-		with_ts(f, 0xabc00001, blitz_cookie_tsval(c));
+		with_ts(f, 0xabc00001,
+			tsecr_for(f, conn_opts(f), f->seq, f->ack));
 	} else {
 		completes_handshake(f);
 	}
@@ -536,7 +604,10 @@ static void expect_answer(const struct fspec *f, const int *kinds, int n,
 	T_CHECK(!p.has_mss && !p.has_other_opt);
 	if (f->optlen == 12) {
 		T_CHECK(p.has_ts);
-		T_EQ_INT(p.tsval, blitz_cookie_tsval(cookie_of(f)));
+		T_EQ_INT(p.tsval, reply_tsval_for(f,
+						  p.seq + (uint32_t)p.plen +
+							  (p.flags & 1),
+						  p.ack));
 		T_EQ_INT(p.tsecr, ntohl(*(const uint32_t *)(f->opts + 4)));
 		T_EQ_INT(p.thlen, 32);
 	} else {
@@ -561,13 +632,16 @@ static void syn_case(int v6, const uint8_t *opts, int optlen, int want_ts,
 	struct run r;
 	struct reply p;
 	struct cnt_snap s;
-	uint64_t c;
+	struct blitz_ck2_tuple t;
+	uint32_t isn = 0, tsv = 0, o;
 
 	spec_init(&f, v6);
 	f.flags = 0x02;
 	f.opts = opts;
 	f.optlen = optlen;
-	c = cookie_of(&f);
+	o = syn_opts_of(&f);
+	tuple_of(&f, &t);
+	blitz_ck2_synack(ring_now(), &t, f.seq, o, want_ts, &isn, &tsv);
 	snap(&s);
 	run_spec(&r, &f);
 	T_EQ_INT(r.err, 0);
@@ -575,7 +649,7 @@ static void syn_case(int v6, const uint8_t *opts, int optlen, int want_ts,
 	if (r.retval != XDP_TX || !parse_reply(&r, &f, &p))
 		return;
 	T_EQ_INT(p.flags, 0x12);
-	T_EQ_INT(p.seq, isn_of(&f, f.seq));
+	T_EQ_INT(p.seq, isn);
 	T_EQ_INT(p.ack, f.seq + 1);
 	T_EQ_INT(p.win, 65535);
 	T_EQ_INT(p.plen, 0);
@@ -584,10 +658,17 @@ static void syn_case(int v6, const uint8_t *opts, int optlen, int want_ts,
 	T_CHECK(!p.has_other_opt);
 	T_EQ_INT(p.has_ts, want_ts);
 	if (want_ts) {
-		T_EQ_INT(p.tsval, blitz_cookie_tsval(c));
+		T_EQ_INT(p.tsval, tsv);
 		T_EQ_INT(p.tsecr, tsval);
 	}
-	T_EQ_INT(p.thlen, want_ts ? 36 : 24);
+	/* SACK-permitted and window scaling offered back as the SYN did */
+	T_EQ_INT(p.has_sackp, blitz_ck2_opts_sack(o));
+	T_EQ_INT(p.wscale, blitz_ck2_opts_wscale_ok(o) ? 7 : -1);
+	T_EQ_INT(p.thlen, 24 +
+				  (want_ts		    ? 12
+				   : blitz_ck2_opts_sack(o) ? 4
+							    : 0) +
+				  (blitz_ck2_opts_wscale_ok(o) ? 4 : 0));
 	T_EQ_INT(moved(&s, BLITZ_CNT_SYNACK), 1);
 	T_EQ_INT(moved(&s, BLITZ_CNT_SERVICE), 1);
 	T_EQ_INT(moved(&s, BLITZ_CNT_TX_BYTES), r.outlen);
@@ -1019,7 +1100,7 @@ static void fin_case(int v6, int ts)
 	T_EQ_INT(p.plen, 0);
 	T_EQ_INT(p.has_ts, ts);
 	if (ts) {
-		T_EQ_INT(p.tsval, blitz_cookie_tsval(cookie_of(&f)));
+		T_EQ_INT(p.tsval, reply_tsval_for(&f, p.seq + 1, p.ack));
 		T_EQ_INT(p.tsecr, 0xabc00001);
 	}
 	T_EQ_INT(moved(&s, BLITZ_CNT_FINACK), 1);
@@ -1108,7 +1189,7 @@ static int spoof_one(int kind, int v6, const char *payload, int *answered)
 	if (kind == 1) {
 		uint32_t e = spoof_rand();
 
-		if (e == blitz_cookie_tsval(cookie_of(&f)))
+		if (e == tsecr_for(&f, conn_opts(&f), f.seq, f.ack))
 			e++;
 		with_ts(&f, spoof_rand(), e);
 	}
@@ -1117,7 +1198,7 @@ static int spoof_one(int kind, int v6, const char *payload, int *answered)
 
 		other.sport = (uint16_t)(f.sport ^ 1);
 		with_ts(&f, spoof_rand(),
-			blitz_cookie_tsval(cookie_of(&other)));
+			tsecr_for(&other, conn_opts(&other), f.seq, f.ack));
 	}
 	if (kind == 3)
 		f.ack = isn_of(&f, f.seq - 1 - (spoof_rand() % 4096 + 1)) + 1;
@@ -1189,12 +1270,10 @@ static void t_no_ts_only_handshake_completion(void)
 static void t_spoofed_ack_get(void)
 {
 	struct fspec f;
-	uint64_t c;
 
 	/* right ack, wrong TSecr */
 	data_spec(&f, 0, 1, get11);
-	c = cookie_of(&f);
-	with_ts(&f, 5, blitz_cookie_tsval(c) ^ 0x100);
+	with_ts(&f, 5, tsecr_for(&f, conn_opts(&f), f.seq, f.ack) ^ 0x100);
 	expect_drop(&f, BLITZ_CNT_DROP_BAD_COOKIE);
 	/* right ack, TSecr of another 4-tuple */
 	data_spec(&f, 1, 1, get11);
@@ -1315,7 +1394,7 @@ static void t_fib_local_or_forwarded(void)
 
 		data_spec(&f, 0, 1, get11);
 		f.dst = "10.9.0.5";
-		with_ts(&f, 1, blitz_cookie_tsval(cookie_of(&f)));
+		with_ts(&f, 1, tsecr_for(&f, conn_opts(&f), f.seq, f.ack));
 		expect_pass(&f, BLITZ_CNT_PASS_NOT_LOCAL);
 	}
 	/* Forwarding off: bpf_fib_lookup cannot be asked (FWD_DISABLED),
@@ -2005,6 +2084,8 @@ static int setup(void)
 	cfg.macs[0] = blitz_mac_u64(srv_mac);
 	cfg.tai_to_unix_ns = tai_offset_ns();
 	cfg.loaded_unix = (uint64_t)time(NULL);
+	/* The cookie clock in the middle of an epoch (see ring_now()). */
+	cfg.cookie_clock_adj_ns = cookie_clock_mid_epoch(&cfg);
 	http_responses_meta(&resp, cfg.resp);
 	k = 0;
 	if (bpf_map__update_elem(skel->maps.config, &k, sizeof(k), &cfg,
