@@ -128,15 +128,12 @@ int cmd_load(int argc, char **argv)
 		goto out;
 	/*
 	 * What XDP does not answer goes to the kernel on the same
-	 * connection through the TC hand-off, where the kernel can take it.
+	 * connection through the TC hand-off, where the kernel can take it
+	 * (the loader refused the xdp engine when it could not).
 	 */
-	if (!tc_handoff_supported()) {
-		pr_info("blitz: this kernel cannot hand connections over to "
-			"its TCP stack (no bpf_sk_assign_tcp_reqsk): requests "
-			"XDP does not answer get no reply\n");
-	} else if (tc_handoff_attach(lo.ifname, blitz_ifindex(lo.ifname),
-				     blitz_loaded_config_fd(l),
-				     blitz_loaded_counters_fd(l), true, &h)) {
+	if (tc_handoff_attach(lo.ifname, blitz_ifindex(lo.ifname),
+			      blitz_loaded_config_fd(l),
+			      blitz_loaded_counters_fd(l), true, &h)) {
 		blitz_loader_detach(l); /* nothing half-attached */
 		goto out;
 	}

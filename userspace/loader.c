@@ -791,6 +791,16 @@ int blitz_loader_attach(const struct blitz_loader_opts *o,
 	err = blitz_check_privileges();
 	if (!err)
 		err = blitz_check_bpffs();
+	/* No half-working tier: the xdp engine hands what it does not answer
+	 * to the kernel, so what the hand-off needs is checked first. */
+	if (!err && o->engine == BLITZ_MODE_XDP) {
+		err = tc_handoff_prereqs();
+		if (err)
+			pr_warn("not attaching the xdp engine to %s: what it "
+				"does not answer could not reach the kernel "
+				"(above)\n",
+				o->ifname);
+	}
 	if (!err)
 		err = if_mtu(o->ifname, &mtu);
 	if (err)

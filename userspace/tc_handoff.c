@@ -11,9 +11,11 @@
 #include <errno.h>
 #include <limits.h>
 #include <net/if.h>
+#include <netinet/in.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -22,6 +24,7 @@
 #include <bpf/libbpf.h>
 
 #include "../bpf/blitz_shared.h"
+#include "blitz_probe.skel.h"
 #include "blitz_tc.skel.h"
 #include "log.h"
 #include "tc_handoff.h"
@@ -58,6 +61,112 @@ bool tc_handoff_supported(void)
 		 0;
 	btf__free(btf);
 	return cached;
+}
+
+int tc_handoff_kfunc_probe(void)
+{
+	struct sockaddr_in a = {.sin_family = AF_INET};
+	socklen_t al = sizeof(a);
+	struct blitz_probe_bpf *skel = NULL;
+	unsigned char f[54] = {0};
+	int fd, rc = -EIO;
+
+	fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd < 0 || bind(fd, (struct sockaddr *)&a, sizeof(a)) ||
+	    listen(fd, 1) || getsockname(fd, (struct sockaddr *)&a, &al))
+		goto out;
+	/* Ethernet, IPv4 127.0.0.1 -> 127.0.0.1, TCP ACK to that port. */
+	f[12] = 0x08;
+	f[14] = 0x45;
+	f[17] = 40;
+	f[22] = 64;
+	f[23] = IPPROTO_TCP;
+	f[26] = f[30] = 127;
+	f[29] = f[33] = 1;
+	f[35] = 1;
+	memcpy(f + 36, &a.sin_port, 2);
+	f[46] = 5 << 4;
+	f[47] = 0x10;
+	skel = blitz_probe_bpf__open_and_load();
+	if (!skel)
+		goto out;
+	{
+		struct bpf_test_run_opts o = {.sz = sizeof(o),
+					      .data_in = f,
+					      .data_size_in = sizeof(f),
+					      .repeat = 1};
+
+		if (bpf_prog_test_run_opts(
+			    bpf_program__fd(skel->progs.blitz_probe_reqsk), &o))
+			goto out;
+	}
+	rc = skel->data->probe_rc;
+out:
+	if (skel)
+		blitz_probe_bpf__destroy(skel);
+	if (fd >= 0)
+		close(fd);
+	return rc;
+}
+
+/* A sysctl of this network namespace: its value, or -1 when absent. */
+static int sysctl_int(const char *path)
+{
+	FILE *fp = fopen(path, "r");
+	int v = -1;
+
+	if (!fp)
+		return -1;
+	if (fscanf(fp, "%d", &v) != 1)
+		v = -1;
+	fclose(fp);
+	return v;
+}
+
+#define SYNCOOKIES "/proc/sys/net/ipv4/tcp_syncookies"
+#define TIMESTAMPS "/proc/sys/net/ipv4/tcp_timestamps"
+
+int tc_handoff_prereqs(void)
+{
+	int bad = 0, v, rc;
+
+	if (!tc_handoff_supported()) {
+		pr_warn("this kernel has no %s() (Linux >= 6.9): the xdp "
+			"engine cannot hand connections to the kernel; use a "
+			"newer kernel, or `blitz serve --engine afxdp|epoll`\n",
+			TC_HANDOFF_KFUNC);
+		return -EOPNOTSUPP;
+	}
+	v = sysctl_int(SYNCOOKIES);
+	if (v < 0) {
+		pr_warn("net.ipv4.tcp_syncookies is missing: this kernel is "
+			"built without CONFIG_SYN_COOKIES, which the hand-off "
+			"to the kernel needs; use a kernel built with it\n");
+		bad++;
+	} else if (v == 0) {
+		pr_warn("net.ipv4.tcp_syncookies is 0: the kernel would "
+			"ignore every connection handed to it; run `sysctl -w "
+			"net.ipv4.tcp_syncookies=1`\n");
+		bad++;
+	}
+	if (sysctl_int(TIMESTAMPS) == 0) {
+		pr_warn("net.ipv4.tcp_timestamps is 0: the kernel would refuse "
+			"handed-over connections of clients that use "
+			"timestamps; run `sysctl -w "
+			"net.ipv4.tcp_timestamps=1`\n");
+		bad++;
+	}
+	rc = tc_handoff_kfunc_probe();
+	if (rc == -EOPNOTSUPP) {
+		pr_warn("%s() is a stub on this kernel (-EOPNOTSUPP: built "
+			"without CONFIG_SYN_COOKIES); use a kernel built with "
+			"it\n",
+			TC_HANDOFF_KFUNC);
+		bad++;
+	} else if (rc < 0 && rc != -EINVAL) {
+		pr_debug("tc hand-off probe: %s\n", strerror(-rc));
+	}
+	return bad ? -EOPNOTSUPP : 0;
 }
 
 static void pin_path(char *buf, size_t len, const char *ifname)

@@ -38,6 +38,23 @@ struct tc_handoff; /* opaque */
 bool tc_handoff_supported(void);
 
 /*
+ * What the xdp engine's hand-off needs from the kernel of this network
+ * namespace, checked before it is loaded: the kfunc in the BTF and usable
+ * (a test run of bpf/blitz_probe.bpf.c: a kernel without
+ * CONFIG_SYN_COOKIES has it as a stub returning -EOPNOTSUPP),
+ * net.ipv4.tcp_syncookies present and not 0 (cookie_v4_check() ignores a
+ * handed-over request sock otherwise), net.ipv4.tcp_timestamps on. Prints
+ * one line per missing piece saying what to change; 0 or -EOPNOTSUPP.
+ * Opens a listening socket on an ephemeral port for the probe's length.
+ */
+int tc_handoff_prereqs(void);
+/* The probe alone: the kfunc's answer in a test run on a listener of
+ * this namespace (a socket on an ephemeral port of 0.0.0.0 for the call's
+ * length): -EINVAL (it checked its arguments: it works, a test run is not
+ * TC ingress), -EOPNOTSUPP (a stub), another -errno (no answer). */
+int tc_handoff_kfunc_probe(void);
+
+/*
  * Load the TC program with the XDP program's config and counters maps and
  * attach it to ifindex's ingress. -EOPNOTSUPP (with a line saying why)
  * when tc_handoff_supported() is false; -EEXIST when a blitz hand-off is

@@ -336,6 +336,38 @@ static void t_kfunc_supported(void)
 		T_SKIP("kernel has no bpf_sk_assign_tcp_reqsk (Linux >= 6.9)");
 }
 
+/* Write a sysctl of our private netns. */
+static int put_sysctl(const char *path, const char *v)
+{
+	FILE *fp = fopen(path, "w");
+	int err = !fp || fputs(v, fp) < 0;
+
+	if (fp && fclose(fp))
+		err = 1;
+	return err ? -1 : 0;
+}
+
+/*
+ * The load-time prerequisites (tc_handoff_prereqs): the kfunc answers the
+ * probe as a working one (-EINVAL: it checked its arguments; a stub says
+ * -EOPNOTSUPP); net.ipv4.tcp_syncookies=0 or tcp_timestamps=0 in this
+ * namespace make the check fail, and putting them back makes it pass.
+ */
+static void t_prerequisites(void)
+{
+	if (setup_skip)
+		return (void)T_SKIP(setup_skip);
+	T_EQ_INT(tc_handoff_kfunc_probe(), -EINVAL);
+	T_EQ_INT(tc_handoff_prereqs(), 0);
+	T_CHECK(!put_sysctl("/proc/sys/net/ipv4/tcp_syncookies", "0"));
+	T_EQ_INT(tc_handoff_prereqs(), -EOPNOTSUPP);
+	T_CHECK(!put_sysctl("/proc/sys/net/ipv4/tcp_syncookies", "1"));
+	T_CHECK(!put_sysctl("/proc/sys/net/ipv4/tcp_timestamps", "0"));
+	T_EQ_INT(tc_handoff_prereqs(), -EOPNOTSUPP);
+	T_CHECK(!put_sysctl("/proc/sys/net/ipv4/tcp_timestamps", "1"));
+	T_EQ_INT(tc_handoff_prereqs(), 0);
+}
+
 static void t_not_for_service(void)
 {
 	struct seg_spec s = data_seg(false);
@@ -1057,6 +1089,7 @@ int main(int argc, char **argv)
 	setvbuf(stdout, NULL, _IONBF, 0);
 	setup();
 	T_RUN(t_kfunc_supported);
+	T_RUN(t_prerequisites);
 	T_RUN(t_not_for_service);
 	T_RUN(t_forwarded_passed);
 	T_RUN(t_syn_rst_noack_passed);

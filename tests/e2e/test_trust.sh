@@ -12,6 +12,8 @@
 #     same port to the kernel, which answers; in afxdp mode, a keep-alive
 #     connection the kernel accepted before the engine started keeps
 #     working through the kernel while new ones are the engine's;
+#   - prerequisites: tcp_syncookies=0 or tcp_timestamps=0 in the server
+#     namespace: load refuses in one line each, serve runs the epoll tier;
 #   - blind spoofs from the client namespace with scapy (ACK+GET without
 #     timestamps, with a random TSecr; GET, POST, half a request): none
 #     answered, none handed off, every one counted.
@@ -63,6 +65,41 @@ echo "the kernel path" >"$TMP/kernel/index.html"
 (cd "$TMP/kernel" && exec $SRV "$PY" -m http.server "$PORT" --bind 0.0.0.0 >/dev/null 2>&1) &
 HOLD_PID=$!
 on_exit "kill $HOLD_PID"
+
+# ---- prerequisites: no half-working xdp tier ----
+# net.ipv4.tcp_syncookies=0 or tcp_timestamps=0 in the server namespace
+# (both per-netns): `blitz load` refuses with one line saying what to
+# change and leaves nothing attached; `blitz serve` runs the epoll tier
+# and says why.
+prereq_case() { # SYSCTL
+	local name=${1##*.}
+	$SRV sysctl -qw "$1=0"
+	$SRV "$BLITZ" load "$SRV_IF" -p "$PORT" >"$TMP/pre.out" 2>&1
+	local rc=$?
+	$SRV sysctl -qw "$1=1"
+	if [ $rc != 0 ] && grep -q "$1 is 0: .*sysctl -w $1=1" "$TMP/pre.out" &&
+		! has_xdp "$SRV_IF" && [ ! -e "/sys/fs/bpf/blitz/$SRV_IF" ]; then
+		pass "${T}_load_refuses_${name}_0"
+	else
+		fail "${T}_load_refuses_${name}_0" "rc $rc: $(tr '\n' ' ' <"$TMP/pre.out")"
+		$SRV "$BLITZ" unload "$SRV_IF" >/dev/null 2>&1
+	fi
+}
+prereq_case net.ipv4.tcp_syncookies
+prereq_case net.ipv4.tcp_timestamps
+$SRV sysctl -qw net.ipv4.tcp_syncookies=0
+$SRV "$BLITZ" serve "$SRV_IF" -p 8082 >"$TMP/serve.out" 2>&1 &
+SRV_PID=$!
+on_exit "kill $SRV_PID"
+if wait_line "$TMP/serve.out" "serving on" "$SRV_PID" 10 &&
+	grep -q "tier epoll" "$TMP/serve.out" &&
+	grep -q "net.ipv4.tcp_syncookies is 0" "$TMP/serve.out" && ! has_xdp "$SRV_IF"; then
+	pass "${T}_serve_epoll_without_syncookies"
+else
+	fail "${T}_serve_epoll_without_syncookies" "$(tr '\n' ' ' <"$TMP/serve.out")"
+fi
+stop_pid "$SRV_PID" INT 5
+$SRV sysctl -qw net.ipv4.tcp_syncookies=1
 
 if $SRV "$BLITZ" load "$SRV_IF" -p "$PORT" >"$TMP/load.out" 2>&1; then
 	on_exit "$SRV '$BLITZ' unload '$SRV_IF'"
