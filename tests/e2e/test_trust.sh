@@ -297,6 +297,7 @@ cat >"$TMP/afxdp_drv.c" <<'EOF'
 #include <stdio.h>
 #include "afxdp_engine.h"
 #include "cli.h"
+#include "http.h"
 #include "loader.h"
 #include "log.h"
 static volatile sig_atomic_t stop;
@@ -307,14 +308,15 @@ static void on_sig(int s)
 }
 int main(int argc, char **argv)
 {
-	struct blitz_service_opts svc;
+	static struct http_responses resp;
+	struct blitz_service svc;
 	struct blitz_loaded *l;
 	int ret;
 
 	setvbuf(stdout, NULL, _IOLBF, 0);
-	service_opts_init(&svc);
-	if (argc != 3 || service_opt_parse(&svc, 'p', argv[2]) != 1 ||
-	    service_opts_finish(&svc))
+	service_init(&svc);
+	if (argc != 3 || service_set_port(&svc, argv[2]) ||
+	    service_finish(&svc) || service_responses(&svc, &resp))
 		return 2;
 	struct blitz_loader_opts lo = {.ifname = argv[1],
 				       .engine = BLITZ_MODE_AFXDP,
@@ -327,6 +329,7 @@ int main(int argc, char **argv)
 	struct afxdp_engine_opts eo = {.ifname = argv[1],
 				       .xsks_fd = blitz_loaded_xsks_fd(l),
 				       .svc = &svc,
+				       .resp = &resp,
 				       .cpu_first = -1,
 				       .counters_fd = blitz_loaded_counters_fd(l)};
 	ret = afxdp_engine_run(&eo, &stop);
