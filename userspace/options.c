@@ -75,6 +75,12 @@ int options_service_apply(struct blitz_service *s, int key, const char *arg)
 	return r ? -1 : 1;
 }
 
+/* The value's name, or NULL for an option without one. */
+static const char *opt_arg(const struct opt_spec *o)
+{
+	return o->arg;
+}
+
 /* Call fn for every option of c, groups in order. */
 #define FOR_EACH_OPT(c, g, o)                                        \
 	for (const struct opt_spec *const *g = (c)->groups; *g; g++) \
@@ -95,13 +101,13 @@ int options_getopt(const struct cmd_spec *c, struct option *lo, size_t nlo,
 			return -1;
 		}
 		lo[n].name = o->name;
-		lo[n].has_arg = o->arg ? required_argument : no_argument;
+		lo[n].has_arg = opt_arg(o) ? required_argument : no_argument;
 		lo[n].flag = NULL;
 		lo[n].val = o->key;
 		n++;
 		if (o->key < 0x100) {
 			shortopts[s++] = (char)o->key;
-			if (o->arg)
+			if (opt_arg(o))
 				shortopts[s++] = ':';
 		}
 	}
@@ -126,12 +132,14 @@ static void help_text(const struct opt_spec *o, char *out, size_t len)
 /* "-p, --port PORT" or "    --body TEXT" (no indent). */
 static void opt_left(const struct opt_spec *o, char *out, size_t len)
 {
+	const char *arg = opt_arg(o);
+
 	if (o->key < 0x100)
 		snprintf(out, len, "-%c, --%s%s%s", o->key, o->name,
-			 o->arg ? " " : "", o->arg ? o->arg : "");
+			 arg ? " " : "", arg ? arg : "");
 	else
-		snprintf(out, len, "    --%s%s%s", o->name, o->arg ? " " : "",
-			 o->arg ? o->arg : "");
+		snprintf(out, len, "    --%s%s%s", o->name, arg ? " " : "",
+			 arg ? arg : "");
 }
 
 /* Words of text from column col to width, continuation lines indented
@@ -268,18 +276,19 @@ void options_synopsis(const struct cmd_spec *c, FILE *f)
 		pos += fprintf(f, " %s", c->operands);
 	FOR_EACH_OPT(c, g, o)
 	{
+		const char *arg;
 		int n;
 
 		if (o->flags & OPT_NOSYNOPSIS)
 			continue;
+		arg = opt_arg(o);
 		if (o->key < 0x100)
 			n = snprintf(item, sizeof(item), "[-%c%s%s]%s", o->key,
-				     o->arg ? " " : "", o->arg ? o->arg : "",
+				     arg ? " " : "", arg ? arg : "",
 				     o->flags & OPT_REPEAT ? "..." : "");
 		else
 			n = snprintf(item, sizeof(item), "[--%s%s%s]%s",
-				     o->name, o->arg ? " " : "",
-				     o->arg ? o->arg : "",
+				     o->name, arg ? " " : "", arg ? arg : "",
 				     o->flags & OPT_REPEAT ? "..." : "");
 		if (pos + 1 + n > SYNOPSIS_WIDTH) {
 			fprintf(f, "\n%*s", indent, "");
@@ -340,9 +349,9 @@ void options_man(const struct cmd_spec *c, FILE *f)
 		fputs("\\fB\\-\\-", f);
 		roff(f, o->name);
 		fputs("\\fR", f);
-		if (o->arg) {
+		if (opt_arg(o)) {
 			fputs(" \\fI", f);
-			roff(f, o->arg);
+			roff(f, opt_arg(o));
 			fputs("\\fR", f);
 		}
 		fputc('\n', f);

@@ -1,0 +1,101 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * engine_xdp.c - the xdp engine as serve runs it: the XDP program (a
+ * bpf_link of serve, attached by serve) answers in the driver, and the TC
+ * hand-off gives the kernel's listener, serve's epoll engine, what it does
+ * not answer, on the same connection.
+ *
+ * Owns: the hand-off's attachment while serve runs. Must never outlive
+ * serve: the link goes with the process, and finish() detaches TC.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+
+#include "engine.h"
+#include "log.h"
+#include "tc_handoff.h"
+
+/* Sum one per-CPU counter of the XDP program (0 when unreadable). */
+static unsigned long long xdp_counter(int fd, __u32 key)
+{
+	unsigned long long sum = 0, *vals;
+	int ncpu = libbpf_num_possible_cpus(), i;
+
+	if (fd < 0 || ncpu <= 0)
+		return 0;
+	vals = calloc((size_t)ncpu, sizeof(*vals));
+	if (!vals)
+		return 0;
+	if (!bpf_map_lookup_elem(fd, &key, vals))
+		for (i = 0; i < ncpu; i++)
+			sum += vals[i];
+	free(vals);
+	return sum;
+}
+
+/* The TC hand-off, when the kernel has what it needs; a line otherwise. */
+static struct tc_handoff *attach_handoff(struct serve_ctx *c)
+{
+	struct tc_handoff *h = NULL;
+
+	if (!tc_handoff_supported()) {
+		pr_info("blitz: no TC hand-off on this kernel (needs "
+			"bpf_sk_assign_tcp_reqsk, Linux >= 6.9): segments the "
+			"XDP program does not answer reach the kernel without "
+			"a connection\n");
+		return NULL;
+	}
+	if (tc_handoff_attach(c->ifname, blitz_ifindex(c->ifname),
+			      blitz_loaded_config_fd(c->xdp),
+			      blitz_loaded_counters_fd(c->xdp), false, &h)) {
+		pr_warn("serving without the TC hand-off: segments the XDP "
+			"program does not answer reach the kernel without a "
+			"connection\n");
+		return NULL;
+	}
+	return h;
+}
+
+static int xdp_run(struct serve_ctx *c)
+{
+	char tier[64];
+
+	c->priv = attach_handoff(c);
+	printf("blitz: serving on %s port %u: tier xdp (%s) + epoll "
+	       "fallback\n",
+	       c->ifname, c->svc->port, blitz_loaded_mode(c->xdp));
+	fflush(stdout);
+	snprintf(tier, sizeof(tier), "xdp-%s+epoll", blitz_loaded_mode(c->xdp));
+	serve_set_tier(c, tier, 0);
+	serve_wait(c);
+	return 0;
+}
+
+/* New connections reach the kernel listener until it stops. */
+static int xdp_finish(struct serve_ctx *c)
+{
+	struct tc_handoff *h = c->priv;
+	int fd = blitz_loaded_counters_fd(c->xdp), ret = 0;
+
+	printf("xdp: %llu requests answered in the driver, %llu "
+	       "segments handed to the kernel\n",
+	       xdp_counter(fd, BLITZ_CNT_REQUESTS),
+	       xdp_counter(fd, BLITZ_CNT_HANDOFF));
+	if (h && tc_handoff_detach(h))
+		ret = 1;
+	c->priv = NULL;
+	return ret;
+}
+
+const struct engine_desc engine_xdp = {
+	.name = "xdp",
+	.about = "answers in the NIC driver (XDP_TX), stateless cookies; the "
+		 "TC hand-off passes the rest to the kernel",
+	.xdp = ENGINE_XDP_ANSWER,
+	.needs_ifname = true,
+	.run = xdp_run,
+	.finish = xdp_finish,
+};

@@ -1,0 +1,53 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * engines.c - the engine table (engine.h): one row per engine; its
+ * descriptor is in engine_<name>.c. The tiers `blitz serve --engine`
+ * takes are these names and "auto".
+ */
+#include <string.h>
+
+#include "engine.h"
+
+const struct engine_desc *const engine_table[] = {
+	&engine_xdp, &engine_afxdp, &engine_dpdk, &engine_epoll, NULL,
+};
+
+const struct engine_desc *engine_find(const char *name)
+{
+	const struct engine_desc *const *e;
+
+	for (e = engine_table; *e; e++)
+		if (!strcmp((*e)->name, name))
+			return *e;
+	return NULL;
+}
+
+const char *engine_tier_names(void)
+{
+	static char buf[128];
+	const struct engine_desc *const *e;
+	size_t n;
+
+	if (buf[0])
+		return buf;
+	n = (size_t)snprintf(buf, sizeof(buf), "auto");
+	for (e = engine_table; *e && n < sizeof(buf); e++)
+		n += (size_t)snprintf(buf + n, sizeof(buf) - n, "|%s",
+				      (*e)->name);
+	return buf;
+}
+
+const char *engine_tier_list(void)
+{
+	static char buf[128];
+	const struct engine_desc *const *e;
+	size_t n;
+
+	if (buf[0])
+		return buf;
+	n = (size_t)snprintf(buf, sizeof(buf), "auto");
+	for (e = engine_table; *e && n < sizeof(buf); e++)
+		n += (size_t)snprintf(buf + n, sizeof(buf) - n, "%s%s",
+				      e[1] ? ", " : " or ", (*e)->name);
+	return buf;
+}
