@@ -534,33 +534,40 @@ static void check_mtu(struct doctor *d, unsigned int mtu)
 	long limit = blitz_xdp_single_buffer_mtu();
 	bool frags = blitz_xdp_has_frags();
 	bool sg = !d->have_features || (d->features & NIC_XDP_RX_SG);
+	enum blitz_mtu_fit fit;
 	size_t max_body = 0;
 
-	d->mtu_native = true;
-	if (mtu < BLITZ_MIN_MTU) {
+	fit = blitz_xdp_mtu_fit(mtu, limit, frags, sg);
+	d->mtu_native = fit == BLITZ_MTU_SINGLE || fit == BLITZ_MTU_MULTI;
+	switch (fit) {
+	case BLITZ_MTU_TOO_SMALL:
 		add(d, "mtu", V_FAIL, "%u", mtu);
 		hint(d,
 		     "the xdp engine needs MTU >= %d to answer in one "
 		     "segment",
 		     BLITZ_MIN_MTU);
-		d->mtu_native = false;
-	} else if ((long)mtu <= limit) {
+		break;
+	case BLITZ_MTU_SINGLE:
 		add(d, "mtu", V_OK, "%u (native single-buffer up to %ld)", mtu,
 		    limit);
-	} else if (frags && sg) {
+		break;
+	case BLITZ_MTU_MULTI:
 		add(d, "mtu", V_OK, "%u (program and driver multi-buffer)",
 		    mtu);
-	} else {
+		break;
+	case BLITZ_MTU_PROG_SINGLE:
+	case BLITZ_MTU_DRIVER_NO_SG:
 		add(d, "mtu", V_FAIL, "%u > %ld, the most a %s takes natively",
 		    mtu, limit,
-		    frags ? "driver without multi-buffer XDP"
-			  : "single-buffer XDP program");
+		    fit == BLITZ_MTU_DRIVER_NO_SG
+			    ? "driver without multi-buffer XDP"
+			    : "single-buffer XDP program");
 		hint(d,
 		     "native attach fails (ERANGE): ip link set dev %s mtu "
 		     "%ld, or -m skb%s",
 		     d->ifname, limit,
 		     frags ? "" : " (this blitz is built without xdp.frags)");
-		d->mtu_native = false;
+		break;
 	}
 
 	if (service_responses(&d->svc, &d->resp) ||

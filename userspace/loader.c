@@ -321,6 +321,18 @@ long blitz_xdp_single_buffer_mtu(void)
 	return sysconf(_SC_PAGESIZE) - XDP_PAGE_OVERHEAD;
 }
 
+enum blitz_mtu_fit blitz_xdp_mtu_fit(unsigned int mtu, long limit, bool frags,
+				     bool driver_sg)
+{
+	if (mtu < BLITZ_MIN_MTU)
+		return BLITZ_MTU_TOO_SMALL;
+	if ((long)mtu <= limit)
+		return BLITZ_MTU_SINGLE;
+	if (!frags)
+		return BLITZ_MTU_PROG_SINGLE;
+	return driver_sg ? BLITZ_MTU_MULTI : BLITZ_MTU_DRIVER_NO_SG;
+}
+
 bool blitz_xdp_has_frags(void)
 {
 	struct blitz_xdp_bpf *skel = blitz_xdp_bpf__open();

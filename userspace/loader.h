@@ -81,6 +81,19 @@ bool blitz_xdp_has_frags(void);
  * below it the loader loads the program single-buffer, as drivers then
  * keep their single-buffer fast path (and veth its peer's GSO off). */
 long blitz_xdp_single_buffer_mtu(void);
+/* Can the xdp engine run natively at this MTU? */
+enum blitz_mtu_fit {
+	BLITZ_MTU_TOO_SMALL, /* below BLITZ_MIN_MTU: no reply fits */
+	BLITZ_MTU_SINGLE,    /* one page: loaded single-buffer */
+	BLITZ_MTU_MULTI,     /* over a page: multi-buffer, the driver has it */
+	BLITZ_MTU_PROG_SINGLE,	/* over a page, the program is single-buffer */
+	BLITZ_MTU_DRIVER_NO_SG, /* over a page, the driver has no RX_SG */
+};
+/* The rule doctor reports and the loader follows: mtu against limit
+ * (blitz_xdp_single_buffer_mtu()), frags (blitz_xdp_has_frags()) and
+ * driver_sg (the driver's xdp-features have RX_SG, or are unknown). */
+enum blitz_mtu_fit blitz_xdp_mtu_fit(unsigned int mtu, long limit, bool frags,
+				     bool driver_sg);
 
 /* What of blitz is attached to an interface right now. */
 struct blitz_attached {
