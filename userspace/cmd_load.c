@@ -12,6 +12,7 @@
 
 #include "cli.h"
 #include "http.h"
+#include "listener.h"
 #include "loader.h"
 #include "log.h"
 #include "tc_handoff.h"
@@ -140,6 +141,12 @@ int cmd_load(int argc, char **argv)
 	printf("blitz: serving http on %s port %u (xdp, %s mode, prog id %u)\n",
 	       lo.ifname, svc.port, blitz_loaded_mode(l),
 	       blitz_loaded_prog_id(l));
+	{
+		char why[320];
+
+		kernel_listener_line(svc.port, true, why, sizeof(why));
+		printf("blitz: %s\n", why);
+	}
 	/*
 	 * Only free our handles: libxdp's attachment and the pins keep the
 	 * program and its maps alive after we exit.

@@ -20,6 +20,7 @@
 #include <time.h>
 
 #include "cli.h"
+#include "listener.h"
 #include "loader.h"
 #include "log.h"
 #include "nic_info.h"
@@ -36,7 +37,8 @@ struct row {
 	char since[24];
 	char addrs[BLITZ_MAX_ADDRS * 2 * (INET6_ADDRSTRLEN + 1)];
 	char note[320];
-	char xsk[1024]; /* one line per AF_XDP socket on the interface */
+	char listen[320]; /* a kernel listener on the port or not */
+	char xsk[1024];	  /* one line per AF_XDP socket on the interface */
 };
 
 const struct cmd_spec cmd_status_spec = {
@@ -183,6 +185,15 @@ static int fill_row(const char *ifname, struct row *r)
 
 	if (here)
 		xsk_lines(ifname, ifindex, r->xsk, sizeof(r->xsk));
+	/* What the xdp engine passes needs a kernel listener behind it. */
+	if (pins && a.prog_id && c.mode != BLITZ_MODE_AFXDP &&
+	    owner != BLITZ_PINS_OTHER_NETNS) {
+		size_t n = (size_t)snprintf(r->listen, sizeof(r->listen),
+					    "%s: ", ifname);
+
+		kernel_listener_line(ntohs(c.port_be), handoff, r->listen + n,
+				     sizeof(r->listen) - n);
+	}
 	if (owner == BLITZ_PINS_OTHER_NETNS && !a.prog_id && !handoff) {
 		snprintf(r->note, sizeof(r->note),
 			 "%s: loaded in another network namespace (prog id "
@@ -300,6 +311,9 @@ static void print_table(const struct row *rows, int n)
 	for (i = 0; i < n; i++)
 		if (rows[i].note[0])
 			printf("%s\n", rows[i].note);
+	for (i = 0; i < n; i++)
+		if (rows[i].listen[0])
+			printf("%s\n", rows[i].listen);
 	for (i = 0; i < n; i++)
 		printf("%s", rows[i].xsk);
 }
