@@ -11,6 +11,7 @@
  * and poll() when idle (not with busy_poll).
  */
 #include <errno.h>
+#include <limits.h>
 #include <net/if.h>
 #include <poll.h>
 #include <pthread.h>
@@ -369,6 +370,29 @@ static int nth_cpu(const cpu_set_t *set, int i)
 	return -1;
 }
 
+/* o->mode_report: each queue's mode and why, written whole (rename). */
+static void write_mode_report(const struct afxdp_engine_opts *o,
+			      const struct xq *qs, int nq)
+{
+	char tmp[PATH_MAX];
+	FILE *f;
+	int i;
+
+	if (snprintf(tmp, sizeof(tmp), "%s.tmp", o->mode_report) >=
+	    (int)sizeof(tmp))
+		return;
+	f = fopen(tmp, "we");
+	if (!f) {
+		pr_debug("afxdp: cannot write %s: %s\n", tmp, strerror(errno));
+		return;
+	}
+	for (i = 0; i < nq; i++)
+		fprintf(f, "%d %s %s\n", i, blitz_xsk_mode(&qs[i].x),
+			qs[i].x.mode_why);
+	if (fclose(f) || rename(tmp, o->mode_report))
+		unlink(tmp);
+}
+
 int afxdp_engine_run(const struct afxdp_engine_opts *o,
 		     volatile sig_atomic_t *stop)
 {
@@ -418,6 +442,8 @@ int afxdp_engine_run(const struct afxdp_engine_opts *o,
 			qs[i].x.mode_why, qs[i].x.nframes, FRAME_SIZE,
 			o->busy_poll ? ", busy poll" : "", qs[i].cpu);
 	}
+	if (o->mode_report)
+		write_mode_report(o, qs, nq);
 	for (i = 0; i < nq; i++) {
 		ret = -pthread_create(&qs[i].th, NULL, xq_thread, &qs[i]);
 		if (ret) {
@@ -440,6 +466,8 @@ int afxdp_engine_run(const struct afxdp_engine_opts *o,
 			pthread_join(qs[i].th, NULL);
 	publish_counters(o, qs, nq, base);
 out:
+	if (o->mode_report)
+		unlink(o->mode_report);
 	memset(&tot, 0, sizeof(tot));
 	for (i = 0; i < nq; i++) {
 		if (qs[i].core) {

@@ -26,6 +26,7 @@
 #include "afxdp_engine.h"
 #include "engine.h"
 #include "log.h"
+#include "serve_state.h"
 #include "supervisor.h"
 
 #define AFXDP_STOP_MS 3000
@@ -46,6 +47,11 @@ afxdp_child(struct serve_ctx *c, pid_t parent)
 		.counters_fd = blitz_loaded_counters_fd(c->xdp),
 	};
 	int keep[2] = {xo.xsks_fd, xo.counters_fd};
+	char report[192];
+
+	/* Each socket's mode and why, for `blitz status` (serve_state.h). */
+	serve_state_xsk_path(getpid(), report, sizeof(report));
+	xo.mode_report = report;
 
 	/* A SIGKILLed parent took the XDP program with it: go too. The
 	 * getppid() check closes the race with a parent dying before. */
@@ -95,10 +101,12 @@ static bool afxdp_nostart(int status)
 	return WIFEXITED(status) && WEXITSTATUS(status) == AFXDP_EXIT_NOSTART;
 }
 
-/* Nothing to undo: the kernel closed the dead child's sockets. */
+/* The kernel closed the dead child's sockets; only a killed child's
+ * report of their modes is left. */
 static const char *afxdp_cleanup(struct serve_ctx *c)
 {
 	(void)c;
+	serve_state_xsk_reap();
 	return "";
 }
 
