@@ -125,6 +125,15 @@ int cmd_load(int argc, char **argv)
 	lo.resp = &resp;
 	blitz_log_quiet_libs();
 
+	/* A reload with a (new) --secret-file where the xdp engine runs:
+	 * rotate its key in place (docs/cookie-v2.md, key rotation). */
+	if (svc.has_secret) {
+		r = blitz_loader_rotate(lo.ifname, svc.secret);
+		if (r) {
+			ret = r > 0 ? 0 : 1;
+			goto out;
+		}
+	}
 	if (blitz_loader_attach(&lo, &l))
 		goto out;
 	/*

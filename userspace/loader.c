@@ -37,6 +37,7 @@
 #include <bpf/libbpf.h>
 #include <xdp/libxdp.h>
 
+#include "blitz_cookie2.h"
 #include "blitz_xdp.skel.h"
 #include "http.h"
 #include "loader.h"
@@ -1026,6 +1027,76 @@ int blitz_pinned_config(const char *ifname, struct blitz_config *cfg,
 		*map_id = info.id;
 	close(fd);
 	return err;
+}
+
+int blitz_config_rotate_key(struct blitz_config *c, const uint64_t key[2],
+			    uint64_t now_unix_ns)
+{
+	uint64_t accept =
+		now_unix_ns + 2 * BLITZ_CK2_EPOCH_NS + 2 * BLITZ_CK2_SKEW_NS;
+
+	if (c->secret[0] == key[0] && c->secret[1] == key[1])
+		return 1;
+	c->secret_prev[0] = c->secret[0];
+	c->secret_prev[1] = c->secret[1];
+	c->secret[0] = key[0];
+	c->secret[1] = key[1];
+	c->prev_accept_unix_ns = accept;
+	c->prev_rst_unix_ns = accept + BLITZ_CK2_RING * BLITZ_CK2_EPOCH_NS;
+	return 0;
+}
+
+int blitz_loader_rotate(const char *ifname, const uint64_t key[2])
+{
+	struct blitz_config cfg;
+	char path[PATH_MAX];
+	struct timespec now;
+	__u32 map_id = 0, k = 0;
+	int fd, err, same;
+
+	err = blitz_pinned_config(ifname, &cfg, &map_id);
+	if (err == -ENOENT)
+		return 0;
+	if (err || !blitz_prog_using_map(map_id))
+		return 0; /* stale or foreign pins: the load sorts them out */
+	if (cfg.mode != BLITZ_MODE_XDP) {
+		pr_warn("%s runs the afxdp engine: its key is the serve's; "
+			"restart the serve to change it\n",
+			ifname);
+		return -EINVAL;
+	}
+	clock_gettime(CLOCK_REALTIME, &now);
+	same = blitz_config_rotate_key(&cfg, key,
+				       (uint64_t)now.tv_sec * 1000000000ULL +
+					       (uint64_t)now.tv_nsec);
+	if (same) {
+		printf("blitz: %s already uses this key: nothing to rotate\n",
+		       ifname);
+		explicit_bzero(&cfg, sizeof(cfg));
+		return 1;
+	}
+	if (blitz_pin_path(path, sizeof(path), ifname, "config"))
+		return -ENAMETOOLONG;
+	fd = bpf_obj_get(path);
+	if (fd < 0 || bpf_map_update_elem(fd, &k, &cfg, BPF_EXIST)) {
+		err = -errno;
+		pr_warn("cannot rotate the key of %s: %s\n", ifname,
+			strerror(-err));
+		if (fd >= 0)
+			close(fd);
+		explicit_bzero(&cfg, sizeof(cfg));
+		return err;
+	}
+	close(fd);
+	explicit_bzero(&cfg, sizeof(cfg));
+	printf("blitz: %s: new cookie key; the previous one is accepted for "
+	       "%llu s more (its connections carry on), then answered with "
+	       "RST\n",
+	       ifname,
+	       (unsigned long long)((2 * BLITZ_CK2_EPOCH_NS +
+				     2 * BLITZ_CK2_SKEW_NS) /
+				    1000000000ULL));
+	return 1;
 }
 
 /* Does program prog_id use map map_id? */

@@ -120,6 +120,23 @@ void blitz_loaded_release(struct blitz_loaded *l);
  * -ENOENT when not pinned. Prints nothing. */
 int blitz_pinned_config(const char *ifname, struct blitz_config *cfg,
 			__u32 *map_id);
+/*
+ * Key rotation (docs/cookie-v2.md): key becomes the current cookie key,
+ * the current one the previous key, accepted for one validity period
+ * (2 epochs + 2 skews) from now_unix_ns and answered with RST for 8
+ * epochs more. Returns 0, or 1 when key is the current key already
+ * (nothing changes).
+ */
+int blitz_config_rotate_key(struct blitz_config *c, const uint64_t key[2],
+			    uint64_t now_unix_ns);
+/*
+ * `blitz load <ifname> --secret-file FILE` where the xdp engine already
+ * runs: rotate its pinned config's key to key in place (the programs pick
+ * it up at their next segment; live connections keep the old key's
+ * cookies). 1: rotated (or already that key), 0: nothing of blitz loaded
+ * here (load as usual), < 0: an error, printed.
+ */
+int blitz_loader_rotate(const char *ifname, const uint64_t key[2]);
 /* The id of a loaded blitz XDP program (or libxdp extension) that uses
  * map_id, 0 when none does (pins left by a program that is gone). The tc
  * hand-off, which shares the map, does not count. */
