@@ -50,6 +50,25 @@ napi_pin() {
 	[ "$n" -gt 0 ]
 }
 
+# napi_pin_per_queue NS IF: threaded NAPI on IF, the NAPI of RX queue k
+# (the k-th by NAPI id: veth numbers its queues' NAPIs in order) pinned to
+# CPU k mod the CPU count. On veth a reply lands on the peer's queue
+# (sending CPU mod queues), so with this the xdp engine answers each of
+# `blitz bench -t N`'s threads on the queue that thread reads.
+napi_pin_per_queue() {
+	local ns=$1 ifn=$2 pat k=0 pid ncpu
+	ncpu=$(nproc)
+	ip netns exec "$ns" ethtool -K "$ifn" gro on >/dev/null 2>&1 || return 1
+	ip netns exec "$ns" sh -c "echo 1 > /sys/class/net/$ifn/threaded" 2>/dev/null || return 1
+	pat="napi/$ifn-"
+	pat=${pat:0:15}
+	for pid in $(ps -eo pid=,comm= | awk -v p="$pat" 'index($2, p) == 1 {n = $2; sub(".*-", "", n); print n, $1}' | sort -n | awk '{print $2}'); do
+		taskset -pc $((k % ncpu)) "$pid" >/dev/null 2>&1 || return 1
+		k=$((k + 1))
+	done
+	[ "$k" -gt 0 ]
+}
+
 # placement_apply: make the placement PLACEMENT says. Idempotent: call it
 # again after anything that may recreate a NAPI (attaching XDP). Prints one
 # line saying what it did, and returns 1 if fair placement failed.

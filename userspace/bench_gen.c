@@ -12,6 +12,8 @@
  */
 #include <errno.h>
 #include <net/if.h>
+#include <pthread.h>
+#include <sched.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
@@ -101,6 +103,8 @@ struct gen {
 	bool running;
 	uint64_t inflight; /* responses due on all connections */
 	uint64_t now;
+	uint16_t all_port_lo,
+		all_port_hi; /* of all threads, for the XDP prog */
 	/* open loop */
 	uint32_t *idle; /* connections ready for a batch (validated on pop) */
 	uint32_t n_idle;
@@ -710,8 +714,12 @@ static void handle_frame(struct gen *g, const uint8_t *f, uint32_t len)
 		return;
 	dport = ntohs(pk.tcp->dest);
 	port_off = (uint32_t)(dport - g->p->port_lo);
-	if (port_off >= g->n_ports)
+	if (port_off >= g->n_ports) {
+		/* The XDP program redirects only the generator's ports: this
+		 * is another thread's reply, landed on our queue. */
+		g->r->misrouted++;
 		return;
+	}
 	ci = g->port_conn[port_off];
 	if (ci == NO_CONN) {
 		reply_rst(g, dport, pk.tcp, pk.payload_len);
@@ -847,8 +855,9 @@ static int attach_prog(struct gen *g)
 	memcpy((void *)&g->skel->rodata->target_ip_be, p->dst_addr, 4);
 	memcpy((void *)g->skel->rodata->target_ip6, p->dst_addr, 16);
 	g->skel->rodata->target_port_be = htons(p->dst_port);
-	g->skel->rodata->port_lo = p->port_lo;
-	g->skel->rodata->port_hi = p->port_hi;
+	/* Every thread's ports: each thread has a slice of them. */
+	g->skel->rodata->port_lo = g->all_port_lo;
+	g->skel->rodata->port_hi = g->all_port_hi;
 	err = bench_gen_bpf__load(g->skel);
 	if (err) {
 		pr_warn("cannot load the bench XDP program: %s\n",
@@ -1083,22 +1092,27 @@ static void run_loop(struct gen *g)
 	}
 }
 
-int bench_run(const struct bench_params *p, struct bench_result *r)
+static void gen_free(struct gen *g)
+{
+	uint32_t i;
+
+	if (g->conns)
+		for (i = 0; i < g->p->conns; i++)
+			free(g->conns[i].hdr);
+	free(g->conns);
+	free(g->idle);
+	free(g->port_conn);
+	free(g);
+}
+
+/* A generator for p (its own connections and ports), not yet attached. */
+static int gen_new(const struct bench_params *p, struct bench_result *r,
+		   int ifindex, struct gen **out)
 {
 	struct gen *g;
 	uint32_t i;
 	int err;
 
-	memset(r, 0, sizeof(*r));
-	if (!p->conns || p->conns > BENCH_MAX_CONNS || !p->pipeline ||
-	    (p->close_each && p->pipeline != 1) || p->port_hi < p->port_lo ||
-	    (uint32_t)(p->port_hi - p->port_lo + 1) < 2 * p->conns) {
-		pr_warn("bad bench parameters: 1..%u connections, a source "
-			"port range at least twice as large, pipeline 1 with "
-			"close\n",
-			BENCH_MAX_CONNS);
-		return -EINVAL;
-	}
 	g = calloc(1, sizeof(*g));
 	if (!g)
 		return -ENOMEM;
@@ -1107,12 +1121,7 @@ int bench_run(const struct bench_params *p, struct bench_result *r)
 	g->old_prog_fd = -1;
 	g->seed = (uint32_t)now_ns() | 1;
 	g->n_ports = (uint32_t)(p->port_hi - p->port_lo + 1);
-	g->ifindex = (int)if_nametoindex(p->ifname);
-	if (!g->ifindex) {
-		pr_warn("no interface '%s' here\n", p->ifname);
-		free(g);
-		return -ENODEV;
-	}
+	g->ifindex = ifindex;
 	err = build_requests(g);
 	if (err) {
 		free(g);
@@ -1122,36 +1131,231 @@ int bench_run(const struct bench_params *p, struct bench_result *r)
 	g->idle = calloc(p->conns, sizeof(*g->idle));
 	g->port_conn = malloc(g->n_ports * sizeof(*g->port_conn));
 	if (!g->conns || !g->idle || !g->port_conn) {
-		err = -ENOMEM;
-		goto out_free;
+		gen_free(g);
+		return -ENOMEM;
 	}
 	for (i = 0; i < g->n_ports; i++)
 		g->port_conn[i] = NO_CONN;
 	for (i = 0; i < p->conns; i++) {
 		g->conns[i].hdr = malloc(HDR_MAX);
 		if (!g->conns[i].hdr) {
-			err = -ENOMEM;
-			goto out_free;
+			gen_free(g);
+			return -ENOMEM;
 		}
 	}
-	err = attach_prog(g);
+	*out = g;
+	return 0;
+}
+
+/* Add one thread's result into the total. */
+static void result_add(struct bench_result *t, const struct bench_result *r)
+{
+	uint32_t i;
+
+	t->responses += r->responses;
+	t->ok += r->ok;
+	t->err_status += r->err_status;
+	t->err_parse += r->err_parse;
+	t->err_reset += r->err_reset;
+	t->err_closed += r->err_closed;
+	t->err_timeout += r->err_timeout;
+	t->err_connect += r->err_connect;
+	t->connects += r->connects;
+	t->retransmits += r->retransmits;
+	t->syn_retransmits += r->syn_retransmits;
+	t->data_retransmits += r->data_retransmits;
+	t->rst_rx += r->rst_rx;
+	t->rst_tx += r->rst_tx;
+	t->timeouts += r->timeouts;
+	t->tx_no_frame += r->tx_no_frame;
+	t->misrouted += r->misrouted;
+	t->bytes_rx += r->bytes_rx;
+	t->busy_ns += r->busy_ns;
+	if (r->late_max_ns > t->late_max_ns)
+		t->late_max_ns = r->late_max_ns;
+	if (r->elapsed_s > t->elapsed_s)
+		t->elapsed_s = r->elapsed_s;
+	for (i = 0; i < BENCH_HIST_BUCKETS; i++)
+		t->hist.count[i] += r->hist.count[i];
+	t->hist.n += r->hist.n;
+	t->hist.sum_ns += r->hist.sum_ns;
+	if (r->hist.max_ns > t->hist.max_ns)
+		t->hist.max_ns = r->hist.max_ns;
+	for (i = 0; i < r->n_series; i++) {
+		struct bench_sample *d = &t->series[i];
+		const struct bench_sample *s = &r->series[i];
+
+		d->responses += s->responses;
+		d->errors += s->errors;
+		d->retransmits += s->retransmits;
+		d->connects += s->connects;
+		d->lat_sum_ns += s->lat_sum_ns;
+		d->lat_n += s->lat_n;
+		if (s->lat_max_ns > d->lat_max_ns)
+			d->lat_max_ns = s->lat_max_ns;
+	}
+	if (r->n_series > t->n_series)
+		t->n_series = r->n_series;
+	if (!t->xsk_mode)
+		t->xsk_mode = r->xsk_mode;
+}
+
+struct gen_thread {
+	struct gen *g;
+	int cpu;
+	pthread_t th;
+};
+
+static void *gen_thread_main(void *arg)
+{
+	struct gen_thread *t = arg;
+
+	if (t->cpu >= 0) {
+		cpu_set_t set;
+
+		CPU_ZERO(&set);
+		CPU_SET(t->cpu, &set);
+		pthread_setaffinity_np(pthread_self(), sizeof(set), &set);
+	}
+	run_loop(t->g);
+	return NULL;
+}
+
+/* The i-th CPU (wrapping) the process may run on, -1 if none. */
+static int nth_allowed_cpu(uint32_t i)
+{
+	cpu_set_t set;
+	int cpu, n, k = 0;
+
+	if (sched_getaffinity(0, sizeof(set), &set))
+		return -1;
+	n = CPU_COUNT(&set);
+	if (!n)
+		return -1;
+	i %= (uint32_t)n;
+	for (cpu = 0; cpu < CPU_SETSIZE; cpu++)
+		if (CPU_ISSET(cpu, &set) && (uint32_t)k++ == i)
+			return cpu;
+	return -1;
+}
+
+int bench_run(const struct bench_params *p, struct bench_result *r)
+{
+	uint32_t nt = p->threads > 1 ? p->threads : 1, span, i;
+	struct bench_params *tp = NULL;
+	struct bench_result *tr = NULL;
+	struct gen_thread *th = NULL;
+	struct gen *g0 = NULL;
+	int err, ifindex;
+
+	memset(r, 0, sizeof(*r));
+	r->threads = nt;
+	if (!p->conns || p->conns > BENCH_MAX_CONNS || !p->pipeline ||
+	    (p->close_each && p->pipeline != 1) || p->port_hi < p->port_lo ||
+	    (uint32_t)(p->port_hi - p->port_lo + 1) < 2 * p->conns ||
+	    nt > BENCH_MAX_THREADS || p->conns < nt) {
+		pr_warn("bad bench parameters: 1..%u connections (at least one "
+			"per thread, 1..%u threads), a source port range at "
+			"least twice as large, pipeline 1 with close\n",
+			BENCH_MAX_CONNS, BENCH_MAX_THREADS);
+		return -EINVAL;
+	}
+	ifindex = (int)if_nametoindex(p->ifname);
+	if (!ifindex) {
+		pr_warn("no interface '%s' here\n", p->ifname);
+		return -ENODEV;
+	}
+	tp = calloc(nt, sizeof(*tp));
+	tr = nt > 1 ? calloc(nt, sizeof(*tr)) : r;
+	th = calloc(nt, sizeof(*th));
+	if (!tp || !tr || !th) {
+		err = -ENOMEM;
+		goto out;
+	}
+	/* Thread i: queue + i, its share of connections, ports and rate. */
+	span = (uint32_t)(p->port_hi - p->port_lo + 1) / nt;
+	for (i = 0; i < nt; i++) {
+		tp[i] = *p;
+		tp[i].queue = p->queue + i;
+		tp[i].conns = p->conns / nt + (i < p->conns % nt);
+		tp[i].port_lo = (uint16_t)(p->port_lo + i * span);
+		tp[i].port_hi = (uint16_t)(tp[i].port_lo + span - 1);
+		tp[i].rate = p->rate / nt + (i < p->rate % nt);
+		if (p->rate && !tp[i].rate)
+			tp[i].rate = 1;
+		tp[i].max_requests =
+			p->max_requests ? p->max_requests / nt +
+						  (i < p->max_requests % nt)
+					: 0;
+		if (p->max_requests && !tp[i].max_requests)
+			tp[i].max_requests = 1;
+		if (i)
+			tp[i].progress = NULL; /* thread 0 speaks for all */
+		err = gen_new(&tp[i], &tr[i], ifindex, &th[i].g);
+		if (err)
+			goto out;
+		th[i].cpu = nt > 1 ? nth_allowed_cpu(i) : -1;
+	}
+	g0 = th[0].g;
+	g0->all_port_lo = p->port_lo;
+	g0->all_port_hi = p->port_hi;
+	/* One XDP program for all: it redirects to XSKMAP[rx queue]. */
+	err = attach_prog(g0);
 	if (err)
 		goto out_prog;
-	err = setup_xsk(g);
-	if (err)
-		goto out_xsk;
-	run_loop(g);
+	for (i = 0; i < nt; i++) {
+		th[i].g->skel = g0->skel;
+		th[i].g->xdp_flags = g0->xdp_flags;
+		err = setup_xsk(th[i].g);
+		if (err) {
+			if (nt > 1)
+				pr_warn("-q %u -t %u needs RX queues %u..%u on "
+					"%s: "
+					"see `ethtool -l %s`\n",
+					p->queue, nt, p->queue,
+					p->queue + nt - 1, p->ifname,
+					p->ifname);
+			goto out_xsk;
+		}
+	}
+	if (nt == 1) {
+		run_loop(g0);
+	} else {
+		for (i = 0; i < nt; i++) {
+			err = -pthread_create(&th[i].th, NULL, gen_thread_main,
+					      &th[i]);
+			if (err) {
+				pr_warn("pthread_create: %s\n", strerror(-err));
+				if (p->stop)
+					*p->stop = 1;
+				break;
+			}
+		}
+		while (i--)
+			pthread_join(th[i].th, NULL);
+	}
 out_xsk:
-	teardown_xsk(g);
+	for (i = 0; i < nt; i++)
+		teardown_xsk(th[i].g);
 out_prog:
-	detach_prog(g);
-out_free:
-	if (g->conns)
-		for (i = 0; i < p->conns; i++)
-			free(g->conns[i].hdr);
-	free(g->conns);
-	free(g->idle);
-	free(g->port_conn);
-	free(g);
+	detach_prog(g0);
+	for (i = 1; i < nt; i++)
+		th[i].g->skel = NULL;
+out:
+	if (nt > 1 && tr) {
+		for (i = 0; i < nt; i++)
+			result_add(r, &tr[i]);
+		r->busy_ns /= nt; /* the mean thread's */
+		r->xdp_mode = tr[0].xdp_mode;
+		r->threads = nt;
+	}
+	if (th)
+		for (i = 0; i < nt; i++)
+			if (th[i].g)
+				gen_free(th[i].g);
+	free(th);
+	if (nt > 1)
+		free(tr);
+	free(tp);
 	return err;
 }

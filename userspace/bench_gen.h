@@ -37,6 +37,16 @@
  *                          close", a new handshake for the next (dperf's
  *                          connections-per-second shape).
  *
+ * Threads (threads = N > 1): thread i binds an AF_XDP socket to RX queue
+ * queue + i, owns 1/N of the connections, of the source ports and of the
+ * rate, and runs on the i-th CPU the process may use. A reply is only seen
+ * by the thread whose queue it lands on: on a NIC that is RSS's choice, on
+ * veth the queue of the CPU that sent it (veth_select_rxq: smp_processor_id
+ * % queues). Pin the server veth's NAPI of RX queue i to a CPU c with
+ * c % N == i and the xdp engine's replies come back to the thread that
+ * sent the request; replies that land elsewhere are counted (misrouted) and
+ * dropped, their connections retransmit.
+ *
  * Contract: bench_run() makes syscalls only for setup, to kick TX
  * (sendto) and to wake RX when the ring asks; it allocates nothing after
  * setup. It runs on the calling thread until the duration passes,
@@ -55,11 +65,13 @@
  * only after its old 4-tuple had time to leave the server's TIME_WAIT. */
 #define BENCH_MAX_CONNS 30000
 #define BENCH_MAX_SERIES 3600 /* per-second samples kept */
+#define BENCH_MAX_THREADS 64  /* and RX queues */
 #define BENCH_MAX_BATCH 1400  /* bytes of pipelined requests per segment */
 
 struct bench_params {
 	const char *ifname;   /* the client interface */
-	uint32_t queue;	      /* its RX queue the socket binds to */
+	uint32_t queue;	      /* its RX queue the (first) socket binds to */
+	uint32_t threads;     /* 0/1: one; N: one thread + socket per queue */
 	int v6;		      /* IPv6 target */
 	uint8_t src_addr[16]; /* network order; IPv4: the first 4 bytes */
 	uint8_t dst_addr[16];
@@ -119,7 +131,9 @@ struct bench_result {
 	uint64_t timeouts;	   /* connections given up after MAX_TRIES */
 	uint64_t tx_no_frame;	   /* sends that found no free TX frame */
 	uint64_t late_max_ns; /* open loop: the most a batch went out late */
-	uint64_t bytes_rx;    /* TCP payload received */
+	uint64_t misrouted;   /* replies on another thread's queue (dropped) */
+	uint32_t threads;
+	uint64_t bytes_rx; /* TCP payload received */
 	double elapsed_s;
 	uint64_t busy_ns;     /* loop iterations that received or sent */
 	const char *xsk_mode; /* "zero-copy" or "copy" */

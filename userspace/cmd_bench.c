@@ -66,7 +66,10 @@ static const struct opt_spec bench_opts[] = {
 	{OPT_PATH, "path", "PATH", "request target (default /)", 0, 0},
 	{'i', "interface", "IF", "client interface (default: the route to ip)",
 	 0, 0},
-	{'q', "queue", "Q", "its RX queue (default 0)", 0, 0},
+	{'q', "queue", "Q", "its (first) RX queue (default 0)", 0, 0},
+	{'t', "threads", "N",
+	 "threads, one AF_XDP socket each on queues Q..Q+N-1 (default 1)", 0,
+	 0},
 	{OPT_PORTS, "ports", "LO-HI",
 	 "source ports (default " STR(DEFAULT_PORT_LO) "-" STR(
 		 DEFAULT_PORT_HI) "); the kernel must not use them for its own "
@@ -445,6 +448,13 @@ static const char *self_limit(const struct bench_params *p,
 			 "the limit, not the server (use -P, or more CPUs with "
 			 "-t)",
 			 busy_pct(r));
+	else if (r->misrouted * 100 > r->responses + 1)
+		snprintf(buf, len,
+			 "%llu replies landed on another thread's RX queue "
+			 "and were dropped: steer the server's replies (on "
+			 "veth, pin its NAPI of queue i to a CPU = i mod -t) "
+			 "or use -t 1",
+			 (unsigned long long)r->misrouted);
 	else if (r->tx_no_frame * 100 > r->responses + 1)
 		snprintf(buf, len,
 			 "%llu sends found no free AF_XDP TX frame: the "
@@ -529,9 +539,14 @@ static void print_summary(const struct bench_params *p,
 	       (unsigned long long)r->data_retransmits,
 	       (unsigned long long)r->rst_rx, (unsigned long long)r->rst_tx,
 	       (unsigned long long)r->timeouts);
-	printf("  client     busy %.0f%% of the run (near 100%%: the generator "
-	       "is the limit)\n",
-	       busy_pct(r));
+	printf("  client     %u thread%s, busy %.0f%% of the run%s (near "
+	       "100%%: the generator is the limit)\n",
+	       r->threads, r->threads > 1 ? "s" : "", busy_pct(r),
+	       r->threads > 1 ? " each on average" : "");
+	if (r->misrouted)
+		printf("             %llu replies landed on another thread's "
+		       "queue (dropped)\n",
+		       (unsigned long long)r->misrouted);
 	if (self_limit(p, r, why, sizeof(why)))
 		printf("  WARNING    %s\n", why);
 }
@@ -576,7 +591,8 @@ static void print_json(const struct bench_params *p,
 	       "\"lat_p9999_us\":%.1f,\"syn_retransmits\":%llu,"
 	       "\"data_retransmits\":%llu,\"rst_rx\":%llu,\"rst_tx\":%llu,"
 	       "\"timeouts\":%llu,\"tx_no_frame\":%llu,\"late_max_us\":%.1f,"
-	       "\"client_limited\":%s,\"client_limit_why\":\"%s\"",
+	       "\"client_limited\":%s,\"client_limit_why\":\"%s\","
+	       "\"threads\":%u,\"misrouted\":%llu",
 	       p->close_each ? "close"
 	       : p->rate     ? "open"
 			     : "closed",
@@ -590,7 +606,8 @@ static void print_json(const struct bench_params *p,
 	       (unsigned long long)r->rst_rx, (unsigned long long)r->rst_tx,
 	       (unsigned long long)r->timeouts,
 	       (unsigned long long)r->tx_no_frame, (double)r->late_max_ns / 1e3,
-	       lim ? "true" : "false", lim ? lim : "");
+	       lim ? "true" : "false", lim ? lim : "", r->threads,
+	       (unsigned long long)r->misrouted);
 	print_series_json(r);
 	printf("}\n");
 }
@@ -619,6 +636,8 @@ int cmd_bench(int argc, char **argv)
 		{'d', "duration", 1, 86400, 1, NULL, &p.duration_s},
 		{'P', "pipeline depth", 1, 64, 1, NULL, &p.pipeline},
 		{'q', "queue", 0, 63, 1, NULL, &p.queue},
+		{'t', "thread count", 1, BENCH_MAX_THREADS, 1, NULL,
+		 &p.threads},
 	};
 
 	if (cli_parse_begin(&cp, &cmd_bench_spec))

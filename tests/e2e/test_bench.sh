@@ -26,6 +26,7 @@ skip_all() {
 	echo "SKIP bench_matches_xdp_stats: $1"
 	echo "SKIP bench_ipv6: $1"
 	echo "SKIP bench_via_router: $1"
+	echo "SKIP bench_threads: $1"
 	echo "SKIP bench_script: $1"
 	exit 0
 }
@@ -233,6 +234,48 @@ if $SRV "$BLITZ" load "$SRV_IF" -p "$XPORT" >"$tmp/load.log" 2>&1; then
 else
 	echo "FAIL bench_matches_xdp_stats: blitz load failed: $(tail -n1 "$tmp/load.log")"
 fi
+
+# -t 2: one thread and AF_XDP socket per RX queue. On the one-queue veth it
+# is refused in one line, the XDP program put back; on a two-queue veth
+# pair with the server's NAPI of queue k on CPU k, the xdp engine answers
+# each thread on its own queue: every connection handshakes, none of the
+# replies lands on the other thread's queue.
+why=
+if $CLI timeout 30 "$BLITZ" bench "$SRV_IP:$PORT" -c 4 -d 1 -t 2 >"$tmp/t1q.out" 2>&1; then
+	why="-t 2 on a one-queue veth did not fail"
+elif ! grep -q 'needs RX queues 0..1' "$tmp/t1q.out"; then
+	why="-t 2 on a one-queue veth: no clear error: $(tail -n1 "$tmp/t1q.out")"
+elif [ "$(xdp_id)" != "$id_before" ]; then
+	why="-t 2 refused, but the XDP program of $CLI_IF is $(xdp_id), was $id_before"
+elif [ "$(nproc)" -lt 2 ]; then
+	why=skip
+else
+	Q2S=${CLI_IF%c}q Q2C=${CLI_IF%c}r
+	$SRV ip link add "$Q2S" numtxqueues 2 numrxqueues 2 type veth peer name "$Q2C" \
+		numtxqueues 2 numrxqueues 2 netns "$CLI_NS"
+	$SRV ip addr add "10.97.$X.1/24" dev "$Q2S"
+	$CLI ip addr add "10.97.$X.2/24" dev "$Q2C"
+	$SRV ip link set "$Q2S" up
+	$CLI ip link set "$Q2C" up
+	$CLI ip link set dev "$Q2C" xdpdrv obj "$BUILD/xdp_pass.bpf.o" sec xdp
+	if ! $SRV "$BLITZ" load "$Q2S" -p "$XPORT" >"$tmp/q2.log" 2>&1; then
+		why="blitz load on the two-queue veth: $(tail -n1 "$tmp/q2.log")"
+	elif ! napi_pin_per_queue "$SRV_NS" "$Q2S" || ! napi_pin_per_queue "$CLI_NS" "$Q2C"; then
+		why="cannot pin the two-queue veth's NAPI"
+	elif ! $CLI timeout 60 "$BLITZ" bench "10.97.$X.1:$XPORT" -c 8 -d 2 -t 2 --json \
+		>"$tmp/t2.json" 2>"$tmp/t2.err"; then
+		why="-t 2 exited non-zero: $(tail -n1 "$tmp/t2.err")"
+	elif ! check t2 '.threads == 2 and .connects >= 8 and .misrouted == 0 and .requests > 0 and .errors == 0 and .syn_retransmits == 0'; then
+		why="want both threads answered on their own queue: $(jq -c 'del(.series)' "$tmp/t2.json")"
+	fi
+	$SRV "$BLITZ" unload "$Q2S" >/dev/null 2>&1
+	$SRV ip link del "$Q2S" 2>/dev/null
+fi
+case $why in
+"") echo "PASS bench_threads $(jq -r '"\(.rps | floor) req/s over \(.threads) threads"' "$tmp/t2.json")" ;;
+skip) echo "SKIP bench_threads: one CPU" ;;
+*) echo "FAIL bench_threads: $why" ;;
+esac
 
 id_after=$(xdp_id)
 if [ "$id_before" != 0 ] && [ "$id_after" = "$id_before" ]; then
