@@ -50,8 +50,12 @@
  * blitz's, answers on the veth. (A tc ingress drop filter would do too,
  * packet sockets getting their copy before tc ingress, but
  * cls_matchall/act_gact are not in every kernel.) The client's veth must
- * not send TSO/GSO super-frames (ethtool -K tso off gso off): a wire
- * never carries them and af_packet truncates them to its 2 KB frames.
+ * not send TSO/GSO super-frames: a wire never carries them and af_packet
+ * truncates them to its 2 KB frames. So on a veth taken over, blitz-dpdk
+ * attaches a pass-all XDP program (veth_mss.c), which makes the kernel
+ * segment on the peer to the MSS: a client with its default offloads
+ * works. A real NIC's PMD is asked for no LRO and no RX scatter, and a
+ * chained mbuf is dropped and counted (chain_drop), never half-parsed.
  * af_packet may also show this process its own transmitted frames:
  * frames whose source MAC is ours are dropped.
  *
@@ -92,6 +96,7 @@
 	X(tx_drop, "frames tx_burst did not take (freed)")               \
 	X(own_drop, "our own transmitted frames seen again (af_packet)") \
 	X(other_drop, "frames for another MAC, runts, bad headers")      \
+	X(chain_drop, "multi-segment mbufs dropped (no LRO/scatter)")    \
 	X(arp_reply, "ARP requests for a service address answered")      \
 	X(arp_request, "ARP requests sent to resolve a peer")            \
 	X(neigh_miss, "frames dropped: destination MAC unknown")         \

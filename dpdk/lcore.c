@@ -190,6 +190,14 @@ static int dispatch(struct worker *w, struct rte_mbuf *m)
 
 	if (len < sizeof(*eth))
 		goto drop;
+	if (unlikely(m->nb_segs > 1)) {
+		/* The port asks for no LRO and no RX scatter (port.c): one
+		 * wire frame per mbuf. A PMD that chains anyway (a frame over
+		 * the data room) is not parsed across segments: dropped. */
+		w->st.chain_drop++;
+		rte_pktmbuf_free(m);
+		return 0;
+	}
 	eth = rte_pktmbuf_mtod(m, struct rte_ether_hdr *);
 	if (rte_is_same_ether_addr(&eth->src_addr, &eng->mac)) {
 		/* af_packet shows us our own TX (and the kernel's via the

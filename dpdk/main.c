@@ -34,6 +34,7 @@
 
 #include "dpdk_options.h"
 #include "engine.h"
+#include "veth_mss.h"
 #include "log.h"
 #include "tcp_core.h"
 
@@ -339,6 +340,9 @@ int main(int argc, char **argv)
 	}
 	if (port_init(&eng, eng.port_id, eng.nb_queues, true))
 		goto out_mem;
+	/* af_packet on a veth: its peer must not send TSO super-frames. */
+	if (eng.takeover_if && !strncmp(name, "net_af_packet", 13))
+		veth_mss_attach(eng.takeover_if);
 	if (eng.tap_ifname && tap_create(&eng, eng.tap_ifname, eng.nb_queues))
 		goto out_ports;
 	if (eng.takeover_if && takeover_apply(eng.tap_ifname))
@@ -389,6 +393,7 @@ out_cores:
 		if (eng.workers[q].tcp)
 			tcp_glue_fini(&eng.workers[q]);
 out_ports:
+	veth_mss_detach();
 	ports_stop(&eng);
 	takeover_restore(); /* after the TAP, and its addresses, are gone */
 out_mem:

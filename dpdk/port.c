@@ -57,6 +57,8 @@ int port_init(struct engine *eng, uint16_t port, uint16_t nb_queues,
 			"driver (af_packet: kernel fanout hash)\n",
 			name, nb_queues);
 	}
+	/* conf.rxmode.offloads stays 0: no TCP LRO and no RX scatter, so an
+	 * mbuf is one wire frame (lcore.c drops a chained one). */
 	if (info.tx_offload_capa & RTE_ETH_TX_OFFLOAD_MBUF_FAST_FREE)
 		conf.txmode.offloads |= RTE_ETH_TX_OFFLOAD_MBUF_FAST_FREE;
 

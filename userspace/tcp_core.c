@@ -1183,8 +1183,8 @@ static uint32_t loss_ssthresh(const struct tcp_conn *k)
  * advanced): NewReno (RFC 5681, RFC 6582). In recovery, a partial ACK
  * resends the next hole and deflates the window; the full ACK ends it
  * with cwnd = min(ssthresh, FlightSize + MSS). Otherwise slow start
- * below ssthresh, at most 2 MSS per ACK (RFC 3465 L = 2), and
- * congestion avoidance above: one MSS per cwnd of bytes acknowledged.
+ * below ssthresh (cwnd += bytes acknowledged, as Linux), and congestion
+ * avoidance above: one MSS per cwnd of bytes acknowledged.
  */
 static void cc_on_ack(struct tcp_core *c, struct tcp_conn *k, uint32_t acked);
 
@@ -1228,7 +1228,15 @@ static void cc_on_ack(struct tcp_core *c, struct tcp_conn *k, uint32_t acked)
 		return;
 	}
 	if (k->cwnd < k->ssthresh) {
-		k->cwnd += min_u32(acked, 2u * k->mss);
+		/* Every byte acknowledged, as Linux counts (packets acked),
+		 * not RFC 3465's L = 2 MSS: a GRO'd client ACKs ten segments
+		 * at once, and L would hold such a flow to 2 MSS per RTT. No
+		 * more than ssthresh by slow start; the rest in avoidance. */
+		uint32_t room = k->ssthresh - k->cwnd;
+
+		k->cwnd += min_u32(acked, room);
+		if (acked > room)
+			k->bytes_acked += acked - room;
 	} else {
 		k->bytes_acked += acked;
 		if (k->bytes_acked >= k->cwnd) {

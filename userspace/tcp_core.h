@@ -81,8 +81,8 @@
  *   pipelined requests wait, unparsed, until the queue drains) and sent
  *   within min(peer window, cwnd, TCP_CORE_MAX_INFLIGHT) in MSS segments.
  * - Congestion control: NewReno (RFC 5681, RFC 6582), not CUBIC. IW10
- *   (RFC 6928), slow start (at most 2 MSS per ACK, RFC 3465) up to
- *   ssthresh, then one MSS per window acknowledged. The third duplicate
+ *   (RFC 6928), slow start (cwnd += bytes acknowledged, as Linux counts)
+ *   up to ssthresh, then one MSS per window acknowledged. The third duplicate
  *   ACK resends the segment at snd_una, ssthresh = FlightSize / 2, cwnd =
  *   ssthresh + 3 MSS, inflated per further duplicate; partial ACKs resend
  *   the next hole; the full ACK deflates cwnd to ssthresh.

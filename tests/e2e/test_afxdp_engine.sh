@@ -5,6 +5,12 @@
 # wrk, ab, wrk pipelining 16 requests per segment) in the client namespace;
 # a 64 KiB --body-file that must arrive intact (sha256); every request of a
 # bounded batch answered with `tc netem loss 5%` on the client veth;
+# raw segments (tests/e2e/tcp_raw.py, scapy): RFC 5961 challenge ACKs for
+# an in-window RST and a SYN on an established connection, 2,000
+# connections holding partial headers that must not stop a new client, a
+# tail-loss probe on a 64 KiB response; p50/p99 latency under 5% loss
+# beside the epoll engine (the kernel's TCP, which also answers the RFC 5961
+# checks as the reference);
 # SIGINT stopping the engine child and detaching; and SIGKILL of the engine
 # child, after which serve's own epoll listener answers (the XDP program
 # passes service traffic once the socket's xsks entry is gone) until serve
@@ -17,6 +23,8 @@
 # shellcheck disable=SC2086
 # shellcheck source=tests/e2e/lib.sh
 source "$(dirname "$0")/lib.sh"
+# shellcheck source=tests/e2e/lib_tcp_raw.sh
+source "$(dirname "$0")/lib_tcp_raw.sh"
 
 T=afxdp
 PORT=8080
@@ -99,6 +107,11 @@ else
 	fail "${T}_counters" "requests $req redirect $redir"
 fi
 
+# ---- raw segments: RFC 5961, and 2,000 partial requests ----
+SRV_MAC=$($SRV ip -br link show dev "$SRV_IF" | awk '{print $3}')
+raw_rfc5961 "$T" "$SRV_IP" "$PORT" "$SRV_MAC"
+raw_partial_flood "$T" "$SRV_IP" "$PORT" "$SRV_MAC"
+
 # ---- an error with close; wrk pipelining 16 requests per segment ----
 code=$($CLI timeout 10 curl -s -o /dev/null -w '%{http_code}' -X POST "$URL")
 check "${T}_post_405" "POST answered $code" [ "$code" = 405 ]
@@ -149,11 +162,9 @@ loss_off() {
 LOSS=
 if loss_on; then
 	echo "# 5% loss on $CLI_IF by $LOSS"
-	ok=0
-	for ((i = 0; i < 200; i++)); do
-		b=$($CLI timeout 10 curl -sS --max-time 8 "$URL" 2>/dev/null)
-		[ "$b" = "$BODY" ] && ok=$((ok + 1))
-	done
+	ok=$(curl_times 200 "$URL" "$TMP/lat_afxdp")
+	LAT_AFXDP=$(pctl "$TMP/lat_afxdp")
+	echo "# ${T}_loss_latency hello, 200 curls: $LAT_AFXDP"
 	why="$ok of 200 answered"
 	has_xdp "$SRV_IF" || why="$why (the XDP program was detached from $SRV_IF by another process)"
 	check "${T}_loss_curl" "$why" [ "$ok" = 200 ]
@@ -254,7 +265,11 @@ if body_serve "$TMP/serve64.log"; then
 		[ "$got" = "$want" ] || bad=$((bad + 1))
 	done
 	check "${T}_body_64k" "$bad of 6 bodies (IPv4 and IPv6) differ" [ "$bad" = 0 ]
+	raw_tlp "$T" "$SRV_IP" "$PORT" "$SRV_MAC"
 	if [ -n "$LOSS" ] && loss_on; then
+		ok=$(curl_times 20 "$URL" "$TMP/lat64_afxdp")
+		LAT64_AFXDP=$(pctl "$TMP/lat64_afxdp")
+		echo "# ${T}_loss_latency 64 KiB, 20 curls: $LAT64_AFXDP ($ok answered)"
 		bad=0
 		for ((i = 0; i < 20; i++)); do
 			got=$($CLI timeout 20 curl -sS --max-time 15 "$URL" | sha256sum | cut -d' ' -f1)
@@ -271,6 +286,38 @@ else
 	fail "${T}_body_64k" "serve: $(tr '\n' ' ' <"$TMP/serve64.log")"
 	stop_serve
 fi
+
+# ---- the reference: the epoll engine (the kernel's TCP) ----
+# The same raw RFC 5961 checks, and the same loss runs, beside the numbers
+# above: the latency of the kernel under the same 5% loss, in the same run.
+start_epoll() { # LOG [ARGS...]
+	local log=$1
+	shift
+	$SRV "$BLITZ" serve "$SRV_IF" --engine epoll -p "$PORT" "$@" >"$log" 2>&1 &
+	SERVE_PID=$!
+	on_exit "kill -9 $SERVE_PID"
+	wait_line "$log" "^blitz: serving" "$SERVE_PID" 5 && wait_port "$SRV" "$SRV_IP" "$PORT" 5
+}
+if start_epoll "$TMP/epoll.log"; then
+	raw_rfc5961 epoll_ref "$SRV_IP" "$PORT" "$SRV_MAC"
+	if [ -n "$LOSS" ] && loss_on; then
+		ok=$(curl_times 200 "$URL" "$TMP/lat_epoll")
+		echo "# epoll_ref_loss_latency hello, 200 curls: $(pctl "$TMP/lat_epoll") ($ok answered); afxdp: $LAT_AFXDP"
+		loss_off
+	fi
+	stop_serve
+	if [ -n "$LOSS" ] && start_epoll "$TMP/epoll64.log" --body-file "$TMP/body64k" \
+		--content-type application/octet-stream && loss_on; then
+		ok=$(curl_times 20 "$URL" "$TMP/lat64_epoll")
+		echo "# epoll_ref_loss_latency 64 KiB, 20 curls: $(pctl "$TMP/lat64_epoll") ($ok answered); afxdp: $LAT64_AFXDP"
+		loss_off
+	fi
+	stop_serve
+else
+	fail "epoll_ref" "serve --engine epoll: $(tr '\n' ' ' <"$TMP/epoll.log")"
+	stop_serve
+fi
+rm -rf "$PINS"
 
 # ---- SIGKILL of the engine: the kernel path answers, then it restarts ----
 # `blitz serve --engine afxdp` runs the engine in a child process and the

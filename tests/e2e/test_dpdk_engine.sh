@@ -2,7 +2,9 @@
 # tests/e2e/test_dpdk_engine.sh - the dpdk engine end to end: blitz-dpdk on
 # the server veth of a two-namespace testbed through the af_packet PMD,
 # real clients in the client namespace (curl, wget, python http.client,
-# wrk, ab), ARP and IPv6 neighbour discovery with nothing static, ping and
+# wrk, ab), a 7 KB request from a client with its default TSO/GSO, raw
+# segments (tests/e2e/tcp_raw.py: RFC 5961 challenge ACKs, 2,000 partial
+# requests, a tail-loss probe), ARP and IPv6 neighbour discovery with nothing static, ping and
 # ping -6, blitz resolving a peer itself, two queues, and the exception path:
 # a TCP connection to another port reaches a kernel server through the TAP.
 #
@@ -14,7 +16,9 @@
 #   frame too and must not answer it (a second ARP reply, a RST for port
 #   80). The kernel answers what blitz does not (other ports, UDP, router
 #   discovery) on the same addresses, through the TAP.
-# - the client veth sends no TSO/GSO super-frames (see below).
+# - the client veth keeps its default offloads (TSO/GSO on): blitz-dpdk
+#   attaches a pass-all XDP program to the server veth, which makes the
+#   kernel segment on the client to the MSS (dpdk/veth_mss.c).
 # EAL runs without hugepages: --no-huge -m 512 --no-pci --no-shconf
 # (DPDK 22.11 refuses --in-memory with --no-huge: "--legacy-mem is not
 # compatible with --in-memory").
@@ -23,6 +27,8 @@
 # shellcheck disable=SC2086
 # shellcheck source=tests/e2e/lib.sh
 source "$(dirname "$0")/lib.sh"
+# shellcheck source=tests/e2e/lib_tcp_raw.sh
+source "$(dirname "$0")/lib_tcp_raw.sh"
 
 T=dpdk_engine
 PORT=80
@@ -51,10 +57,10 @@ URL="http://$SRV_IP:$PORT/"
 SRV_MAC=$($SRV ip -br link show dev "$SRV_IF" | awk '{print $3}')
 
 # ---- one network stack on the veth: blitz's (--takeover does it) ----
-# veth hands its peer TSO/GSO frames of up to 64 KB, which a wire never
-# carries and the af_packet PMD truncates to its 2 KB frames (the TCP core
-# counts them malformed; the client recovers only by retransmitting).
-$CLI ethtool -K "$CLI_IF" tso off gso off >/dev/null 2>&1
+# The client veth keeps its default offloads: TSO on (veth would hand its
+# 64 KB super-frames through to af_packet's 2 KB frames unless blitz-dpdk's
+# XDP program on the server veth makes the client segment).
+CLI_TSO=$($CLI ethtool -k "$CLI_IF" | awk '/^tcp-segmentation-offload:/ {print $2}')
 
 # start_dpdk LCORES NQUEUES [ARGS...] - run blitz-dpdk on LCORES (one queue
 # each) with --takeover: it serves the veth's addresses and moves them
@@ -129,6 +135,24 @@ if [ "$($CLI timeout 10 curl -sS -H "X-Big: $big" "$URL" 2>"$TMP/e")" = "$BODY" 
 else
 	fail "${T}_multi_segment_request" "$(tr '\n' ' ' <"$TMP/e")"
 fi
+# A 7 KB request from a client whose veth keeps TSO/GSO on (its default):
+# answered at once, not after retransmissions (--max-time 2: the first
+# retransmission of a lost super-frame alone would take ~1 s).
+big=$(head -c 7000 /dev/zero | tr '\0' b)
+t0=$(date +%s%N)
+got=$($CLI timeout 10 curl -sS --max-time 2 -H "X-Big: $big" "$URL" 2>"$TMP/e")
+ms=$((($(date +%s%N) - t0) / 1000000))
+if [ "$CLI_TSO" != on ]; then
+	fail "${T}_7k_request_client_tso" "the client veth's TSO is '$CLI_TSO', not its default 'on'"
+elif [ "$got" = "$BODY" ] && grep -q 'is a veth: an XDP pass program' "$TMP/dpdk.log"; then
+	pass "${T}_7k_request_client_tso (${ms} ms)"
+else
+	fail "${T}_7k_request_client_tso" "got '$got' in ${ms} ms: $(tr '\n' ' ' <"$TMP/e") $(grep -i 'xdp' "$TMP/dpdk.log" | head -2 | tr '\n' ' ')"
+fi
+
+# ---- raw segments: RFC 5961, and 2,000 partial requests ----
+raw_rfc5961 "$T" "$SRV_IP" "$PORT" "$SRV_MAC"
+raw_partial_flood "$T" "$SRV_IP" "$PORT" "$SRV_MAC"
 
 # ---- the exception path: another port, served by the kernel ----
 mkdir -p "$TMP/www"
@@ -209,6 +233,7 @@ fi
 head -c 65536 /dev/urandom >"$TMP/body.bin"
 if start_dpdk 0 1 --body-file "$TMP/body.bin" --content-type application/octet-stream; then
 	$CLI timeout 20 curl -sS -o "$TMP/got.bin" "$URL" 2>"$TMP/e"
+	raw_tlp "$T" "$SRV_IP" "$PORT" "$SRV_MAC"
 	stop_dpdk
 	if cmp -s "$TMP/body.bin" "$TMP/got.bin"; then
 		pass "${T}_body_64k"

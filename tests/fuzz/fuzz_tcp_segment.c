@@ -17,7 +17,12 @@
  *         (op 1 ACKs what the peer holds) and four more: ACK part of it,
  *         three duplicate ACKs (fast retransmit), a zero window then time
  *         (probes), lose the unacknowledged tail (go-back-N after the
- *         RTO). At the end the peer ACKs what it holds with an open window
+ *         RTO); and RFC 5961 sequences: a RST in the window but not at
+ *         RCV.NXT and a SYN with a fuzzed ISN (the connection must live
+ *         on and no SYN-ACK go out), five ACKs of bytes never sent in one
+ *         instant (at most one ACK back: the per-connection limit), and a
+ *         reordered older ACK closing the window (it must not stall the
+ *         response). At the end the peer ACKs what it holds with an open window
  *         until the response is through. Every frame on that connection
  *         is checked: payload <= MSS, never before the stream nor past the
  *         responses owed, never past the highest ACK plus the largest
@@ -45,6 +50,9 @@
 
 static uint8_t txb[TCP_CORE_TX_BATCH][FRAME_SZ];
 static uint32_t txn;
+/* Frames the core sent to the big-mode peer's port: SYN-ACKs, pure ACKs. */
+static uint32_t fz_synacks, fz_pure_acks;
+static uint32_t fz_rcv_nxt; /* the ack field of the last one: RCV.NXT */
 /* What the fake peer learned from the core's frames. */
 static uint32_t last_seq, last_end, got_any;
 static struct tcp_core *cur; /* the core under test (fz_send reads it) */
@@ -185,6 +193,15 @@ static void fz_send(void *ctx, struct tcp_frame *f, uint32_t n)
 		last_end = last_seq + tl - doff +
 			   ((d[14 + l3 + 13] & 0x03) ? 1 : 0);
 		got_any = 1;
+		if ((uint32_t)(d[14 + l3 + 2] << 8 | d[14 + l3 + 3]) ==
+		    pe.sport) {
+			uint8_t fl = d[14 + l3 + 13];
+
+			fz_synacks += (fl & 0x12) == 0x12;
+			if (fl & 0x10)
+				fz_rcv_nxt = rd32(d + 14 + l3 + 8);
+			fz_pure_acks += fl == 0x10 && tl == doff;
+		}
 		if (pe.on)
 			peer_check(d + 14 + l3, tl - doff, doff);
 	}
@@ -428,7 +445,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 				len = (uint32_t)(size - i);
 			if (big && pe.on)
 				sack = pe.base + (uint32_t)pe.rcv;
-			switch (op % (big ? 8 : 4)) {
+			uint32_t was = tcp_core_active(c), sa = fz_synacks,
+				 pa = fz_pure_acks, k;
+
+			switch (op % (big ? 12 : 4)) {
 			case 0: /* a segment near the expected numbers */
 				if (big)
 					note_ack(sack + (uint32_t)ao, win);
@@ -483,6 +503,50 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			case 7: /* segments past acked + flags/255 were lost */
 				pe.rcv = pe.acked +
 					 (pe.rcv - pe.acked) * flags / 255;
+				break;
+			case 8: /* RST in the window, not at RCV.NXT */
+				rx(c, f,
+				   mk(f, v6, sport, 0x04,
+				      fz_rcv_nxt + 1 + (uint32_t)flags * 97, 0,
+				      0, NULL, 0, NULL, 0));
+				if (was == 1 && tcp_core_active(c) != 1)
+					broken("an inexact RST reset the "
+					       "connection: seq offset",
+					       1 + flags * 97, 0);
+				break;
+			case 9: /* SYN with a fuzzed ISN on the tuple */
+				rx(c, f,
+				   mk(f, v6, sport, 0x02 | (flags & 0x10),
+				      cseq + (uint32_t)(so * 65536) +
+					      (uint32_t)ao,
+				      sack, win, NULL, 0, NULL, 0));
+				if (was == 1 && (tcp_core_active(c) != 1 ||
+						 fz_synacks != sa))
+					broken("a SYN on an established "
+					       "connection: active, SYN-ACKs",
+					       tcp_core_active(c),
+					       fz_synacks - sa);
+				break;
+			case 10: /* ACKs of bytes never sent, one instant */
+				for (k = 0; k < 5; k++)
+					rx(c, f,
+					   mk(f, v6, sport, 0x10, cseq,
+					      pe.base + (uint32_t)pe.hi + 1 +
+						      flags + k,
+					      win | 0xff, NULL, 0, NULL, 0));
+				if (was == 1 && fz_pure_acks - pa > 1)
+					broken("ACKs answering 5 unacceptable "
+					       "ACKs in one instant",
+					       fz_pure_acks - pa, 0);
+				break;
+			case 11: /* a reordered older ACK with window 0 */
+				if (pe.acked > 0)
+					rx(c, f,
+					   mk(f, v6, sport, 0x10, cseq,
+					      pe.base +
+						      (uint32_t)(pe.acked - 1 -
+								 flags % (pe.acked)),
+					      0, NULL, 0, NULL, 0));
 				break;
 			}
 			i += len;

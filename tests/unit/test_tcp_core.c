@@ -2113,8 +2113,9 @@ static uint32_t flight(struct peer *pe, struct sent *o)
 	return o->data;
 }
 
-/* RFC 5681 slow start with RFC 6928's IW10 and RFC 3465's L = 2 SMSS
- * per ACK: one ACK of the whole first flight opens 12 segments, not 20. */
+/* RFC 6928's IW10, then slow start counting every byte acknowledged (as
+ * Linux): one ACK of the whole first flight opens 20 segments; below
+ * ssthresh, one ACK per segment opens two. */
 static void test_cc_slow_start(void)
 {
 	uint32_t nf;
@@ -2136,12 +2137,12 @@ static void test_cc_slow_start(void)
 	una = o.seq[9] + o.len[9];
 	peer_ctl(c, &pe, 0x10, pe.snd_nxt, una, 65535);
 	nf = flight(&pe, &o);
-	T_EQ_INT(nf, 12);
-	/* one ACK per segment: one more MSS per ACK */
-	for (i = 0; i < 12; i++)
+	T_EQ_INT(nf, 20);
+	/* one ACK per segment: two more segments per ACK */
+	for (i = 0; i < 20; i++)
 		peer_ctl(c, &pe, 0x10, pe.snd_nxt, o.seq[i] + o.len[i], 65535);
 	nf = flight(&pe, &o);
-	T_EQ_INT(nf, 24);
+	T_EQ_INT(nf, 40);
 out:
 	peer_free(&pe);
 	tcp_core_free(c);
@@ -2214,7 +2215,7 @@ static void test_cc_rto_loss_window(void)
 	struct tcp_core *c;
 	struct peer pe = {0};
 	struct sent o;
-	uint32_t i, want[] = {1, 2, 4, 6, 7};
+	uint32_t i, want[] = {1, 2, 4, 5, 6};
 
 	fill_body(body, sizeof(body));
 	c = mk_core_ex(64, body, sizeof(body), 0);
@@ -2444,6 +2445,62 @@ out:
 	peer_free(&pe);
 	tcp_core_free(c);
 }
+static void test_partial_flood_20src(void)
+{
+	static struct peer att[2000];
+	static const char req[] = "GET /new HTTP/1.1\r\nHost: x\r\n\r\n";
+	struct tcp_core *c = mk_core_ex(65536, HELLO, strlen(HELLO), 0);
+	struct peer pe = {.src = 9999};
+	int i, r;
+
+	if (!c)
+		return;
+	memset(att, 0, sizeof(att));
+	for (i = 0; i < 2000; i++) {
+		att[i].src = (uint16_t)(1 + i / 100);
+		if (!peer_connect(c, &att[i], (uint16_t)(20000 + i), 5))
+			break;
+		peer_send(c, &att[i], 0x18, PARTIAL, sizeof(PARTIAL) - 1);
+		wire_reset();
+	}
+	for (r = 0; r < 3; r++)
+		for (i = 0; i < 2000; i++) {
+			peer_send(c, &att[i], 0x10, NULL, 0);
+			wire_reset();
+		}
+	if (!peer_connect(c, &pe, 40131, 1))
+		goto out;
+	for (i = 0; i < 3; i++) {
+		uint32_t a = (uint32_t)i * 10,
+			 n = i == 2 ? sizeof(req) - 1 - a : 10;
+
+		peer_send(c, &pe, 0x18, req + a, n);
+		/* the flood goes on between the client's segments */
+		for (r = 0; r < 2000; r += 7)
+			peer_send(c, &att[r], 0x10, NULL, 0);
+	}
+	while (wire_rd < nwire) {
+		struct seg s;
+
+		if (!next_out(&s))
+			break;
+		if (s.dport == pe.port && s.seq == pe.rcv_nxt && s.len) {
+			pe.stream = realloc(pe.stream, pe.nstream + s.len);
+			memcpy(pe.stream + pe.nstream, s.data, s.len);
+			pe.nstream += s.len;
+			pe.rcv_nxt += s.len;
+		}
+	}
+	T_CHECK_MSG(
+		same_response(pe.stream, pe.nstream, BLITZ_RESP_GET_KA, HELLO),
+		"%u bytes answered", pe.nstream);
+	T_EQ_INT(tcp_core_check(c), 0);
+out:
+	for (i = 0; i < 2000; i++)
+		peer_free(&att[i]);
+	peer_free(&pe);
+	tcp_core_free(c);
+}
 
 /* One address holding partial requests on many connections gets at most
  * its share of the buffers; another address still gets one. */
@@ -2567,6 +2624,7 @@ int main(void)
 	T_RUN(test_tlp_one_segment);
 	T_RUN(test_header_deadline);
 	T_RUN(test_partial_flood_2000);
+	T_RUN(test_partial_flood_20src);
 	T_RUN(test_partial_per_source_cap);
 	T_RUN(test_zero_window_bounded);
 	free(wire);

@@ -1,0 +1,85 @@
+#!/bin/bash
+# tests/e2e/lib_tcp_raw.sh - raw-segment checks of a server's TCP (scapy,
+# tests/e2e/tcp_raw.py) from the client namespace, sourced by the afxdp and
+# dpdk engine tests after lib.sh. The same checks against the epoll engine
+# are the reference: the kernel's TCP answers them the way these expect.
+# Needs $CLI, $CLI_IF, $CLI_IP from the testbed. Every run is bounded by
+# `timeout`; the only addresses used are the testbed's (the flood's and the
+# probe's sources are unconfigured neighbours of $CLI_IP in its /24).
+
+TCP_RAW=$E2E_ROOT/tests/e2e/tcp_raw.py
+
+# tcp_raw MODE IP PORT MAC [ARGS...] - the result line of one mode.
+tcp_raw() {
+	local mode=$1 ip=$2 port=$3 mac=$4
+	shift 4
+	$CLI timeout 60 "$PY" "$TCP_RAW" "$mode" "$CLI_IF" "$CLI_IP" "$ip" \
+		"$port" --dmac "$mac" "$@" 2>"$TMP/tcp_raw.err" | tail -1
+}
+
+# raw_rfc5961 T IP PORT MAC - RFC 5961 on an established connection: a RST
+# in the window (not at RCV.NXT) and a SYN with a new ISN each get a
+# challenge ACK (no SYN-ACK), and the next request on the connection is
+# answered, as Linux does.
+raw_rfc5961() {
+	local t=$1 ip=$2 port=$3 mac=$4 out want="challenge_ack=1 synack=0 answered=1"
+
+	out=$(tcp_raw rst "$ip" "$port" "$mac")
+	check "${t}_rfc5961_rst_in_window" "$out $(tail -1 "$TMP/tcp_raw.err")" [ "$out" = "$want" ]
+	out=$(tcp_raw syn "$ip" "$port" "$mac")
+	check "${t}_rfc5961_syn_established" "$out $(tail -1 "$TMP/tcp_raw.err")" [ "$out" = "$want" ]
+}
+
+# raw_partial_flood T IP PORT MAC - 2,000 connections from 20 addresses sit
+# on partial headers with bare ACKs; a new client's request in three
+# segments is still answered.
+raw_partial_flood() {
+	local t=$1 ip=$2 port=$3 mac=$4 out held
+
+	out=$(tcp_raw flood "$ip" "$port" "$mac" --conns 2000 --srcs 20)
+	held=$(echo "$out" | sed -n 's/.*held=\([0-9]*\).*/\1/p')
+	if [[ $out = *answered=1* ]] && [ "${held:-0}" -ge 1900 ]; then
+		pass "${t}_partial_flood_2000"
+	else
+		fail "${t}_partial_flood_2000" "$out $(tail -1 "$TMP/tcp_raw.err")"
+	fi
+	echo "# ${t}_partial_flood_2000: $out"
+}
+
+# raw_tlp T IP PORT MAC - a large response whose ACKs stop after the first
+# flight: once the flight has gone out, the next segment is a tail-loss
+# probe (new data, or the last bytes again), well before the 200 ms RTO
+# (RFC 8985: 2 SRTT + 2 ms); without TLP it is the RTO's resend.
+raw_tlp() {
+	local t=$1 ip=$2 port=$3 mac=$4 out ms
+
+	out=$(tcp_raw tlp "$ip" "$port" "$mac")
+	ms=$(echo "$out" | sed -n 's/.*probe_ms=\([0-9]*\).*/\1/p')
+	if [[ $out = *probe=new* || $out = *probe=tail* ]] && [ -n "$ms" ] && [ "$ms" -lt 190 ]; then
+		pass "${t}_tail_loss_probe (${ms} ms)"
+	else
+		fail "${t}_tail_loss_probe" "$out $(tail -1 "$TMP/tcp_raw.err")"
+	fi
+}
+
+# curl_times N URL OUT [CURL ARGS...] - N sequential GETs; their times in
+# ms, one a line, into OUT; returns how many got the expected status 200.
+curl_times() {
+	local n=$1 url=$2 out=$3 i ok=0 r
+	shift 3
+	: >"$out"
+	for ((i = 0; i < n; i++)); do
+		r=$($CLI timeout 20 curl -sS -o /dev/null --max-time 15 -w '%{http_code} %{time_total}' "$@" "$url" 2>/dev/null)
+		[ "${r%% *}" = 200 ] && ok=$((ok + 1))
+		awk -v t="${r##* }" 'BEGIN {printf "%d\n", t * 1000}' >>"$out"
+	done
+	echo "$ok"
+}
+
+# pctl FILE - "p50 X ms p99 Y ms" of the numbers in FILE.
+pctl() {
+	sort -n "$1" | awk '{v[NR] = $1} END {
+		if (!NR) { print "no samples"; exit }
+		i50 = int((NR - 1) * 0.50) + 1; i99 = int((NR - 1) * 0.99) + 1
+		printf "p50 %d ms p99 %d ms (n=%d)", v[i50], v[i99], NR }'
+}

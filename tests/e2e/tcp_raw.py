@@ -1,0 +1,399 @@
+#!/usr/bin/python3
+# SPDX-License-Identifier: GPL-2.0
+"""tcp_raw.py - raw TCP segments (scapy) against a server on the testbed,
+for the RFC 5961, tail-loss and partial-request checks of the userspace TCP
+core, with the kernel (the epoll engine) as the reference.
+
+Usage: tcp_raw.py MODE IFACE SRC_IP DST_IP PORT [options]
+
+Modes (each prints one result line "key=value ..." on stdout):
+  rst    a kernel socket connects from SRC_IP and gets an answer; then a RST
+         in the window but not at RCV.NXT is injected on its 4-tuple. Prints
+         challenge_ack=0|1 and answered=0|1 (the next request on the socket).
+  syn    the same with a SYN carrying a new ISN on the established tuple.
+         Prints challenge_ack, synack (a SYN-ACK came back) and answered.
+  flood  --conns N connections from --srcs addresses next to SRC_IP (not
+         configured here, so this host's kernel stays out of them) each
+         send a partial header and then bare ACKs; meanwhile a kernel socket
+         from SRC_IP sends a request in three segments. Prints held=N (the
+         flood connections the server ACKed) and answered=0|1.
+  tlp    one raw connection from an unconfigured address next to SRC_IP
+         asks for a large body, ACKs what came first and then nothing.
+         Prints probe_ms (the quiet gap before the next segment, by the
+         kernel's arrival times) and probe=new|tail|rto: new data or the
+         last bytes sent again (a tail-loss probe), or a go-back-N resend
+         from the first unacknowledged byte (the RTO).
+Only the addresses given (testbed addresses) are ever sent to.
+"""
+import argparse
+import os
+import random
+import select
+import socket
+import struct
+import sys
+import time
+
+from scapy.all import IP, TCP, Ether, raw  # noqa: E402 (Debian's scapy)
+
+ETH_P_ALL = 3
+
+
+def mac_of(w):
+    """The MAC of the interface the packet socket is bound to (not from
+    /sys: under nsenter it shows the host's interfaces)."""
+    return ":".join("%02x" % b for b in w.s.getsockname()[4][:6])
+
+
+class Wire:
+    """An AF_PACKET socket on IFACE: send frames, read TCP segments."""
+
+    def __init__(self, iface):
+        self.s = socket.socket(socket.AF_PACKET, socket.SOCK_RAW,
+                               socket.htons(ETH_P_ALL))
+        self.s.setsockopt(socket.SOL_SOCKET, 33, 16 << 20)  # RCVBUFFORCE
+        # SO_TIMESTAMPNS: the kernel's arrival time of each frame, so a
+        # busy interpreter does not blur the gaps the tlp mode measures.
+        self.s.setsockopt(socket.SOL_SOCKET, 35, 1)
+        self.s.bind((iface, 0))
+        self.s.setblocking(False)
+        self.iface = iface
+
+    def send(self, frame):
+        for _ in range(1000):
+            try:
+                self.s.send(frame)
+                return
+            except BlockingIOError:
+                time.sleep(0.001)
+
+    def segments(self, secs):
+        """Yield (outgoing, src, sport, dst, dport, seq, ack, flags, win,
+        payload_len, t) of IPv4 TCP frames seen for up to secs."""
+        end = time.monotonic() + secs
+        while True:
+            left = end - time.monotonic()
+            if left <= 0:
+                return
+            r, _, _ = select.select([self.s], [], [], left)
+            if not r:
+                continue
+            while True:
+                try:
+                    d, anc, _, a = self.s.recvmsg(70000, 64)
+                except BlockingIOError:
+                    break
+                t = time.monotonic()
+                for lvl, typ, v in anc:
+                    if lvl == socket.SOL_SOCKET and typ == 35:
+                        sec, ns = struct.unpack("qq", v[:16])
+                        t = sec + ns / 1e9  # CLOCK_REALTIME
+                if len(d) < 54 or d[12:14] != b"\x08\x00" or d[23] != 6:
+                    continue
+                ihl = (d[14] & 15) * 4
+                tot = struct.unpack("!H", d[16:18])[0]
+                th = 14 + ihl
+                sport, dport, seq, ack, off, fl, win = struct.unpack(
+                    "!HHIIBBH", d[th:th + 16])
+                plen = tot - ihl - (off >> 4) * 4
+                yield (a[2] == socket.PACKET_OUTGOING,
+                       socket.inet_ntoa(d[26:30]), sport,
+                       socket.inet_ntoa(d[30:34]), dport, seq, ack, fl, win,
+                       plen, t)
+
+
+def frame(smac, dmac, src, dst, sport, dport, flags, seq, ack, data=b"",
+          win=65535, opts=None):
+    """A segment built by scapy (the crafted ones)."""
+    t = TCP(sport=sport, dport=dport, flags=flags, seq=seq, ack=ack,
+            window=win, options=opts or [])
+    return raw(Ether(src=smac, dst=dmac) / IP(src=src, dst=dst) / t / data)
+
+
+def _csum(b):
+    if len(b) & 1:
+        b += b"\0"
+    s = sum(struct.unpack("!%dH" % (len(b) // 2), b))
+    while s >> 16:
+        s = (s & 0xffff) + (s >> 16)
+    return ~s & 0xffff
+
+
+class FastFrames:
+    """The flood's thousands of plain segments, built by hand (scapy takes
+    about a millisecond each), with correct checksums; the first one of
+    each kind is compared with scapy's bytes."""
+
+    FL = {"S": 0x02, "A": 0x10, "PA": 0x18, "R": 0x04}
+
+    def __init__(self, smac, dmac):
+        self.eth = bytes.fromhex(dmac.replace(":", "")) + \
+            bytes.fromhex(smac.replace(":", "")) + b"\x08\x00"
+        self.checked = set()
+
+    def __call__(self, src, dst, sport, dport, flags, seq, ack, data=b"",
+                 mss=None):
+        opts = struct.pack("!BBH", 2, 4, mss) if mss else b""
+        tl = 20 + len(opts) + len(data)
+        sa, da = socket.inet_aton(src), socket.inet_aton(dst)
+        ip = struct.pack("!BBHHHBBH4s4s", 0x45, 0, 20 + tl, 1, 0, 64, 6, 0,
+                         sa, da)
+        ip = ip[:10] + struct.pack("!H", _csum(ip)) + ip[12:]
+        th = struct.pack("!HHIIBBHHH", sport, dport, seq & 0xffffffff,
+                         ack & 0xffffffff, (20 + len(opts)) // 4 << 4,
+                         self.FL[flags], 65535, 0, 0) + opts + data
+        c = _csum(sa + da + struct.pack("!BBH", 0, 6, tl) + th)
+        th = th[:16] + struct.pack("!H", c) + th[18:]
+        f = self.eth + ip + th
+        if flags not in self.checked:
+            self.checked.add(flags)
+            ref = raw(Ether(
+                src=":".join("%02x" % x for x in self.eth[6:12]),
+                dst=":".join("%02x" % x for x in self.eth[:6])) / IP(
+                    src=src, dst=dst, id=1, flags=0) / TCP(
+                        sport=sport, dport=dport, flags=flags, seq=seq,
+                        ack=ack, window=65535,
+                        options=[("MSS", mss)] if mss else []) / data)
+            if ref != f:
+                raise SystemExit("error=fast_frame_differs_from_scapy")
+        return f
+
+
+def http_get(host, path="/", close=False):
+    return ("GET %s HTTP/1.1\r\nHost: %s\r\n%s\r\n" %
+            (path, host, "Connection: close\r\n" if close else "")).encode()
+
+
+def read_response(sock, secs):
+    """One HTTP response (headers + Content-Length body) or b""."""
+    sock.settimeout(secs)
+    got = b""
+    end = time.monotonic() + secs
+    try:
+        while time.monotonic() < end:
+            if b"\r\n\r\n" in got:
+                head, _, body = got.partition(b"\r\n\r\n")
+                cl = 0
+                for line in head.split(b"\r\n"):
+                    if line.lower().startswith(b"content-length:"):
+                        cl = int(line.split(b":")[1])
+                if len(body) >= cl:
+                    return got
+            d = sock.recv(65536)
+            if not d:
+                break
+            got += d
+    except (socket.timeout, ConnectionError):
+        pass
+    return got if b"\r\n\r\n" in got else b""
+
+
+def kernel_conn(a, w):
+    """A kernel socket from SRC_IP with one request answered; returns it
+    and the tuple's next sequence numbers (client's, server's) as seen on
+    the wire."""
+    s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    s.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+    s.bind((a.src, 0))
+    s.settimeout(5)
+    s.connect((a.dst, a.port))
+    sport = s.getsockname()[1]
+    s.sendall(http_get(a.dst))
+    ok = bool(read_response(s, 5))
+    cli_nxt = srv_nxt = None
+    for (out, src, sp, dst, dp, seq, ack, fl, win, plen,
+         _) in w.segments(0.5):
+        if out and sp == sport and dp == a.port:
+            cli_nxt = seq + plen + (1 if fl & 3 else 0)
+            srv_nxt = ack
+        elif not out and dp == sport and sp == a.port:
+            srv_nxt = seq + plen + (1 if fl & 3 else 0)
+    return s, sport, ok, cli_nxt, srv_nxt
+
+
+def watch_answer(a, w, sport, cli_nxt, secs):
+    """After an injected segment: (challenge ACK seen, SYN-ACK seen)."""
+    chal = synack = False
+    for (out, src, sp, dst, dp, seq, ack, fl, win, plen,
+         _) in w.segments(secs):
+        if out or dp != sport or sp != a.port:
+            continue
+        if fl & 0x12 == 0x12:
+            synack = True
+        elif fl & 0x10 and not fl & 0x04 and not plen and ack == cli_nxt:
+            chal = True
+    return chal, synack
+
+
+def mode_inject(a, w, kind):
+    smac, dmac = mac_of(w), a.dmac
+    s, sport, ok, cli_nxt, srv_nxt = kernel_conn(a, w)
+    if not ok or cli_nxt is None:
+        print("error=first_request_failed")
+        return 1
+    if kind == "rst":
+        f = frame(smac, dmac, a.src, a.dst, sport, a.port, "R",
+                  cli_nxt + 1000, 0)
+    else:
+        f = frame(smac, dmac, a.src, a.dst, sport, a.port, "S",
+                  random.randrange(1 << 32), 0,
+                  opts=[("MSS", 1460)])
+    w.send(f)
+    chal, synack = watch_answer(a, w, sport, cli_nxt, 0.5)
+    # The next request on the same connection.
+    try:
+        s.sendall(http_get(a.dst, "/after"))
+        answered = bool(read_response(s, 3))
+    except OSError:
+        answered = False
+    s.close()
+    print("challenge_ack=%d synack=%d answered=%d" %
+          (int(chal), int(synack), int(answered)))
+    return 0
+
+
+def neighbours(src, n):
+    """n addresses next to src in its /24 (.100 on), never src itself."""
+    base = src.rsplit(".", 1)[0]
+    return ["%s.%d" % (base, 100 + i) for i in range(n)]
+
+
+def mode_flood(a, w):
+    smac, dmac = mac_of(w), a.dmac
+    srcs = neighbours(a.src, a.srcs)
+    per = (a.conns + len(srcs) - 1) // len(srcs)
+    conns = [(ip, 20000 + k) for ip in srcs for k in range(per)][:a.conns]
+    iss = {c: random.randrange(1 << 32) for c in conns}
+    ff = FastFrames(smac, dmac)
+    for (ip, p) in conns:
+        w.send(ff(ip, a.dst, p, a.port, "S", iss[(ip, p)], 0, mss=1460))
+    srv = {}
+    for (out, src, sp, dst, dp, seq, ack, fl, win, plen,
+         _) in w.segments(3):
+        if not out and fl & 0x12 == 0x12 and (dst, dp) in iss:
+            srv[(dst, dp)] = seq + 1
+        if len(srv) == len(conns):
+            break
+    part = b"GET /flood HTTP/1.1\r\nHost: x\r\nX-Slow: "
+    for c, s_isn in srv.items():
+        w.send(ff(c[0], a.dst, c[1], a.port, "PA", iss[c] + 1, s_isn,
+                  part))
+    held = set()
+    for (out, src, sp, dst, dp, seq, ack, fl, win, plen,
+         _) in w.segments(1):
+        if not out and (dst, dp) in srv and ack == iss[(dst, dp)] + 1 + \
+                len(part) and not fl & 0x04:
+            held.add((dst, dp))
+
+    acks = [ff(c[0], a.dst, c[1], a.port, "A", iss[c] + 1 + len(part),
+               s_isn) for c, s_isn in srv.items()]
+
+    def bare_acks():
+        for f in acks:
+            w.send(f)
+    t0 = time.monotonic()
+    bare_acks()
+    # The new client: a request in three segments, the flood going on.
+    answered = False
+    try:
+        s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        s.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        s.bind((a.src, 0))
+        s.settimeout(5)
+        s.connect((a.dst, a.port))
+        req = http_get(a.dst, "/victim")
+        for k, piece in enumerate((req[:12], req[12:30], req[30:])):
+            s.sendall(piece)
+            if k < 2:
+                bare_acks()
+                time.sleep(0.05)
+        answered = bool(read_response(s, 5))
+        s.close()
+    except OSError as e:
+        print("# victim: %s" % e, file=sys.stderr)
+    print("synacks=%d held=%d answered=%d victim_s=%.1f" %
+          (len(srv), len(held), int(answered), time.monotonic() - t0))
+    return 0
+
+
+def mode_tlp(a, w):
+    smac, dmac = mac_of(w), a.dmac
+    ip = neighbours(a.src, 1)[0]
+    sport = random.randrange(30000, 60000)
+    iss = random.randrange(1 << 32)
+    w.send(frame(smac, dmac, ip, a.dst, sport, a.port, "S", iss, 0,
+                 opts=[("MSS", 1460), ("WScale", 7)]))
+    s_isn = None
+    for (out, src, sp, dst, dp, seq, ack, fl, win, plen,
+         _) in w.segments(2):
+        if not out and dst == ip and dp == sport and fl & 0x12 == 0x12:
+            s_isn = seq
+            break
+    if s_isn is None:
+        print("error=no_synack")
+        return 1
+    req = http_get(a.dst, "/big")
+    cseq = iss + 1
+    w.send(frame(smac, dmac, ip, a.dst, sport, a.port, "PA", cseq, s_isn + 1,
+                 req))
+    cseq += len(req)
+    base = s_isn + 1
+    hi = base        # highest end sent by the server
+    acked = False
+    last = None      # arrival of the last segment (kernel timestamp)
+    probe_ms, kind = -1.0, "none"
+    deadline = time.monotonic() + 3
+    while time.monotonic() < deadline and kind == "none":
+        for (out, src, sp, dst, dp, seq, ack, fl, win, plen,
+             t) in w.segments(0.02):
+            if out or dst != ip or dp != sport or not plen:
+                continue
+            end = seq + plen
+            # last is None right after our ACK: the flight it opens
+            # starts a new measurement (its gap is our ACK's delay).
+            gap = (t - last) * 1000 if last is not None else 0
+            new = (end - hi) & 0x80000000 == 0 and end != hi
+            if acked and gap >= 5:
+                # The first segment after the flight went quiet: a probe
+                # (new data or the tail again) or the RTO's go-back-N.
+                probe_ms = gap
+                kind = "new" if new else ("tail" if end == hi else "rto")
+                break
+            if new:
+                hi = end
+            last = t
+        if not acked and hi != base:
+            # ACK what came (an RTT sample), then go silent.
+            w.send(frame(smac, dmac, ip, a.dst, sport, a.port, "A", cseq, hi,
+                         win=65535))
+            acked = True
+            last = None
+    # Let the server go: RST at its next sequence number.
+    w.send(frame(smac, dmac, ip, a.dst, sport, a.port, "R", cseq, 0))
+    print("probe_ms=%.1f probe=%s bytes=%d" %
+          (probe_ms, kind, (hi - base) & 0xffffffff))
+    return 0
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("mode", choices=["rst", "syn", "flood", "tlp"])
+    ap.add_argument("iface")
+    ap.add_argument("src")
+    ap.add_argument("dst")
+    ap.add_argument("port", type=int)
+    ap.add_argument("--dmac", required=True, help="the server's MAC")
+    ap.add_argument("--conns", type=int, default=2000)
+    ap.add_argument("--srcs", type=int, default=20)
+    a = ap.parse_args()
+    w = Wire(a.iface)
+    if a.mode in ("rst", "syn"):
+        return mode_inject(a, w, a.mode)
+    if a.mode == "flood":
+        return mode_flood(a, w)
+    return mode_tlp(a, w)
+
+
+if __name__ == "__main__":
+    os.environ.setdefault("SCAPY_USE_LIBPCAP", "no")
+    sys.exit(main())
