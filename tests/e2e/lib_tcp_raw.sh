@@ -38,7 +38,10 @@ raw_partial_flood() {
 
 	out=$(tcp_raw flood "$ip" "$port" "$mac" --conns 2000 --srcs 20)
 	held=$(echo "$out" | sed -n 's/.*held=\([0-9]*\).*/\1/p')
-	if [[ $out = *answered=1* ]] && [ "${held:-0}" -ge 1900 ]; then
+	# held: flood connections whose partial header the server took (ACKed);
+	# more than the pool's 1024 buffers means the pool was fought over
+	# (some of the 2,000 SYNs or segments may be lost to ring overruns).
+	if [[ $out = *answered=1* ]] && [ "${held:-0}" -gt 1024 ]; then
 		pass "${t}_partial_flood_2000"
 	else
 		fail "${t}_partial_flood_2000" "$out $(tail -1 "$TMP/tcp_raw.err")"
