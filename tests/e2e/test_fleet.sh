@@ -13,8 +13,12 @@
 # its own on every host) must fail: it shows that the rehashes really moved
 # connections, which the kernel's own syncookie secret (global, not per
 # namespace) would hide from a naive test. Then the same with a resilient
-# nexthop group (moves only the removed nexthop's flows). IPVS: SKIP where
-# the kernel has none. Bounded: about 70 s. Owns its fleet (prefix fl).
+# nexthop group (moves only the removed nexthop's flows). The kernel
+# hand-off across hosts: a connection whose GET host A's XDP answered
+# moves to host B, whose kernel listener must answer its POST (which XDP
+# passes) on the same connection through B's TC hand-off; with a key per
+# host it must not. IPVS: SKIP where the kernel has none. Bounded: about
+# 80 s. Owns its fleet (prefix fl).
 # shellcheck source=tests/e2e/lib.sh
 . "$(dirname "$0")/lib.sh"
 
@@ -162,10 +166,70 @@ if load_keys own; then
 		"with a key per host the rehashes broke nothing ($RES): the test cannot see a broken fleet" \
 		[ "$failed" -gt 0 ]
 	echo "  control (own keys): $RES"
+	OWN_KEYS=1
 else
 	fail "${T}_negative_control_fails" "reload with own keys: $(tail -1 "$TMP/load.log")"
 fi
-load_keys same || fail "${T}_reload" "$(tail -1 "$TMP/load.log")"
+
+# ---- the kernel hand-off across hosts ----
+# A kernel listener on every server (beside the loaded XDP program, as
+# `blitz load` users run one); each names its host in its answers.
+HANDOFF=$E2E_ROOT/tests/e2e/fleet_handoff.py
+LPIDS=()
+for ((i = 0; i < N; i++)); do
+	nsenter --net="/run/netns/${HOSTS[$i]}" "$PY" "$HANDOFF" serve "h$i" 80 40 \
+		>/dev/null 2>"$TMP/listener$i.err" &
+	LPIDS+=($!)
+done
+for ((k = 0; k < 30; k++)); do
+	up=0
+	for ((i = 0; i < N; i++)); do
+		[ -n "$(nsenter --net="/run/netns/${HOSTS[$i]}" ss -Hltn 'sport = :80')" ] && up=$((up + 1))
+	done
+	[ $up = "$N" ] && break
+	sleep 0.1
+done
+# hstat I NAME - host I's counter NAME.
+hstat() {
+	nsenter --net="/run/netns/${HOSTS[$1]}" "$BLITZ" stats "${IFS_[$1]}" --json 2>/dev/null |
+		"$PY" -c 'import json,sys; print(json.load(sys.stdin)["counters"]["'"$2"'"])' 2>/dev/null ||
+		echo -1
+}
+# handoff_run - a connection to host 0 (its GET answered by XDP), moved
+# to host 1 before its POST. Sets HO (the client's line), HA (host 0's
+# XDP requests) and HB (host 1's hand-offs), as deltas.
+handoff_run() {
+	local a0 b0
+	route_order 0
+	a0=$(hstat 0 requests) b0=$(hstat 1 handoff)
+	# shellcheck disable=SC2086 # $FLEET_CLI and $FLEET_RTR are command prefixes
+	HO=$(timeout 20 $FLEET_CLI "$PY" "$HANDOFF" client "$FLEET_VIP" 80 \
+		$FLEET_RTR ip route replace "$FLEET_VIP/32" nexthop via "${NHS[1]}" dev "${RIFS[1]}" 2>&1)
+	HA=$(($(hstat 0 requests) - a0)) HB=$(($(hstat 1 handoff) - b0))
+}
+handoff_ok() { [ "$HO" = "get=200:Hello_World! post=200:kernel_h1" ] && [ "$HA" -ge 1 ] && [ "$HB" -ge 1 ]; }
+if [ "$up" != "$N" ]; then
+	fail "${T}_handoff_across_hosts" "kernel listeners up on $up of $N hosts: $(tail -1 "$TMP/listener0.err")"
+else
+	if [ -n "${OWN_KEYS:-}" ]; then
+		# Negative control: host 1 cannot validate host 0's cookie.
+		handoff_run
+		check "${T}_handoff_negative_control_fails" \
+			"with a key per host host 1's kernel still answered ($HO, handoffs +$HB)" \
+			[ "$HO" != "get=200:Hello_World! post=200:kernel_h1" ]
+		echo "  hand-off control (own keys): $HO; host 1 handoffs +$HB"
+	fi
+	load_keys same || fail "${T}_reload" "$(tail -1 "$TMP/load.log")"
+	handoff_run
+	check "${T}_handoff_across_hosts" \
+		"got '$HO', host 0 XDP requests +$HA, host 1 handoffs +$HB (want the GET from XDP, the POST from host 1's kernel, +1 each)" \
+		handoff_ok
+	echo "  hand-off: $HO; host 0 XDP requests +$HA, host 1 handoffs +$HB"
+fi
+kill "${LPIDS[@]}" 2>/dev/null
+wait "${LPIDS[@]}" 2>/dev/null
+route_order $(seq 0 $((N - 1)))
+[ "$up" = "$N" ] || load_keys same || fail "${T}_reload" "$(tail -1 "$TMP/load.log")"
 
 # ---- resilient nexthop group ----
 res_weights() { # K: a new weight mix, which moves buckets between hosts
