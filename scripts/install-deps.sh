@@ -16,7 +16,7 @@ PKGS="
 	libdpdk-dev dpdk
 	iproute2 iputils-ping iputils-arping ethtool procps psmisc
 	curl wget wrk apache2-utils nghttp2-client netcat-openbsd
-	python3 python3-scapy
+	python3 python3-scapy python3-prometheus-client
 	nginx-light h2o
 	gnuplot-nox jq
 	clang-format cppcheck shellcheck

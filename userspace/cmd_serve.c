@@ -21,21 +21,26 @@
 #include <errno.h>
 #include <getopt.h>
 #include <net/if.h>
+#include <pthread.h>
 #include <signal.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/resource.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "cli.h"
+#include "counters.h"
 #include "engine.h"
 #include "epoll_engine.h"
 #include "http.h"
 #include "loader.h"
 #include "log.h"
+#include "metrics.h"
 #include "serve_state.h"
 
-enum { OPT_MAX_CONNS = OPT_CMD_BASE, OPT_IDLE, OPT_HEADER };
+enum { OPT_MAX_CONNS = OPT_CMD_BASE, OPT_IDLE, OPT_HEADER, OPT_METRICS };
 
 static volatile sig_atomic_t serve_stop, serve_usr1;
 /* What `blitz status` reads about this serve (serve_state.h): written by
@@ -71,6 +76,10 @@ static struct opt_spec serve_opts[] = {
 	 "close a connection whose header section is not complete this long "
 	 "after its first byte (default %d)",
 	 EPOLL_DEFAULT_HEADER_MS / 1000, 0},
+	{OPT_METRICS, "metrics", "[ADDR:]PORT",
+	 "serve every engine's counters at /metrics (Prometheus text) on "
+	 "PORT, bound to 127.0.0.1 unless ADDR says otherwise",
+	 0, 0},
 	{'q', "queues", "N",
 	 "afxdp: RX queues (default: all); dpdk: queues and lcores (default "
 	 "1)",
@@ -100,6 +109,7 @@ struct serve_args {
 	const struct engine_desc *engine; /* NULL: auto */
 	bool engine_given;
 	struct epoll_engine_opts eo;
+	const char *metrics; /* --metrics */
 	struct serve_ctx c;
 	struct blitz_service svc;
 	/* Built once from svc, handed to every engine. */
@@ -144,6 +154,9 @@ static int parse_args(int argc, char **argv, struct serve_args *a)
 				return -1;
 			}
 			a->engine_given = true;
+			break;
+		case OPT_METRICS:
+			a->metrics = optarg;
 			break;
 		case 'm':
 			if (!strcmp(optarg, "native")) {
@@ -263,6 +276,89 @@ static int stop_epoll(struct epoll_engine *e, bool summary)
 }
 
 /*
+ * The epoll engine's counters in the registry (counters.h), published by
+ * a small thread every 100 ms from the engine's own totals (atomic loads
+ * and stores: the workers make no extra call for it).
+ */
+static const struct counter_name epoll_names[] = {
+	{"accepted", "connections accepted"},
+	{"closed", "connections closed (any reason)"},
+	{"requests", "HTTP requests answered (any status)"},
+	{"tx_bytes", "response bytes handed to the kernel"},
+	{"idle_timeouts", "keep-alive connections timed out"},
+	{"header_timeouts", "slow header senders closed"},
+	{"cap_pauses", "times a thread stopped accepting (connection cap)"},
+	{"accept_errors", "accept() failures other than EAGAIN"},
+	{"conn_errors", "connections closed on a socket error"},
+};
+
+struct epoll_publisher {
+	struct counters_area area;
+	struct epoll_engine *e;
+	atomic_int stop;
+	pthread_t th;
+	bool started;
+};
+
+static void epoll_publish(struct epoll_publisher *p)
+{
+	struct epoll_engine_stats st;
+	uint64_t *slot = counters_slot(&p->area, 0), v[9];
+	unsigned int k;
+
+	epoll_engine_stats(p->e, &st);
+	v[0] = st.accepted;
+	v[1] = st.closed;
+	v[2] = st.requests;
+	v[3] = st.tx_bytes;
+	v[4] = st.idle_timeouts;
+	v[5] = st.header_timeouts;
+	v[6] = st.cap_pauses;
+	v[7] = st.accept_errors;
+	v[8] = st.conn_errors;
+	for (k = 0; k < 9; k++)
+		counters_store(slot, k, v[k]);
+}
+
+static void *epoll_publisher_main(void *arg)
+{
+	struct epoll_publisher *p = arg;
+	struct timespec nap = {.tv_nsec = 100 * 1000 * 1000};
+
+	while (!atomic_load(&p->stop)) {
+		epoll_publish(p);
+		nanosleep(&nap, NULL);
+	}
+	epoll_publish(p);
+	return NULL;
+}
+
+static void epoll_publisher_start(struct epoll_publisher *p,
+				  struct serve_ctx *c)
+{
+	sigset_t block, old;
+
+	p->e = c->kernel;
+	if (counters_create(&p->area, "epoll", c->ifname, c->svc->port,
+			    epoll_names,
+			    sizeof(epoll_names) / sizeof(epoll_names[0]), 1))
+		return;
+	sigfillset(&block);
+	pthread_sigmask(SIG_BLOCK, &block, &old);
+	p->started = !pthread_create(&p->th, NULL, epoll_publisher_main, p);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+}
+
+static void epoll_publisher_stop(struct epoll_publisher *p)
+{
+	if (p->started) {
+		atomic_store(&p->stop, 1);
+		pthread_join(p->th, NULL);
+	}
+	counters_close(&p->area, true);
+}
+
+/*
  * The XDP program the engine needs, as a bpf_link of this process. auto
  * (a->engine NULL) falls back to the epoll engine alone when it cannot
  * attach: behind the program a `blitz load` left there (-EEXIST, it
@@ -302,9 +398,12 @@ static int attach_xdp(struct serve_args *a)
 
 static int serve(struct serve_args *a)
 {
+	static struct epoll_publisher pub;
+	struct metrics_server *metrics = NULL;
 	struct serve_ctx *c = &a->c;
 	int ret;
 
+	counters_sweep(); /* areas of serves that were killed */
 	if (c->engine->prepare && c->engine->prepare(c)) {
 		ret = 1;
 		goto out;
@@ -322,7 +421,15 @@ static int serve(struct serve_args *a)
 		ret = 1;
 		goto out;
 	}
+	if (a->metrics && metrics_start(a->metrics, c->xdp ? c->ifname : NULL,
+					getpid(), &metrics)) {
+		ret = 1;
+		goto out;
+	}
+	epoll_publisher_start(&pub, c);
 	ret = c->engine->run(c);
+	epoll_publisher_stop(&pub);
+	metrics_stop(metrics);
 out:
 	if (c->engine->finish && c->engine->finish(c))
 		ret = 1;

@@ -7,6 +7,7 @@
  * Owns: reading the pinned "counters" map and printing it. Read-only:
  * must never write a counter or touch the attachment.
  */
+#include <dirent.h>
 #include <errno.h>
 #include <getopt.h>
 #include <limits.h>
@@ -22,8 +23,10 @@
 #include <bpf/libbpf.h>
 
 #include "cli.h"
+#include "counters.h"
 #include "loader.h"
 #include "log.h"
+#include "prometheus.h"
 
 static const struct {
 	const char *name, *help;
@@ -41,12 +44,16 @@ static void on_signal(int sig)
 	stop = 1;
 }
 
-enum { OPT_JSON = OPT_CMD_BASE };
+enum { OPT_JSON = OPT_CMD_BASE, OPT_PROMETHEUS };
 
 static const struct opt_spec stats_opts[] = {
 	{'i', "interval", "SEC",
 	 "print per-second rates every SEC seconds until Ctrl-C", 0, 0},
 	{'c', "count", "N", "stop after N intervals", 0, 0},
+	{OPT_PROMETHEUS, "prometheus", NULL,
+	 "every engine's counters (without <ifname>: every interface's and "
+	 "every serve's) in the Prometheus text format",
+	 0, 0},
 	{OPT_JSON, "json", NULL, "one JSON object (one per interval with -i)",
 	 0, 0},
 	{0},
@@ -55,10 +62,14 @@ static const struct opt_spec stats_opts[] = {
 const struct cmd_spec cmd_stats_spec = {
 	.name = "stats",
 	.prog = "blitz stats",
-	.operands = "<ifname>",
-	.summary = "show the XDP engine's counters and rates",
-	.about = "Show the xdp engine's counters on <ifname>, summed over "
-		 "CPUs. With -v, -i also prints the counters that are zero.",
+	.operands = "[<ifname>]",
+	.summary = "show every engine's counters and rates",
+	.about =
+		"Show the xdp engine's counters on <ifname>, summed over "
+		"CPUs, then those of every userspace engine a serve runs on it "
+		"(epoll, afxdp, dpdk: the counter registry under /run/blitz). "
+		"Without <ifname>: every engine of every interface. With -v, "
+		"-i also prints the counters that are zero.",
 	.groups = {stats_opts, options_common},
 };
 
@@ -169,13 +180,94 @@ static double now_s(void)
 	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
+/* The userspace engines' counters (counters.h) on ifname (NULL: every
+ * one), one table each, under the serve that runs them. */
+static int print_area(const struct counters_area *a, void *ctx)
+{
+	const char *ifname = ctx;
+	unsigned int k;
+
+	if (ifname && strcmp(a->hdr->ifname, ifname))
+		return 0;
+	printf("\nserve pid %lld on %s: engine %s\n", (long long)a->hdr->pid,
+	       a->hdr->ifname[0] ? a->hdr->ifname : "every interface",
+	       a->hdr->engine);
+	printf("%-18s %20s  %s\n", "COUNTER", "TOTAL", a->hdr->engine);
+	for (k = 0; k < a->hdr->n_counters; k++)
+		printf("%-18s %20llu  %s\n", a->defs[k].name,
+		       (unsigned long long)counters_sum(a, k), a->defs[k].help);
+	return 0;
+}
+
+struct count_ctx {
+	const char *ifname;
+	int n;
+};
+
+static int count_area(const struct counters_area *a, void *ctx)
+{
+	struct count_ctx *c = ctx;
+
+	if (!c->ifname || !strcmp(a->hdr->ifname, c->ifname))
+		c->n++;
+	return 0;
+}
+
+/* How many tables were printed. */
+static int print_areas(const char *ifname)
+{
+	struct count_ctx c = {ifname, 0};
+
+	counters_each(count_area, &c);
+	if (c.n)
+		counters_each(print_area, (void *)ifname);
+	return c.n;
+}
+
+/* `blitz stats` alone: under load (and serve's xdp), every pinned
+ * interface's XDP counters; under serve, every userspace engine's. */
+static int print_everything(void)
+{
+	int ncpu = libbpf_num_possible_cpus(), fd, shown = 0;
+	__u64 tot[BLITZ_CNT_MAX], *vals;
+	char path[PATH_MAX];
+	struct dirent *de;
+	DIR *d;
+
+	if (blitz_check_privileges() || blitz_check_bpffs() || ncpu < 1)
+		return -1;
+	vals = calloc((size_t)ncpu, sizeof(*vals));
+	d = opendir(BLITZ_PIN_ROOT);
+	while (vals && d && (de = readdir(d))) {
+		if (de->d_name[0] == '.' ||
+		    blitz_pin_path(path, sizeof(path), de->d_name, "counters"))
+			continue;
+		fd = bpf_obj_get(path);
+		if (fd < 0)
+			continue;
+		if (!read_totals(fd, ncpu, vals, tot)) {
+			printf("%sxdp on %s\n", shown++ ? "\n" : "",
+			       de->d_name);
+			print_totals(de->d_name, tot);
+		}
+		close(fd);
+	}
+	if (d)
+		closedir(d);
+	free(vals);
+	shown += print_areas(NULL);
+	if (!shown)
+		printf("no engine is running: see `blitz status`\n");
+	return 0;
+}
+
 int cmd_stats(int argc, char **argv)
 {
 	struct cli_parser p;
 	__u64 prev[BLITZ_CNT_MAX], tot[BLITZ_CNT_MAX], *vals = NULL;
 	double rate[BLITZ_CNT_MAX], t0, t1, secs;
 	long interval = 0, count = 0, done = 0;
-	bool json = false, verbose = false;
+	bool json = false, verbose = false, prometheus = false;
 	char path[PATH_MAX], *end;
 	const char *ifname;
 	int opt, st, fd = -1, ncpu, ret = 1, k;
@@ -205,6 +297,9 @@ int cmd_stats(int argc, char **argv)
 		case OPT_JSON:
 			json = true;
 			break;
+		case OPT_PROMETHEUS:
+			prometheus = true;
+			break;
 		case 'v': /* also print the zero counters with -i */
 			verbose = true;
 			/* fall through */
@@ -214,8 +309,22 @@ int cmd_stats(int argc, char **argv)
 				return st;
 		}
 	}
-	if (cli_operands("stats", argc, argv, 1, 1, "<ifname>"))
+	if (cli_operands("stats", argc, argv, 0, 1, "<ifname>"))
 		return 1;
+	if (prometheus) {
+		blitz_log_quiet_libs();
+		prometheus_write(stdout, optind < argc ? argv[optind] : NULL, 1,
+				 0);
+		return 0;
+	}
+	if (optind == argc) {
+		if (interval || json) {
+			pr_warn("-i and --json need <ifname>: blitz stats "
+				"<ifname> -i 1\n");
+			return 1;
+		}
+		return print_everything() ? 1 : 0;
+	}
 	if (count && !interval) {
 		pr_warn("-c counts intervals: give -i too\n");
 		return 1;
@@ -229,6 +338,8 @@ int cmd_stats(int argc, char **argv)
 		return 1;
 	}
 	fd = bpf_obj_get(path);
+	if (fd < 0 && !interval && !json && print_areas(ifname))
+		return 0; /* a serve with no XDP program (dpdk, epoll) */
 	if (fd < 0) {
 		pr_warn("not loaded on %s (no %s): see `blitz "
 			"status`\n",
@@ -249,10 +360,12 @@ int cmd_stats(int argc, char **argv)
 	if (read_totals(fd, ncpu, vals, tot))
 		goto out;
 	if (!interval) {
-		if (json)
+		if (json) {
 			print_json(ifname, tot, NULL, 0);
-		else
+		} else {
 			print_totals(ifname, tot);
+			print_areas(ifname);
+		}
 		ret = 0;
 		goto out;
 	}

@@ -36,7 +36,7 @@ unsigned long long serve_state_netns_here(void)
 
 /* Field 22 of /proc/<pid>/stat, the start time in clock ticks after boot:
  * with the pid it names one process, even once the pid is reused. */
-static unsigned long long proc_starttime(pid_t pid)
+unsigned long long serve_state_starttime(pid_t pid)
 {
 	char path[64], buf[1024], *p;
 	unsigned long long v = 0;
@@ -150,7 +150,7 @@ enum serve_state_life serve_state_life(const struct serve_state *st)
 	comm[strcspn(comm, "\n")] = '\0';
 	/* Another program, or another blitz, under a reused pid. */
 	if (strcmp(comm, "blitz") ||
-	    (st->starttime && proc_starttime(st->pid) != st->starttime))
+	    (st->starttime && serve_state_starttime(st->pid) != st->starttime))
 		return SERVE_GONE;
 	if (st->netns && st->netns != serve_state_netns_here())
 		return SERVE_OTHER_NETNS;
@@ -200,7 +200,7 @@ void serve_state_init(struct serve_state *st, const char *ifname,
 {
 	memset(st, 0, sizeof(*st));
 	st->pid = getpid();
-	st->starttime = proc_starttime(st->pid);
+	st->starttime = serve_state_starttime(st->pid);
 	st->netns = serve_state_netns_here();
 	st->started = (long long)time(NULL);
 	st->port = svc ? svc->port : 0;

@@ -63,6 +63,9 @@ void serve_state_set(struct serve_state *st, const char *tier,
 /* Remove this process's file (clean exit). */
 void serve_state_remove(struct serve_state *st);
 
+/* Field 22 of /proc/<pid>/stat (start time in ticks): with the pid it
+ * names one process, even once the pid is reused. 0 when unknown. */
+unsigned long long serve_state_starttime(pid_t pid);
 /* The inode of this process's network namespace (0 when unknown). */
 unsigned long long serve_state_netns_here(void);
 /* Read every state file into out[0..max); returns how many. */

@@ -1,0 +1,92 @@
+#!/bin/bash
+# tests/e2e/test_metrics.sh - one counter registry for every engine, in
+# the Prometheus text format: `blitz serve --engine E --metrics
+# 127.0.0.1:PORT` for the epoll and xdp engines; N curl requests from the
+# client namespace move blitz_requests_total{engine=E} by exactly N, read
+# with a real parser (python3-prometheus-client) both from /metrics and
+# from `blitz stats IFNAME --prometheus`; /metrics is bound to loopback only.
+# shellcheck disable=SC2086
+# shellcheck source=tests/e2e/lib.sh
+source "$(dirname "$0")/lib.sh"
+
+T=metrics
+PORT=8080
+MPORT=9109
+N=7
+BODY="Hello World!"
+
+need_root "$T"
+if ! /usr/bin/python3 -c 'import prometheus_client' 2>/dev/null; then
+	skip "${T}_all" "python3-prometheus-client is not installed (scripts/install-deps.sh)"
+	exit 0
+fi
+if ! tb_up "${METRICS_TB:-mtr}"; then
+	fail "${T}_testbed" "scripts/testbed.sh up failed"
+	exit 1
+fi
+TMP=$(mktemp -d)
+on_exit "rm -rf '$TMP'"
+on_exit "$SRV '$BLITZ' unload '$SRV_IF'"
+PV="$(dirname "$0")/prom_value.py"
+
+# value SOURCE ENGINE - blitz_requests_total of ENGINE from /metrics
+# (SOURCE metrics) or from blitz stats --prometheus (SOURCE stats).
+value() {
+	if [ "$1" = metrics ]; then
+		$SRV timeout 5 curl -sS "http://127.0.0.1:$MPORT/metrics"
+	else
+		$SRV "$BLITZ" stats "$SRV_IF" --prometheus
+	fi 2>/dev/null | /usr/bin/python3 "$PV" "$2" blitz_requests_total
+}
+
+for engine in epoll xdp; do
+	log=$TMP/serve-$engine.log
+	$SRV "$BLITZ" serve "$SRV_IF" --engine "$engine" -p "$PORT" -t 1 \
+		--metrics "127.0.0.1:$MPORT" >"$log" 2>&1 &
+	pid=$!
+	on_exit "kill -9 $pid 2>/dev/null"
+	if ! wait_line "$log" "serving on" "$pid" 10 || ! wait_port "$CLI" "$SRV_IP" "$PORT" 5; then
+		fail "${T}_${engine}_start" "$(tr '\n' ' ' <"$log")"
+		stop_pid "$pid" TERM 5
+		continue
+	fi
+	sleep 0.3
+	m0=$(value metrics "$engine")
+	s0=$(value stats "$engine")
+	ok=0
+	for ((i = 0; i < N; i++)); do
+		[ "$($CLI timeout 5 curl -sS -m 3 "http://$SRV_IP:$PORT/")" = "$BODY" ] && ok=$((ok + 1))
+	done
+	sleep 0.5 # the epoll engine publishes every 100 ms
+	m1=$(value metrics "$engine")
+	s1=$(value stats "$engine")
+	if [ "$ok" = "$N" ] && [[ $m0 =~ ^[0-9]+$ ]] && [[ $m1 =~ ^[0-9]+$ ]] &&
+		[ $((m1 - m0)) = "$N" ]; then
+		pass "${T}_${engine}_metrics_requests"
+	else
+		fail "${T}_${engine}_metrics_requests" "$ok of $N answered; /metrics requests $m0 -> $m1"
+	fi
+	if [[ $s0 =~ ^[0-9]+$ ]] && [[ $s1 =~ ^[0-9]+$ ]] && [ $((s1 - s0)) = "$N" ]; then
+		pass "${T}_${engine}_stats_prometheus_requests"
+	else
+		fail "${T}_${engine}_stats_prometheus_requests" "blitz stats --prometheus requests $s0 -> $s1"
+	fi
+	# Loopback only: the client cannot reach it on the service address.
+	if $CLI timeout 3 curl -sS -m 2 "http://$SRV_IP:$MPORT/metrics" >/dev/null 2>&1; then
+		fail "${T}_${engine}_metrics_loopback_only" "/metrics answered on $SRV_IP"
+	else
+		pass "${T}_${engine}_metrics_loopback_only"
+	fi
+	# The text view names the engine too.
+	if $SRV "$BLITZ" stats "$SRV_IF" 2>&1 | grep -q "engine epoll"; then
+		pass "${T}_${engine}_stats_shows_epoll"
+	else
+		fail "${T}_${engine}_stats_shows_epoll" "$($SRV "$BLITZ" stats "$SRV_IF" 2>&1 | head -3 | tr '\n' ' ')"
+	fi
+	stop_pid "$pid" TERM 5
+	if ls /run/blitz/counters-"$pid"-* >/dev/null 2>&1; then
+		fail "${T}_${engine}_area_removed" "$(ls /run/blitz/counters-"$pid"-*)"
+	else
+		pass "${T}_${engine}_area_removed"
+	fi
+done

@@ -1,0 +1,175 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * prometheus.c - the Prometheus text exposition (prometheus.h).
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+
+#include "counters.h"
+#include "loader.h"
+#include "prometheus.h"
+
+#define MAX_SAMPLES 4096
+
+struct sample {
+	char family[COUNTERS_NAME_LEN], reason[COUNTERS_NAME_LEN];
+	char ifname[16], engine[16];
+	const char *help;
+	char help_buf[COUNTERS_HELP_LEN];
+	unsigned long long v;
+};
+
+struct samples {
+	struct sample *s;
+	int n;
+};
+
+static void add(struct samples *ss, const char *name, const char *help,
+		const char *ifname, const char *engine, unsigned long long v)
+{
+	struct sample *s;
+
+	if (ss->n >= MAX_SAMPLES)
+		return;
+	s = &ss->s[ss->n++];
+	memset(s, 0, sizeof(*s));
+	if (!strncmp(name, "pass_", 5)) {
+		snprintf(s->family, sizeof(s->family), "passed");
+		snprintf(s->reason, sizeof(s->reason), "%s", name + 5);
+		help = "segments passed to the kernel, by reason";
+	} else if (!strncmp(name, "drop_", 5)) {
+		snprintf(s->family, sizeof(s->family), "dropped");
+		snprintf(s->reason, sizeof(s->reason), "%s", name + 5);
+		help = "segments dropped, by reason";
+	} else {
+		snprintf(s->family, sizeof(s->family), "%s", name);
+	}
+	snprintf(s->help_buf, sizeof(s->help_buf), "%s", help ? help : "");
+	snprintf(s->ifname, sizeof(s->ifname), "%s",
+		 ifname[0] ? ifname : "any");
+	snprintf(s->engine, sizeof(s->engine), "%s", engine);
+	s->v = v;
+}
+
+static const struct {
+	const char *name, *help;
+} bpf_names[BLITZ_CNT_MAX] = {
+#define BLITZ_CNT_NAME(id, n, h) [BLITZ_CNT_##id] = {n, h},
+	BLITZ_COUNTERS(BLITZ_CNT_NAME)
+#undef BLITZ_CNT_NAME
+};
+
+/* The pinned per-CPU counters of ifname, summed over CPUs. */
+static void add_xdp(struct samples *ss, const char *ifname)
+{
+	int ncpu = libbpf_num_possible_cpus(), fd, c;
+	unsigned long long *vals, sum;
+	char path[PATH_MAX];
+	__u32 k;
+
+	if (ncpu < 1 || blitz_pin_path(path, sizeof(path), ifname, "counters"))
+		return;
+	fd = bpf_obj_get(path);
+	if (fd < 0)
+		return;
+	vals = calloc((size_t)ncpu, sizeof(*vals));
+	for (k = 0; vals && k < BLITZ_CNT_MAX; k++) {
+		if (bpf_map_lookup_elem(fd, &k, vals))
+			continue;
+		for (sum = 0, c = 0; c < ncpu; c++)
+			sum += vals[c];
+		add(ss, bpf_names[k].name, bpf_names[k].help, ifname, "xdp",
+		    sum);
+	}
+	free(vals);
+	close(fd);
+}
+
+struct area_filter {
+	struct samples *ss;
+	const char *ifname;
+	pid_t owner;
+};
+
+static int add_area(const struct counters_area *a, void *ctx)
+{
+	struct area_filter *f = ctx;
+	unsigned int k;
+
+	if (f->ifname && strcmp(a->hdr->ifname, f->ifname))
+		return 0;
+	if (f->owner && a->hdr->pid != f->owner)
+		return 0;
+	for (k = 0; k < a->hdr->n_counters; k++)
+		add(f->ss, a->defs[k].name, a->defs[k].help, a->hdr->ifname,
+		    a->hdr->engine, counters_sum(a, k));
+	return 0;
+}
+
+static int by_family(const void *x, const void *y)
+{
+	const struct sample *a = x, *b = y;
+
+	return strcmp(a->family, b->family);
+}
+
+int prometheus_write(FILE *f, const char *ifname, int xdp_all, pid_t owner)
+{
+	struct samples ss = {calloc(MAX_SAMPLES, sizeof(struct sample)), 0};
+	struct area_filter af = {&ss, ifname, owner};
+	const char *last = "";
+	int i;
+
+	if (!ss.s)
+		return 0;
+	if (ifname) {
+		add_xdp(&ss, ifname);
+	} else if (xdp_all) {
+		DIR *d = opendir(BLITZ_PIN_ROOT);
+		struct dirent *de;
+
+		while (d && (de = readdir(d)))
+			if (de->d_name[0] != '.')
+				add_xdp(&ss, de->d_name);
+		if (d)
+			closedir(d);
+	}
+	counters_each(add_area, &af);
+	/* Stable: a family's samples stay in the order they came. */
+	for (i = 1; i < ss.n; i++) {
+		struct sample t = ss.s[i];
+		int j = i - 1;
+
+		while (j >= 0 && by_family(&ss.s[j], &t) > 0) {
+			ss.s[j + 1] = ss.s[j];
+			j--;
+		}
+		ss.s[j + 1] = t;
+	}
+	for (i = 0; i < ss.n; i++) {
+		const struct sample *s = &ss.s[i];
+
+		if (strcmp(last, s->family)) {
+			fprintf(f, "# HELP blitz_%s_total %s\n", s->family,
+				s->help_buf[0] ? s->help_buf : s->family);
+			fprintf(f, "# TYPE blitz_%s_total counter\n",
+				s->family);
+			last = s->family;
+		}
+		fprintf(f, "blitz_%s_total{interface=\"%s\",engine=\"%s\"",
+			s->family, s->ifname, s->engine);
+		if (s->reason[0])
+			fprintf(f, ",reason=\"%s\"", s->reason);
+		fprintf(f, "} %llu\n", s->v);
+	}
+	i = ss.n;
+	free(ss.s);
+	return i;
+}

@@ -1,0 +1,31 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * prometheus.h - every engine's counters in the Prometheus text format
+ * (version 0.0.4): the xdp engine's from its pinned per-CPU map (summed
+ * over CPUs), the userspace engines' from the counter registry
+ * (counters.h). One metric family per kind of count, named
+ * blitz_<what>_total, with the labels interface, engine and, for the
+ * counts of one cause (passed, dropped), reason:
+ *
+ *   # HELP blitz_requests_total HTTP requests answered
+ *   # TYPE blitz_requests_total counter
+ *   blitz_requests_total{interface="eth0",engine="xdp"} 1234
+ *   blitz_passed_total{interface="eth0",engine="xdp",reason="host"} 56
+ *
+ * `blitz stats --prometheus` prints it, `serve --metrics` serves it.
+ * Owns: the names and the grouping (a family's samples together, its
+ * HELP and TYPE once). Must never write a counter.
+ */
+#ifndef BLITZ_PROMETHEUS_H
+#define BLITZ_PROMETHEUS_H
+
+#include <stdio.h>
+#include <sys/types.h>
+
+/* The xdp engine on ifname (its pins) when ifname is not NULL (every
+ * pinned interface when xdp_all), and the registry's engines on ifname
+ * (every one when NULL) whose owner is owner (any when 0). Returns how
+ * many samples were written. */
+int prometheus_write(FILE *f, const char *ifname, int xdp_all, pid_t owner);
+
+#endif /* BLITZ_PROMETHEUS_H */
