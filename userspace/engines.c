@@ -22,32 +22,31 @@ const struct engine_desc *engine_find(const char *name)
 	return NULL;
 }
 
+/* "auto" and every name, joined by sep (last before the final one). */
+static void tiers(char *buf, size_t len, const char *sep, const char *last)
+{
+	const struct engine_desc *const *e;
+	size_t n = (size_t)snprintf(buf, len, "auto");
+
+	for (e = engine_table; *e && n < len; e++)
+		n += (size_t)snprintf(buf + n, len - n, "%s%s",
+				      e[1] ? sep : last, (*e)->name);
+}
+
 const char *engine_tier_names(void)
 {
 	static char buf[128];
-	const struct engine_desc *const *e;
-	size_t n;
 
-	if (buf[0])
-		return buf;
-	n = (size_t)snprintf(buf, sizeof(buf), "auto");
-	for (e = engine_table; *e && n < sizeof(buf); e++)
-		n += (size_t)snprintf(buf + n, sizeof(buf) - n, "|%s",
-				      (*e)->name);
+	if (!buf[0])
+		tiers(buf, sizeof(buf), "|", "|");
 	return buf;
 }
 
 const char *engine_tier_list(void)
 {
 	static char buf[128];
-	const struct engine_desc *const *e;
-	size_t n;
 
-	if (buf[0])
-		return buf;
-	n = (size_t)snprintf(buf, sizeof(buf), "auto");
-	for (e = engine_table; *e && n < sizeof(buf); e++)
-		n += (size_t)snprintf(buf + n, sizeof(buf) - n, "%s%s",
-				      e[1] ? ", " : " or ", (*e)->name);
+	if (!buf[0])
+		tiers(buf, sizeof(buf), ", ", " or ");
 	return buf;
 }
