@@ -348,20 +348,28 @@ bool blitz_xdp_has_frags(void)
 	return frags;
 }
 
-static int if_mtu(const char *ifname, unsigned int *mtu)
+/* One SIOCGIF* ioctl on ifname into *ifr. 0 or -errno. */
+static int if_ioctl(const char *ifname, unsigned long req, struct ifreq *ifr)
 {
-	struct ifreq ifr = {};
 	int fd, err = 0;
 
 	fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
 	if (fd < 0)
 		return -errno;
-	strncpy(ifr.ifr_name, ifname, IF_NAMESIZE - 1);
-	if (ioctl(fd, SIOCGIFMTU, &ifr))
+	strncpy(ifr->ifr_name, ifname, IF_NAMESIZE - 1);
+	if (ioctl(fd, req, ifr))
 		err = -errno;
-	else
-		*mtu = (unsigned int)ifr.ifr_mtu;
 	close(fd);
+	return err;
+}
+
+static int if_mtu(const char *ifname, unsigned int *mtu)
+{
+	struct ifreq ifr = {};
+	int err = if_ioctl(ifname, SIOCGIFMTU, &ifr);
+
+	if (!err)
+		*mtu = (unsigned int)ifr.ifr_mtu;
 	if (err)
 		pr_warn("cannot read the MTU of %s: %s\n", ifname,
 			strerror(-err));
@@ -372,20 +380,14 @@ static int if_mtu(const char *ifname, unsigned int *mtu)
 static int if_mac(const char *ifname, unsigned char *mac)
 {
 	struct ifreq ifr = {};
-	int fd, err = 0;
+	int err = if_ioctl(ifname, SIOCGIFHWADDR, &ifr);
 
-	fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
-	if (fd < 0)
-		return -errno;
-	strncpy(ifr.ifr_name, ifname, IF_NAMESIZE - 1);
-	if (ioctl(fd, SIOCGIFHWADDR, &ifr))
-		err = -errno;
-	else if (ifr.ifr_hwaddr.sa_family != 1 /* ARPHRD_ETHER */)
-		err = -EAFNOSUPPORT;
-	else
-		memcpy(mac, ifr.ifr_hwaddr.sa_data, 6);
-	close(fd);
-	return err;
+	if (err)
+		return err;
+	if (ifr.ifr_hwaddr.sa_family != 1 /* ARPHRD_ETHER */)
+		return -EAFNOSUPPORT;
+	memcpy(mac, ifr.ifr_hwaddr.sa_data, 6);
+	return 0;
 }
 
 /* CLOCK_REALTIME - CLOCK_TAI, rounded to the second it really is. */
