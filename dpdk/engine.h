@@ -253,6 +253,10 @@ void tcp_glue_fini(struct worker *w);
 void tcp_glue_rx(struct worker *w, struct tcp_frame *f, uint32_t n);
 /* Timers (retransmissions, idle timeouts); every poll, now_ns set. */
 void tcp_glue_poll(struct worker *w);
+/* now_ns's clock read mono_ns when CLOCK_REALTIME read unix_ns (once a
+ * second: the core's cookie periods follow the wall clock). */
+void tcp_glue_set_wallclock(struct worker *w, uint64_t mono_ns,
+			    uint64_t unix_ns);
 /* This worker's core counters (racy reads are fine: aligned u64s). */
 const struct tcp_core_counters *tcp_glue_counters(struct worker *w);
 

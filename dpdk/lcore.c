@@ -265,15 +265,21 @@ static void print_periodic(struct worker *w, uint64_t *next_tsc)
 struct tsc_clock {
 	uint64_t base_tsc, base_ns, mult; /* ns = base + (d * mult) >> 32 */
 	uint64_t hz;
+	uint64_t base_unix_ns; /* CLOCK_REALTIME at base_ns */
+	bool synced;	       /* set by a sync, cleared by its reader */
 };
 
 static void tsc_clock_sync(struct tsc_clock *c, uint64_t tsc)
 {
-	struct timespec ts;
+	struct timespec ts, rt;
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
+	clock_gettime(CLOCK_REALTIME, &rt);
 	c->base_tsc = tsc;
 	c->base_ns = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+	c->base_unix_ns =
+		(uint64_t)rt.tv_sec * 1000000000ull + (uint64_t)rt.tv_nsec;
+	c->synced = true;
 }
 
 static uint64_t tsc_clock_ns(struct tsc_clock *c, uint64_t tsc)
@@ -308,6 +314,11 @@ int worker_main(void *arg)
 
 		w->now_tsc = t0;
 		w->now_ns = tsc_clock_ns(&clk, t0);
+		if (clk.synced) { /* once a second: cookie periods follow it */
+			tcp_glue_set_wallclock(w, clk.base_ns,
+					       clk.base_unix_ns);
+			clk.synced = false;
+		}
 
 		n = rte_eth_rx_burst(eng->port_id, w->queue, pkts, BURST);
 		w->st.rx += n;

@@ -119,6 +119,12 @@ void tcp_glue_rx(struct worker *w, struct tcp_frame *f, uint32_t n)
 		rte_pktmbuf_free_bulk(done, n - back);
 }
 
+void tcp_glue_set_wallclock(struct worker *w, uint64_t mono_ns,
+			    uint64_t unix_ns)
+{
+	tcp_core_set_wallclock(w->tcp, mono_ns, unix_ns);
+}
+
 void tcp_glue_poll(struct worker *w)
 {
 	tcp_core_poll_timers(w->tcp, w->now_ns);

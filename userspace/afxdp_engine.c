@@ -73,6 +73,21 @@ static uint64_t mono_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
+/* Once a second: the core's cookie periods follow the wall clock, which
+ * NTP may step after we started (a fleet's hosts must agree on it). */
+static void sync_wallclock(struct tcp_core *core, uint64_t now, uint64_t *next)
+{
+	struct timespec rt;
+
+	if (now < *next)
+		return;
+	clock_gettime(CLOCK_REALTIME, &rt);
+	tcp_core_set_wallclock(core, now,
+			       (uint64_t)rt.tv_sec * 1000000000ull +
+				       (uint64_t)rt.tv_nsec);
+	*next = now + 1000000000ull;
+}
+
 /* ------------------------------------------------------------------ */
 /* The TCP core's TX side: UMEM frames from the TX half                */
 /* ------------------------------------------------------------------ */
@@ -222,6 +237,7 @@ static uint32_t xq_rx(struct xq *q, uint64_t now)
 static void *xq_thread(void *arg)
 {
 	struct xq *q = arg;
+	uint64_t next_wall = 0;
 
 	if (q->cpu >= 0) {
 		cpu_set_t set;
@@ -236,6 +252,8 @@ static void *xq_thread(void *arg)
 		uint64_t t0 = mono_ns(), t1;
 		uint32_t n;
 		bool work;
+
+		sync_wallclock(q->core, t0, &next_wall);
 
 		blitz_xsk_complete(&q->x);
 		n = xq_rx(q, t0);

@@ -42,7 +42,14 @@
 	HTTP_MAX_HEADER	 /* a full buffer makes the parser say 431 \
 			  */
 #define WHEEL_SLOTS 4096 /* 1 ms each: a revolution of ~4 s */
+/* SYN cookie periods are of the wall clock (CLOCK_REALTIME), so hosts
+ * sharing a key agree on them whatever their monotonic clock's origin. A
+ * cookie is good in its period and the next. Hosts of a fleet may differ
+ * by up to COOKIE_SKEW_MS (docs/cookie-v2.md's skew, 2^31 ns): in the last
+ * COOKIE_SKEW_MS of a period the next one's cookies (from a host ahead of
+ * us) are taken too. */
 #define COOKIE_PERIOD_MS 64000
+#define COOKIE_SKEW_MS 2148
 #define OUR_WINDOW 65535
 #define FIN_WAIT_MS 5000 /* our FIN acked, theirs not yet: bounded wait */
 #define NIL 0xffffffffu
@@ -174,8 +181,9 @@ struct tcp_core {
 	struct in6_addr laddr[2 * BLITZ_MAX_ADDRS];
 	int nladdr;
 
-	uint64_t now_ms;
-	uint32_t now_us; /* low 32 bits: RTT differences only */
+	uint64_t now_ms;  /* the engine's clock */
+	uint64_t unix_ms; /* the wall clock: cookie periods */
+	uint32_t now_us;  /* low 32 bits: RTT differences only */
 	struct tcp_frame txq[TCP_CORE_TX_BATCH];
 	uint32_t ntx;
 };
@@ -270,24 +278,28 @@ static uint32_t cookie_mac(const struct tcp_core *c, const struct tcp_tuple *t,
 static uint32_t cookie_make(const struct tcp_core *c, const struct tcp_tuple *t,
 			    uint32_t peer_isn, uint8_t info)
 {
-	uint64_t period = c->now_ms / COOKIE_PERIOD_MS;
+	uint64_t period = c->unix_ms / COOKIE_PERIOD_MS;
 
 	return ((cookie_mac(c, t, peer_isn, period, info) << 8) | info) +
 	       c->p.isn_offset;
 }
 
-/* true and *info when ack-1 is a cookie we made for this tuple and the
- * peer ISN seq-1, in this period or the previous one. */
+/* true and *info when ack-1 is a cookie made with our key for this tuple
+ * and the peer ISN seq-1, in this period or the previous one (or, in the
+ * last COOKIE_SKEW_MS of this one, the next: a host whose clock is ahead). */
 static bool cookie_check(const struct tcp_core *c, const struct tcp_tuple *t,
 			 uint32_t seq, uint32_t ack, uint8_t *info)
 {
 	uint32_t isn = ack - 1 - c->p.isn_offset;
-	uint64_t period = c->now_ms / COOKIE_PERIOD_MS;
+	uint64_t period = c->unix_ms / COOKIE_PERIOD_MS;
+	bool near_next = c->unix_ms % COOKIE_PERIOD_MS >=
+			 COOKIE_PERIOD_MS - COOKIE_SKEW_MS;
 	uint8_t inf = (uint8_t)isn;
 	uint32_t mac = isn >> 8;
 
 	if (cookie_mac(c, t, seq - 1, period, inf) == mac ||
-	    (period && cookie_mac(c, t, seq - 1, period - 1, inf) == mac)) {
+	    (period && cookie_mac(c, t, seq - 1, period - 1, inf) == mac) ||
+	    (near_next && cookie_mac(c, t, seq - 1, period + 1, inf) == mac)) {
 		*info = inf;
 		return true;
 	}
@@ -1580,9 +1592,10 @@ static int parse_frame(struct tcp_core *c, const struct tcp_frame *f,
 
 static void update_date(struct tcp_core *c, uint64_t now_ns)
 {
-	uint64_t sec = (uint64_t)((int64_t)now_ns + c->mono_to_unix_ns) /
-		       1000000000ull;
+	uint64_t unix_ns = (uint64_t)((int64_t)now_ns + c->mono_to_unix_ns);
+	uint64_t sec = unix_ns / 1000000000ull;
 
+	c->unix_ms = unix_ns / 1000000ull;
 	c->now_ms = now_ns / 1000000ull;
 	c->now_us = (uint32_t)(now_ns / 1000ull);
 	if (!c->wheel_started) {
@@ -1955,6 +1968,12 @@ void tcp_core_free(struct tcp_core *c)
 	free(c->src_cnt);
 	free(c->body);
 	free(c);
+}
+
+void tcp_core_set_wallclock(struct tcp_core *c, uint64_t mono_ns,
+			    uint64_t unix_ns)
+{
+	c->mono_to_unix_ns = (int64_t)(unix_ns - mono_ns);
 }
 
 const struct tcp_core_counters *tcp_core_counters(const struct tcp_core *c)

@@ -316,6 +316,18 @@ void tcp_core_poll_timers(struct tcp_core *c, uint64_t now_ns);
  * engine that sleeps in poll() knows how long it may sleep. */
 int tcp_core_next_timer_ms(const struct tcp_core *c, uint64_t now_ns);
 
+/*
+ * Tie the engine's clock to the wall clock: the engine's clock read mono_ns
+ * when CLOCK_REALTIME read unix_ns. SYN cookie periods and Date follow the
+ * wall clock so given, so hosts sharing a key (a fleet, whose wall clocks
+ * agree within 2 s) agree on the cookie period whatever their monotonic
+ * clock's origin. tcp_core_new ties CLOCK_MONOTONIC once; an engine calls
+ * this again now and then (once a second) to follow a stepped wall clock,
+ * never per packet. Tests give each core its own origin.
+ */
+void tcp_core_set_wallclock(struct tcp_core *c, uint64_t mono_ns,
+			    uint64_t unix_ns);
+
 /* The core's counters (a pointer into the core; stays valid until free). */
 const struct tcp_core_counters *tcp_core_counters(const struct tcp_core *c);
 

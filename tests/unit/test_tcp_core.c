@@ -86,6 +86,10 @@ static const uint8_t CLI_MAC[6] = {2, 0, 0, 0, 0, 2};
 
 static uint64_t now_ns = 1000 * MS;
 
+/* A wall-clock instant at the start of a cookie period (1.8e12 ms is a
+ * multiple of 64,000). */
+#define WALL_PERIOD_START (1800000000000ull * MS)
+
 /* A core answering with body: the responses are built here, as serve
  * builds them once for its engines, and the core copies them. A body the
  * builder refuses (over 16 MiB) is refused at init with its errno. */
@@ -108,9 +112,16 @@ static struct tcp_core *mk_core_ex(uint32_t table, const void *body,
 		errno = -ret;
 		return NULL;
 	}
+	struct tcp_core *c;
+
 	memcpy(p.mac, SRV_MAC, 6);
 	wire_reset();
-	return tcp_core_new(&p);
+	c = tcp_core_new(&p);
+	/* Cookie periods follow the wall clock: pin it, so a test's
+	 * handshake never straddles a real period boundary by chance. */
+	if (c)
+		tcp_core_set_wallclock(c, 0, WALL_PERIOD_START);
+	return c;
 }
 
 static struct tcp_core *mk_core(void)
@@ -1300,6 +1311,85 @@ static void test_syn_flood_no_state(void)
 	T_EQ_INT(tcp_core_counters(c)->drop_bad_cookie, 100);
 	T_EQ_INT(tcp_core_check(c), 0);
 	tcp_core_free(c);
+}
+
+/*
+ * Send a SYN to core a at a's clock ta, its handshake ACK with a GET to
+ * core b at b's clock tb. Returns b's verdict: 1 answered (a connection),
+ * 0 refused (RST, drop_bad_cookie), -1 something else.
+ */
+static int cookie_across(struct tcp_core *a, uint64_t ta, struct tcp_core *b,
+			 uint64_t tb, uint16_t port)
+{
+	static const uint8_t opts[4] = {2, 4, 0x05, 0xb4};
+	struct peer pe = {.win = 65535, .port = port};
+	uint64_t bad0 = tcp_core_counters(b)->drop_bad_cookie;
+	uint8_t f[512];
+	struct seg s;
+	int ret = -1;
+
+	wire_reset();
+	now_ns = ta;
+	RX_FRAME(a, f, &pe, 0x02, 7000, 0, NULL, 0, opts, 4);
+	if (!next_out(&s) || s.flags != 0x12)
+		return -1;
+	pe.snd_nxt = 7001;
+	pe.rcv_nxt = s.seq + 1;
+	now_ns = tb;
+	peer_send(b, &pe, 0x18, GET, sizeof(GET) - 1);
+	if (peer_read(&pe) == 1 && pe.nstream &&
+	    same_response(pe.stream, pe.nstream, BLITZ_RESP_GET_KA, HELLO))
+		ret = 1;
+	else if (pe.got_rst &&
+		 tcp_core_counters(b)->drop_bad_cookie == bad0 + 1)
+		ret = 0;
+	peer_free(&pe);
+	return ret;
+}
+
+/*
+ * Cookie periods come from the wall clock (issue 17): two cores sharing a
+ * key, whose engine clocks started at different times (two hosts' boot
+ * times), accept each other's cookies when their wall clocks agree, and
+ * within the fleet's skew across a period boundary; two periods apart
+ * they do not (the negative control: the period is really checked).
+ */
+static void test_cookie_wallclock_fleet(void)
+{
+	struct tcp_core *a = mk_core(), *b = mk_core();
+	const uint64_t oa = 5000 * MS, ob = 900000000 * MS; /* boot origins */
+	const uint64_t w = WALL_PERIOD_START + 30000 * MS;
+	uint64_t save = now_ns;
+
+	T_CHECK(a && b);
+	if (!a || !b)
+		goto out;
+	tcp_core_set_wallclock(a, oa, w);
+	tcp_core_set_wallclock(b, ob, w);
+	/* the same wall-clock instant, engine clocks 900,000 s apart */
+	T_EQ_INT(cookie_across(a, oa + 1000 * MS, b, ob + 1000 * MS, 41000), 1);
+	T_EQ_INT(cookie_across(b, ob + 2000 * MS, a, oa + 2000 * MS, 41001), 1);
+	/* the ACK 60 s later (the next period): still good */
+	T_EQ_INT(cookie_across(a, oa, b, ob + 60000 * MS, 41002), 1);
+	/* host a's clock 1 s ahead, its SYN-ACK just past a boundary (34 s
+	 * after w is the next period for a, still the last 2 s for b) */
+	tcp_core_set_wallclock(a, oa, w + 1000 * MS);
+	T_EQ_INT(cookie_across(a, oa + 33500 * MS, b, ob + 33500 * MS, 41003),
+		 1);
+	/* ahead by 3 s, over the skew: b refuses the next period's cookie */
+	tcp_core_set_wallclock(a, oa, w + 3000 * MS);
+	T_EQ_INT(cookie_across(a, oa + 31500 * MS, b, ob + 31500 * MS, 41004),
+		 0);
+	/* 130 s apart: two periods, refused both ways */
+	tcp_core_set_wallclock(a, oa, w + 130000 * MS);
+	T_EQ_INT(cookie_across(a, oa + 1000 * MS, b, ob + 1000 * MS, 41005), 0);
+	T_EQ_INT(cookie_across(b, ob + 1000 * MS, a, oa + 1000 * MS, 41006), 0);
+	T_EQ_INT(tcp_core_check(a), 0);
+	T_EQ_INT(tcp_core_check(b), 0);
+out:
+	now_ns = save;
+	tcp_core_free(a);
+	tcp_core_free(b);
 }
 
 static void test_idle_timeout(void)
@@ -2603,6 +2693,7 @@ int main(void)
 	T_RUN(test_rst_every_state);
 	T_RUN(test_table_full);
 	T_RUN(test_syn_flood_no_state);
+	T_RUN(test_cookie_wallclock_fleet);
 	T_RUN(test_idle_timeout);
 	T_RUN(test_not_mine);
 	T_RUN(test_tx_exhausted);
