@@ -34,6 +34,24 @@ BPFT_BINS := $(patsubst tests/bpf/%.c,$(BUILD)/tests/bpf/%,$(BPFT_SRCS))
 FUZZ_SRCS := $(wildcard tests/fuzz/fuzz_*.c)
 FUZZ_BINS := $(patsubst tests/fuzz/%.c,$(BUILD)/tests/fuzz/%,$(FUZZ_SRCS))
 
+# make cost: ablation builds of the xdp program, each the same source with
+# one component skipped or replaced (tests/perf/xdp_cost.c measures them
+# against the real build). `all` compiles, and the smoke test
+# (tests/e2e/test_cost.sh) measures the one with every switch at once.
+COST_NAMES   := lookup parse load resp date mac csum
+COST_D_lookup := -DBLITZ_COST_NO_SKLOOKUP
+COST_D_parse  := -DBLITZ_COST_NO_PARSE
+COST_D_load   := -DBLITZ_COST_NO_LOAD_PAYLOAD
+COST_D_resp   := -DBLITZ_COST_NO_STORE_RESP
+COST_D_date   := -DBLITZ_COST_NO_STORE_DATE
+COST_D_mac    := -DBLITZ_COST_NO_MAC
+COST_D_csum   := -DBLITZ_COST_NO_CSUM
+COST_D_all    := $(foreach n,$(COST_NAMES),$(COST_D_$(n)))
+COST_OBJS    := $(patsubst %,$(BUILD)/cost/blitz_xdp.%.bpf.o,$(COST_NAMES))
+COST_TOOL    := $(BUILD)/tests/perf/xdp_cost
+COST_ROUNDS  ?= 11
+COST_RUNS    ?= 1000
+
 DPDK_SRCS := $(wildcard dpdk/*.c)
 HAVE_DPDK := $(shell pkg-config --exists libdpdk 2>/dev/null && echo yes)
 ifeq ($(HAVE_DPDK)$(DPDK_SRCS),yes$(DPDK_SRCS))
@@ -42,8 +60,9 @@ DPDK_BIN  := $(BUILD)/blitz-dpdk
 endif
 endif
 
-.PHONY: all deps test demo demo-fleet bench docs lint format clean install uninstall man
-all: $(BUILD)/blitz $(BPF_OBJS) $(UNIT_BINS) $(BPFT_BINS) $(FUZZ_BINS) $(DPDK_BIN)
+.PHONY: all deps test demo demo-fleet bench cost docs lint format clean install uninstall man
+all: $(BUILD)/blitz $(BPF_OBJS) $(UNIT_BINS) $(BPFT_BINS) $(FUZZ_BINS) $(DPDK_BIN) \
+	$(BUILD)/cost/blitz_xdp.all.bpf.o $(COST_TOOL)
 
 deps:
 	./scripts/install-deps.sh
@@ -54,6 +73,10 @@ $(BUILD)/vmlinux.h:
 
 $(BUILD)/%.bpf.o: bpf/%.bpf.c $(BPF_HDRS) $(BUILD)/vmlinux.h
 	$(CLANG) $(BPF_CFLAGS) -c $< -o $@
+
+$(BUILD)/cost/blitz_xdp.%.bpf.o: bpf/blitz_xdp.bpf.c $(BPF_HDRS) $(BUILD)/vmlinux.h
+	@mkdir -p $(dir $@)
+	$(CLANG) $(BPF_CFLAGS) $(COST_D_$*) -c $< -o $@
 
 $(BUILD)/%.skel.h: $(BUILD)/%.bpf.o
 	$(BPFTOOL) gen skeleton $< > $@.tmp && mv $@.tmp $@
@@ -83,6 +106,10 @@ $(BUILD)/tests/unit/%: tests/unit/%.c $(BUILD)/libblitz.a tests/testlib.h $(USER
 $(BUILD)/tests/unit/test_cookie_mac10: tests/unit/test_cookie.c
 
 $(BUILD)/tests/bpf/%: tests/bpf/%.c $(BUILD)/libblitz.a tests/testlib.h $(USER_HDRS) $(SKELS)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -Itests $< $(BUILD)/libblitz.a -o $@ $(LDLIBS)
+
+$(COST_TOOL): tests/perf/xdp_cost.c $(BUILD)/libblitz.a tests/cookie_ring.h $(USER_HDRS) $(BPF_HDRS)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -Itests $< $(BUILD)/libblitz.a -o $@ $(LDLIBS)
 
@@ -125,6 +152,13 @@ bench:
 	./scripts/install-deps.sh
 	$(MAKE) all
 	DURATION="$(DURATION)" CONNS="$(CONNS)" ./scripts/bench.sh
+
+# The cost of each component of the xdp program (a benchmark, not a test:
+# not part of `make test`): COST_ROUNDS shuffled rounds of COST_RUNS
+# BPF_PROG_TEST_RUNs per (build, frame), medians, ratios to the floor.
+cost: $(BUILD)/blitz_xdp.bpf.o $(COST_OBJS) $(COST_TOOL)
+	$(COST_TOOL) --rounds $(COST_ROUNDS) --runs $(COST_RUNS) \
+		$(BUILD)/blitz_xdp.bpf.o $(COST_OBJS)
 
 # `make install [PREFIX=/usr/local] [DESTDIR=...]`: the binaries (the BPF
 # programs are embedded in them as skeletons), the veth peer's pass-all

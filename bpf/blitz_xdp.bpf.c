@@ -186,6 +186,17 @@ static __always_inline __u32 sum32(__u32 a)
 	return (a & 0xffff) + (a >> 16);
 }
 
+/* The checksum field of a sum: ~fold. make cost's ablation build
+ * (BLITZ_COST_NO_CSUM) writes 0, and the sums become dead code. */
+static __always_inline __u16 csum_field(__u32 sum)
+{
+#ifdef BLITZ_COST_NO_CSUM
+	return 0;
+#else
+	return (__u16)~fold(sum);
+#endif
+}
+
 /* ------------------------------------------------------------------ */
 /* Header parsing                                                      */
 /* ------------------------------------------------------------------ */
@@ -390,6 +401,9 @@ static __always_inline int kernel_owns(struct xdp_md *ctx, const struct seg *s)
 	struct bpf_sock *sk;
 	int owns;
 
+#ifdef BLITZ_COST_NO_SKLOOKUP /* make cost's ablation build only */
+	return 0;
+#endif
 	if (s->v6) {
 		__builtin_memcpy(t.ipv6.saddr, s->saddr, 16);
 		__builtin_memcpy(t.ipv6.daddr, s->daddr, 16);
@@ -530,7 +544,7 @@ write_headers(struct xdp_md *ctx, const struct seg *s, const struct reply *r)
 	}
 	for (i = 0; i < 20; i++)
 		sum += th.w[i];
-	th.w[8] = (__u16)~fold(sum);
+	th.w[8] = csum_field(sum);
 
 	data = (void *)(long)ctx->data;
 	end = (void *)(long)ctx->data_end;
@@ -581,7 +595,7 @@ write_headers(struct xdp_md *ctx, const struct seg *s, const struct reply *r)
 		sum = 0;
 		for (i = 0; i < 10; i++)
 			sum += ip[i];
-		ip[5] = (__u16)~fold(sum);
+		ip[5] = csum_field(sum);
 		__builtin_memcpy(iph, ip, 20);
 	}
 	__builtin_memcpy(eth->h_dest, s->mac_src, 6);
@@ -837,8 +851,16 @@ static __always_inline int requests(struct xdp_md *ctx,
 	__u64 w0;
 	int why;
 
+#ifndef BLITZ_COST_NO_LOAD_PAYLOAD /* make cost's ablation builds */
 	if (bpf_xdp_load_bytes(ctx, payoff, sc->buf, plen))
 		return BLITZ_CNT_PASS_MALFORMED;
+#endif
+#ifdef BLITZ_COST_NO_PARSE
+	sc->kinds[0] = BLITZ_RESP_GET_KA;
+	*nresp = 1;
+	*closing = 0;
+	return 0;
+#endif
 	cache = bpf_map_lookup_elem(&req_cache, &key);
 	if (!cache || plen > CACHE_BYTES)
 		return parse_requests(sc, plen, nresp, closing);
@@ -865,6 +887,23 @@ static __always_inline int requests(struct xdp_md *ctx,
 		ent->closing = (__u8)*closing;
 		ent->len = plen;
 	}
+	return 0;
+}
+
+/* One prebuilt response of len bytes at off in the frame, with the Date
+ * of this second at off + doff. */
+static __always_inline int put_response(struct xdp_md *ctx, __u32 off,
+					struct blitz_resp *resp, __u32 len,
+					__u32 doff, struct blitz_date *date)
+{
+#ifndef BLITZ_COST_NO_STORE_RESP /* make cost's ablation builds */
+	if (bpf_xdp_store_bytes(ctx, off, resp->bytes, len))
+		return -1;
+#endif
+#ifndef BLITZ_COST_NO_STORE_DATE
+	if (bpf_xdp_store_bytes(ctx, off + doff, date->bytes, BLITZ_DATE_LEN))
+		return -1;
+#endif
 	return 0;
 }
 
@@ -957,9 +996,7 @@ static __always_inline int answer(struct xdp_md *ctx,
 		doff = m->date_off;
 		if (len < 1 || len > BLITZ_RESP_MAX)
 			return XDP_ABORTED;
-		if (bpf_xdp_store_bytes(ctx, payoff + po, resp->bytes, len) ||
-		    bpf_xdp_store_bytes(ctx, payoff + po + doff, date->bytes,
-					BLITZ_DATE_LEN))
+		if (put_response(ctx, payoff + po, resp, len, doff, date))
 			return XDP_ABORTED;
 		/* A block at an odd offset adds its sum byte-swapped. */
 		r.paysum += po & 1 ? swab16(m->csum_nodate) : m->csum_nodate;
