@@ -39,18 +39,15 @@
 
 #include "blitz_addr.h"
 #include "blitz_ring.h"
-#include "blitz_tcpopt.h"
-
-#define PACKET_HOST 0 /* linux/if_packet.h */
+#include "blitz_seg.h"
 
 /* linux/pkt_cls.h's verdicts; vmlinux.h has no #defines. */
 #define TC_ACT_OK 0
 #define TC_ACT_SHOT 2
 
-#define ETH_P_IP 0x0800
-#define ETH_P_IPV6 0x86DD
-#define IP_MF 0x2000
-#define IP_OFFSET 0x1FFF
+#define TH_SYN 0x02
+#define TH_RST 0x04
+#define TH_ACK 0x10
 /* The XDP program's window-scale shift, offered when the client offers
  * scaling (blitz_xdp.bpf.c OUR_WSCALE): the kernel must use the same. */
 #define OUR_WSCALE 7
@@ -90,154 +87,24 @@ extern int bpf_sk_assign_tcp_reqsk(struct __sk_buff *skb, struct sock *sk,
 				   struct bpf_tcp_req_attrs *attrs,
 				   int attrs__sz) __ksym;
 
-/*
- * What one segment looks like once parsed. The addresses are copied out
- * of the packet: one pointer per family would leave the verifier unable to
- * tell which of them is NULL on a path the compiler merged.
- */
-struct seg {
-	void *data_end;
-	struct tcphdr *tcp;
-	bool v6;
-	__u32 saddr[4], daddr[4]; /* network order; IPv4 in [0] */
-	__u32 opt_off;	 /* offset of the TCP options from the frame start */
-	__u32 seq, plen; /* host order; TCP payload bytes */
-	bool has_ts;
-	__u32 tsval, tsecr; /* host order */
-};
-
-/* State of the option walk: the option bytes copied to the stack. */
-struct opt_walk {
-	__u8 buf[BLITZ_TCPOPT_BUF];
-	__u32 len; /* option bytes present */
-	__u32 off; /* next option */
-	struct blitz_tcpopts o;
-};
-
-/* One option per call (blitz_tcpopt.h, the XDP program's walker). */
-static int walk_one_option(__u32 i, struct opt_walk *w)
-{
-	return blitz_tcpopt_step(w->buf, w->len, &w->off, &w->o);
-}
-
-/*
- * Find the timestamp option. The option bytes are copied out and walked
- * with bpf_loop: a walk over packet pointers with variable steps is more
- * than the verifier will follow.
- */
-static __always_inline void parse_ts(struct __sk_buff *skb, struct seg *s)
-{
-	struct opt_walk w = {};
-
-	w.len = s->tcp->doff * 4;
-	if (w.len <= sizeof(struct tcphdr))
-		return;
-	w.len -= sizeof(struct tcphdr);
-	if (w.len > 40)
-		return;
-	if (bpf_skb_load_bytes(skb, s->opt_off, w.buf, w.len))
-		return;
-	bpf_loop(40, walk_one_option, &w, 0);
-	if (w.o.has_ts) {
-		s->has_ts = true;
-		s->tsval = bpf_ntohl(w.o.tsval_be);
-		s->tsecr = bpf_ntohl(w.o.tsecr_be);
-	}
-}
-
-#define NEED_PULL (-1)
-
-/*
- * Parse Ethernet/IP/TCP and decide whether the segment is one this
- * program must look at. 1: yes (s filled); 0: not ours, leave it alone;
- * NEED_PULL: the headers run past the linear part of the skb.
- */
-static __always_inline int parse(struct __sk_buff *skb,
-				 const struct blitz_config *cfg, struct seg *s)
-{
-	void *data = (void *)(long)skb->data;
-	void *data_end = (void *)(long)skb->data_end;
-	/* Short of bytes in the linear part, but not in the packet. */
-	int short_ret = skb->len > data_end - data ? NEED_PULL : 0;
-	struct ethhdr *eth = data;
-	__u16 proto;
-
-	if ((void *)(eth + 1) > data_end)
-		return short_ret;
-	s->data_end = data_end;
-	proto = bpf_ntohs(eth->h_proto);
-	if (proto == ETH_P_IP) {
-		struct iphdr *ip = (void *)(eth + 1);
-
-		if ((void *)(ip + 1) > data_end)
-			return short_ret;
-		if (ip->version != 4 || ip->ihl < 5 ||
-		    ip->protocol != IPPROTO_TCP)
-			return 0;
-		/* Fragments: the kernel reassembles them after TC, and a
-		 * request sock cannot ride on a fragment. */
-		if (ip->frag_off & bpf_htons(IP_MF | IP_OFFSET))
-			return 0;
-		s->saddr[0] = ip->saddr;
-		s->daddr[0] = ip->daddr;
-		s->plen = bpf_ntohs(ip->tot_len) - ip->ihl * 4;
-		s->tcp = (void *)ip + ip->ihl * 4;
-	} else if (proto == ETH_P_IPV6) {
-		struct ipv6hdr *ip6 = (void *)(eth + 1);
-
-		if ((void *)(ip6 + 1) > data_end)
-			return short_ret;
-		/* Extension headers are left to the kernel. */
-		if (ip6->version != 6 || ip6->nexthdr != IPPROTO_TCP)
-			return 0;
-		s->v6 = true;
-		__builtin_memcpy(s->saddr, &ip6->saddr, 16);
-		__builtin_memcpy(s->daddr, &ip6->daddr, 16);
-		s->plen = bpf_ntohs(ip6->payload_len);
-		s->tcp = (void *)(ip6 + 1);
-	} else {
-		return 0;
-	}
-	if ((void *)(s->tcp + 1) > data_end)
-		return short_ret;
-	if (s->tcp->dest != cfg->port_be)
-		return 0;
-	/* Only what is ours, by the XDP program's rule (blitz_addr.h):
-	 * forwarded traffic and frames for another host are left alone. */
-	if (skb->pkt_type != PACKET_HOST)
-		return 0;
-	if (s->v6 ? !blitz_dst6_ours(skb, cfg, skb->ifindex, s->saddr, s->daddr,
-				     s->tcp->source, s->tcp->dest)
-		  : !blitz_dst4_ours(skb, cfg, skb->ifindex, s->saddr[0],
-				     s->daddr[0], s->tcp->source, s->tcp->dest))
-		return 0;
-	/* Options are read with bpf_skb_load_bytes(): they may stay
-	 * outside the linear part. */
-	s->opt_off = (void *)(s->tcp + 1) - data;
-	/* plen held the IP payload so far; what is left is TCP's. */
-	if (s->plen < s->tcp->doff * 4)
-		return 0;
-	s->plen -= s->tcp->doff * 4;
-	s->seq = bpf_ntohl(s->tcp->seq);
-	return 1;
-}
-
-/* Parse, pulling the headers into the linear part when the stack left
- * them outside it: only for frames that may be ours, so host traffic is
- * never made writable. */
+/* Parse with the XDP program's parser (blitz_seg.h), pulling the headers
+ * into the linear part when the stack left them outside it: only for
+ * frames that may be ours, so host traffic is never made writable.
+ * 1: a service segment (s filled but for its options), 0: not ours. */
 static __always_inline int parse_pulled(struct __sk_buff *skb,
 					const struct blitz_config *cfg,
 					struct seg *s)
 {
-	int r = parse(skb, cfg, s);
+	int r = blitz_seg_parse(skb, BLITZ_PKT_SKB, cfg, s, NULL, 0);
 
-	if (r != NEED_PULL)
-		return r;
-	if (bpf_skb_pull_data(skb, skb->len < HDR_MAX ? skb->len : HDR_MAX))
+	if (r != BLITZ_SEG_NEED_PULL)
+		return !r;
+	/* Short of bytes in the linear part, but not in the packet? */
+	if (skb->len <= skb->data_end - skb->data ||
+	    bpf_skb_pull_data(skb, skb->len < HDR_MAX ? skb->len : HDR_MAX))
 		return 0;
 	__builtin_memset(s, 0, sizeof(*s));
-	r = parse(skb, cfg, s);
-	return r == NEED_PULL ? 0 : r;
+	return !blitz_seg_parse(skb, BLITZ_PKT_SKB, cfg, s, NULL, 0);
 }
 
 /* The 4-tuple as bpf_skc_lookup_tcp() wants it (remote = source). */
@@ -247,14 +114,14 @@ static __always_inline __u32 fill_tuple(const struct seg *s,
 	if (!s->v6) {
 		t->ipv4.saddr = s->saddr[0];
 		t->ipv4.daddr = s->daddr[0];
-		t->ipv4.sport = s->tcp->source;
-		t->ipv4.dport = s->tcp->dest;
+		t->ipv4.sport = s->sport;
+		t->ipv4.dport = s->dport;
 		return sizeof(t->ipv4);
 	}
 	__builtin_memcpy(t->ipv6.saddr, s->saddr, 16);
 	__builtin_memcpy(t->ipv6.daddr, s->daddr, 16);
-	t->ipv6.sport = s->tcp->source;
-	t->ipv6.dport = s->tcp->dest;
+	t->ipv6.sport = s->sport;
+	t->ipv6.dport = s->dport;
 	return sizeof(t->ipv6);
 }
 
@@ -274,13 +141,13 @@ static __always_inline __u32 cookie_check(const struct blitz_config *cfg,
 	struct blitz_ck2_q *q = &rc->q;
 
 	if (!s->v6)
-		blitz_ck2_tuple_v4(&q->t, s->saddr[0], s->daddr[0],
-				   s->tcp->source, s->tcp->dest);
+		blitz_ck2_tuple_v4(&q->t, s->saddr[0], s->daddr[0], s->sport,
+				   s->dport);
 	else
-		blitz_ck2_tuple_v6(&q->t, s->saddr, s->daddr, s->tcp->source,
-				   s->tcp->dest);
+		blitz_ck2_tuple_v6(&q->t, s->saddr, s->daddr, s->sport,
+				   s->dport);
 	q->seq = s->seq;
-	q->ack = bpf_ntohl(s->tcp->ack_seq);
+	q->ack = s->ack;
 	q->tsecr = s->tsecr;
 	q->has_ts = s->has_ts;
 	if (blitz_ck2_q_check(&rc->r, q) == BLITZ_CK2_OK)
@@ -293,8 +160,8 @@ static __always_inline void recent_key_of(const struct seg *s,
 {
 	__builtin_memcpy(k->saddr, s->saddr, sizeof(k->saddr));
 	__builtin_memcpy(k->daddr, s->daddr, sizeof(k->daddr));
-	k->sport = s->tcp->source;
-	k->dport = s->tcp->dest;
+	k->sport = s->sport;
+	k->dport = s->dport;
 }
 
 /* Is this the segment right after one just handed over (same batch)?
@@ -344,7 +211,7 @@ static __always_inline int hand_off(struct __sk_buff *skb, struct seg *s,
 	if (s->has_ts) {
 		/* The kernel continues TSval from our TSecr (its ts_off). */
 		attrs.tstamp_ok = 1;
-		attrs.rcv_tsval = s->tsval;
+		attrs.rcv_tsval = bpf_ntohl(s->tsval_be);
 		attrs.rcv_tsecr = s->tsecr;
 	}
 	if (bpf_sk_assign_tcp_reqsk(skb, listener, &attrs, sizeof(attrs))) {
@@ -366,6 +233,7 @@ int blitz_handoff(struct __sk_buff *skb)
 	struct bpf_sock *skc;
 	struct tcp_sock *tp;
 	struct blitz_ring_cache *rc;
+	__u8 optbuf[BLITZ_TCPOPT_BUF];
 	struct seg s = {};
 	__u32 key = 0, tlen, why;
 	int verdict;
@@ -378,7 +246,7 @@ int blitz_handoff(struct __sk_buff *skb)
 		return TC_ACT_OK;
 	/* SYNs, RSTs and segments without ACK are the kernel's as usual:
 	 * XDP answers SYNs itself, so a SYN here has a reason to be here. */
-	if (s.tcp->syn || s.tcp->rst || !s.tcp->ack)
+	if ((s.flags & (TH_SYN | TH_RST)) || !(s.flags & TH_ACK))
 		return TC_ACT_OK;
 
 	tlen = fill_tuple(&s, &tuple);
@@ -396,7 +264,11 @@ int blitz_handoff(struct __sk_buff *skb)
 		return TC_ACT_OK;
 	}
 
-	parse_ts(skb, &s);
+	/* The options only now: most segments here are the kernel's. */
+	if (blitz_seg_opts(skb, BLITZ_PKT_SKB, &s, optbuf, 0, s.l4off)) {
+		bpf_sk_release(skc);
+		return TC_ACT_OK;
+	}
 	rc = blitz_ring_now(cfg);
 	why = rc ? cookie_check(cfg, &s, rc) : BLITZ_CNT_DROP_BAD_COOKIE;
 	if (why) {

@@ -34,16 +34,14 @@
 #include "blitz_addr.h"
 #include "blitz_http_dfa.h"
 #include "blitz_ring.h"
-#include "blitz_tcpopt.h"
+#include "blitz_seg.h"
 
 #define ETH_HLEN 14
 #define ETH_P_IP 0x0800
 #define ETH_P_IPV6 0x86DD
 #define IP_DF 0x4000
-#define IP_MF 0x2000
-#define IP_OFFSET 0x1fff
-#define L4_V4 (ETH_HLEN + 20)
-#define L4_V6 (ETH_HLEN + 40)
+#define L4_V4 BLITZ_L4_V4
+#define L4_V6 BLITZ_L4_V6
 
 #define TH_FIN 0x01
 #define TH_SYN 0x02
@@ -132,31 +130,6 @@ struct {
 	__type(value, struct req_cache);
 } req_cache SEC(".maps");
 
-/* What the headers of one service segment say. */
-struct seg {
-	__u32 saddr[4]; /* network order; IPv4 uses [0] */
-	__u32 daddr[4];
-	__u32 seq; /* host order */
-	__u32 ack;
-	__u32 tsval_be; /* their TSval as on the wire, echoed back */
-	__u32 tsecr;	/* host order */
-	__u32 seglen;	/* TCP header + payload, from the IP length */
-	__u32 thlen;	/* their TCP header length */
-	__u32 plen;	/* payload length */
-	__u16 sport;	/* network order */
-	__u16 dport;
-	__u16 win; /* host order, as sent (scaled by the client's shift) */
-	__u8 flags;
-	__u8 v6;
-	__u8 has_ts;
-	/* What a SYN announces (blitz_tcpopt.h); wscale 0xff: none. */
-	__u8 syn_wscale;
-	__u8 syn_sack;
-	__u16 syn_mss;
-	__u8 mac_src[6]; /* the client's */
-	__u8 mac_dst[6]; /* ours */
-};
-
 static __always_inline int pass(__u32 reason)
 {
 	cnt_add(reason, 1);
@@ -195,187 +168,6 @@ static __always_inline __u16 csum_field(__u32 sum)
 #else
 	return (__u16)~fold(sum);
 #endif
-}
-
-/* ------------------------------------------------------------------ */
-/* Header parsing                                                      */
-/* ------------------------------------------------------------------ */
-
-struct opt_run {
-	struct blitz_scratch *sc;
-	__u32 off;
-	__u32 len;
-	struct blitz_tcpopts o;
-};
-
-/* One TCP option per call (blitz_tcpopt.h, the walker TC uses too). */
-static long opt_step(__u64 idx, void *arg)
-{
-	struct opt_run *o = arg;
-
-	if (!o->sc)
-		return 1;
-	return blitz_tcpopt_step(o->sc->opts, o->len, &o->off, &o->o);
-}
-
-/* The TCP header at l4 (a constant per family): fills s, returns 0 or the
- * counter to pass with. */
-static __always_inline int parse_tcp(struct xdp_md *ctx, struct seg *s,
-				     struct blitz_scratch *sc, const __u32 l4)
-{
-	void *data = (void *)(long)ctx->data;
-	void *end = (void *)(long)ctx->data_end;
-	struct tcphdr *th = data + l4;
-	__u32 doff, optlen;
-
-	if ((void *)(th + 1) > end)
-		return BLITZ_CNT_PASS_MALFORMED;
-	doff = (__u32)(((__u8 *)th)[12] >> 4) * 4;
-	if (doff < 20 || doff > s->seglen)
-		return BLITZ_CNT_PASS_MALFORMED;
-	s->thlen = doff;
-	s->plen = s->seglen - doff;
-	s->sport = th->source;
-	s->dport = th->dest;
-	s->seq = bpf_ntohl(th->seq);
-	s->ack = bpf_ntohl(th->ack_seq);
-	s->win = bpf_ntohs(th->window);
-	s->flags = ((__u8 *)th)[13];
-	s->syn_wscale = BLITZ_CK2_WS_NONE;
-
-	optlen = doff - 20;
-	if (!optlen)
-		return 0;
-	/* What Linux puts on every segment after the handshake. */
-	if (optlen == 12) {
-		__u32 *o = (void *)(th + 1);
-
-		if ((void *)(o + 3) > end)
-			return BLITZ_CNT_PASS_MALFORMED;
-		if (o[0] == bpf_htonl(0x0101080a)) {
-			s->has_ts = 1;
-			s->tsval_be = o[1];
-			s->tsecr = bpf_ntohl(o[2]);
-			return 0;
-		}
-	}
-	if (optlen > 40)
-		return BLITZ_CNT_PASS_MALFORMED;
-	if (bpf_xdp_load_bytes(ctx, l4 + 20, sc->opts, optlen))
-		return BLITZ_CNT_PASS_MALFORMED;
-	{
-		struct opt_run o = {.sc = sc, .off = sc->zero, .len = optlen};
-
-		o.o.wscale = BLITZ_CK2_WS_NONE;
-		bpf_loop(40, opt_step, &o, 0);
-		if (o.o.has_ts) {
-			s->has_ts = 1;
-			s->tsval_be = o.o.tsval_be;
-			s->tsecr = bpf_ntohl(o.o.tsecr_be);
-		}
-		s->syn_mss = o.o.mss;
-		s->syn_wscale = o.o.wscale;
-		s->syn_sack = o.o.sack_ok;
-	}
-	return 0;
-}
-
-static __always_inline int parse_v4(struct xdp_md *ctx,
-				    const struct blitz_config *cfg,
-				    struct seg *s, struct blitz_scratch *sc)
-{
-	void *data = (void *)(long)ctx->data;
-	void *end = (void *)(long)ctx->data_end;
-	struct iphdr *iph = data + ETH_HLEN;
-	struct tcphdr *th;
-	__u32 ihl, tot;
-
-	if ((void *)(iph + 1) > end)
-		return BLITZ_CNT_PASS_MALFORMED;
-	ihl = (__u32)(((__u8 *)iph)[0] & 0x0f) * 4;
-	if ((((__u8 *)iph)[0] >> 4) != 4 || ihl < 20)
-		return BLITZ_CNT_PASS_MALFORMED;
-	tot = bpf_ntohs(iph->tot_len);
-	if (tot < ihl || (__u64)ETH_HLEN + tot > bpf_xdp_get_buff_len(ctx))
-		return BLITZ_CNT_PASS_MALFORMED;
-	if (iph->protocol != IPPROTO_TCP)
-		return BLITZ_CNT_PASS_HOST;
-	if (iph->frag_off & bpf_htons(IP_MF | IP_OFFSET))
-		return BLITZ_CNT_PASS_FRAGMENT;
-	if (ihl != 20)
-		return BLITZ_CNT_PASS_IP_OPTIONS;
-	th = (void *)(iph + 1);
-	if ((void *)(th + 1) > end || tot < 40)
-		return BLITZ_CNT_PASS_MALFORMED;
-	if (th->dest != cfg->port_be)
-		return BLITZ_CNT_PASS_HOST;
-	/* Only what is ours (blitz_addr.h): the cheap checks first. */
-	if (!blitz_mac_ours(cfg, ((struct ethhdr *)data)->h_dest))
-		return BLITZ_CNT_PASS_OTHER_MAC;
-	if (!blitz_dst4_ours(ctx, cfg, ctx->ingress_ifindex, iph->saddr,
-			     iph->daddr, th->source, th->dest))
-		return cfg->n_addr4 || cfg->n_addr6 ? BLITZ_CNT_PASS_HOST
-						    : BLITZ_CNT_PASS_NOT_LOCAL;
-	if (blitz_src4_martian(iph->saddr, iph->daddr))
-		return BLITZ_CNT_DROP_MARTIAN;
-	cnt_add(BLITZ_CNT_SERVICE, 1);
-	s->saddr[0] = iph->saddr;
-	s->daddr[0] = iph->daddr;
-	s->seglen = tot - 20;
-	return parse_tcp(ctx, s, sc, L4_V4);
-}
-
-static __always_inline int ipv6_ext_hdr(__u8 nh)
-{
-	return nh == 0 || nh == 43 || nh == 44 || nh == 51 || nh == 60 ||
-	       nh == 135 || nh == 139 || nh == 140 || nh == 253 || nh == 254;
-}
-
-static __always_inline int parse_v6(struct xdp_md *ctx,
-				    const struct blitz_config *cfg,
-				    struct seg *s, struct blitz_scratch *sc)
-{
-	void *data = (void *)(long)ctx->data;
-	void *end = (void *)(long)ctx->data_end;
-	struct ipv6hdr *ip6 = data + ETH_HLEN;
-	struct tcphdr *th;
-	__u32 plen, i;
-
-	if ((void *)(ip6 + 1) > end)
-		return BLITZ_CNT_PASS_MALFORMED;
-	if ((((__u8 *)ip6)[0] >> 4) != 6)
-		return BLITZ_CNT_PASS_MALFORMED;
-	plen = bpf_ntohs(ip6->payload_len);
-	if ((__u64)ETH_HLEN + 40 + plen > bpf_xdp_get_buff_len(ctx))
-		return BLITZ_CNT_PASS_MALFORMED;
-	if (ip6->nexthdr == 44)
-		return BLITZ_CNT_PASS_FRAGMENT;
-	if (ipv6_ext_hdr(ip6->nexthdr))
-		return BLITZ_CNT_PASS_IP_OPTIONS;
-	if (ip6->nexthdr != IPPROTO_TCP)
-		return BLITZ_CNT_PASS_HOST;
-	th = (void *)(ip6 + 1);
-	if ((void *)(th + 1) > end || plen < 20)
-		return BLITZ_CNT_PASS_MALFORMED;
-	if (th->dest != cfg->port_be)
-		return BLITZ_CNT_PASS_HOST;
-	for (i = 0; i < 4; i++) {
-		s->daddr[i] = ip6->daddr.in6_u.u6_addr32[i];
-		s->saddr[i] = ip6->saddr.in6_u.u6_addr32[i];
-	}
-	/* Only what is ours (blitz_addr.h): the cheap checks first. */
-	if (!blitz_mac_ours(cfg, ((struct ethhdr *)data)->h_dest))
-		return BLITZ_CNT_PASS_OTHER_MAC;
-	if (!blitz_dst6_ours(ctx, cfg, ctx->ingress_ifindex, s->saddr, s->daddr,
-			     th->source, th->dest))
-		return cfg->n_addr4 || cfg->n_addr6 ? BLITZ_CNT_PASS_HOST
-						    : BLITZ_CNT_PASS_NOT_LOCAL;
-	if (blitz_src6_martian(s->saddr, s->daddr))
-		return BLITZ_CNT_DROP_MARTIAN;
-	cnt_add(BLITZ_CNT_SERVICE, 1);
-	s->v6 = 1;
-	s->seglen = plen;
-	return parse_tcp(ctx, s, sc, L4_V6);
 }
 
 /* ------------------------------------------------------------------ */
@@ -1111,9 +903,8 @@ static __always_inline int handle_tcp(struct xdp_md *ctx,
 SEC("xdp.frags")
 int blitz_xdp(struct xdp_md *ctx)
 {
-	void *data = (void *)(long)ctx->data;
-	void *end = (void *)(long)ctx->data_end;
-	struct ethhdr *eth = data;
+	void *data, *end;
+	struct ethhdr *eth;
 	struct blitz_config *cfg;
 	struct blitz_scratch *sc;
 	struct seg s = {};
@@ -1125,14 +916,8 @@ int blitz_xdp(struct xdp_md *ctx)
 	sc = bpf_map_lookup_elem(&scratch, &key);
 	if (!cfg || !sc)
 		return XDP_PASS;
-	if ((void *)(eth + 1) > end)
-		return pass(BLITZ_CNT_PASS_MALFORMED);
-	if (eth->h_proto == bpf_htons(ETH_P_IP))
-		why = parse_v4(ctx, cfg, &s, sc);
-	else if (eth->h_proto == bpf_htons(ETH_P_IPV6))
-		why = parse_v6(ctx, cfg, &s, sc);
-	else
-		why = BLITZ_CNT_PASS_HOST;
+	/* One parser for XDP and TC (blitz_seg.h). */
+	why = blitz_seg_parse(ctx, BLITZ_PKT_XDP, cfg, &s, sc->opts, sc->zero);
 	if (why == BLITZ_CNT_DROP_MARTIAN)
 		return drop(why);
 	if (why)

@@ -1,0 +1,372 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * blitz_seg.h - the one segment parser of the BPF programs (the XDP engine
+ * and the TC hand-off): Ethernet, IPv4 or IPv6, TCP and its options into
+ * one struct seg, with the "only what is ours" checks of blitz_addr.h on
+ * the way, so both programs draw the same line between the service's
+ * segments and everything else.
+ *
+ * Owns: which frames are service segments, and the counter that says why
+ * any other frame is not (BLITZ_CNT_PASS_*, DROP_MARTIAN); the fields of
+ * struct seg. The packet is reached through blitz_pkt_*(): the program's
+ * context and a kind, BLITZ_PKT_XDP or BLITZ_PKT_SKB, that every caller
+ * passes as a constant. The functions are always inlined, so the compiler
+ * keeps only the helper and context fields of the caller's hook (a TC
+ * program never sees an XDP helper, and the reverse), at no run-time cost.
+ * Where the two hooks differ, the kind says so in one place:
+ *   - the link layer: XDP compares the destination MAC with ours
+ *     (blitz_mac_ours), TC takes the kernel's pkt_type == PACKET_HOST;
+ *   - IPv4 options: XDP passes them to the kernel (its replies assume a
+ *     20-byte header), TC parses past them (it hands such segments off);
+ *   - headers short in the linear part: XDP's are always there (malformed
+ *     otherwise), TC gets BLITZ_SEG_NEED_PULL and may pull and parse again;
+ *   - martian sources: XDP drops them (DROP_MARTIAN), so TC never sees
+ *     one and does not look again;
+ *   - only XDP counts BLITZ_CNT_SERVICE (one count per frame).
+ * Must never: write the packet, keep state, or call anything but the
+ * packet-reading helpers and blitz_addr.h's bpf_fib_lookup.
+ */
+#ifndef BLITZ_SEG_H
+#define BLITZ_SEG_H
+
+#include "blitz_maps.h"
+#include <bpf/bpf_endian.h>
+
+#include "blitz_addr.h"
+#include "blitz_cookie2.h"
+#include "blitz_tcpopt.h"
+
+#define BLITZ_PKT_XDP 1 /* ctx is a struct xdp_md */
+#define BLITZ_PKT_SKB 2 /* ctx is a struct __sk_buff (TC) */
+
+/* TC only: the headers run past the linear part of the skb. */
+#define BLITZ_SEG_NEED_PULL (-1)
+
+#define BLITZ_ETH_HLEN 14
+#define BLITZ_ETH_P_IP 0x0800
+#define BLITZ_ETH_P_IPV6 0x86DD
+#define BLITZ_IP_MF 0x2000
+#define BLITZ_IP_OFFSET 0x1fff
+#define BLITZ_PACKET_HOST 0 /* linux/if_packet.h */
+/* Where TCP starts without IPv4 options or IPv6 extension headers. */
+#define BLITZ_L4_V4 (BLITZ_ETH_HLEN + 20)
+#define BLITZ_L4_V6 (BLITZ_ETH_HLEN + 40)
+
+/* What the headers of one service segment say. */
+struct seg {
+	__u32 saddr[4]; /* network order; IPv4 uses [0] */
+	__u32 daddr[4];
+	__u32 seq; /* host order */
+	__u32 ack;
+	__u32 tsval_be; /* their TSval as on the wire, echoed back */
+	__u32 tsecr;	/* host order */
+	__u32 seglen;	/* TCP header + payload, from the IP length */
+	__u32 thlen;	/* their TCP header length */
+	__u32 plen;	/* payload length */
+	__u32 l4off;	/* where the TCP header starts in the frame */
+	__u16 sport;	/* network order */
+	__u16 dport;
+	__u16 win; /* host order, as sent (scaled by the client's shift) */
+	__u8 flags;
+	__u8 v6;
+	__u8 has_ts;
+	/* What a SYN announces (blitz_tcpopt.h); wscale 0xff: none. */
+	__u8 syn_wscale;
+	__u8 syn_sack;
+	__u16 syn_mss;
+	__u8 mac_src[6]; /* the client's (XDP fills them) */
+	__u8 mac_dst[6]; /* ours */
+};
+
+/* ---- the packet, whichever hook it came through ---- */
+
+static __always_inline void *blitz_pkt_data(void *ctx, const int kind)
+{
+	if (kind == BLITZ_PKT_XDP)
+		return (void *)(long)((struct xdp_md *)ctx)->data;
+	return (void *)(long)((struct __sk_buff *)ctx)->data;
+}
+
+static __always_inline void *blitz_pkt_end(void *ctx, const int kind)
+{
+	if (kind == BLITZ_PKT_XDP)
+		return (void *)(long)((struct xdp_md *)ctx)->data_end;
+	return (void *)(long)((struct __sk_buff *)ctx)->data_end;
+}
+
+/* Bytes of the whole frame, fragments and non-linear parts included. */
+static __always_inline __u64 blitz_pkt_len(void *ctx, const int kind)
+{
+	if (kind == BLITZ_PKT_XDP)
+		return bpf_xdp_get_buff_len(ctx);
+	return ((struct __sk_buff *)ctx)->len;
+}
+
+static __always_inline __u32 blitz_pkt_ifindex(void *ctx, const int kind)
+{
+	if (kind == BLITZ_PKT_XDP)
+		return ((struct xdp_md *)ctx)->ingress_ifindex;
+	return ((struct __sk_buff *)ctx)->ifindex;
+}
+
+static __always_inline long blitz_pkt_load(void *ctx, const int kind, __u32 off,
+					   void *to, __u32 len)
+{
+	if (kind == BLITZ_PKT_XDP)
+		return bpf_xdp_load_bytes(ctx, off, to, len);
+	return bpf_skb_load_bytes(ctx, off, to, len);
+}
+
+/* Is the frame addressed to this host at the link layer? */
+static __always_inline int blitz_pkt_link_ours(void *ctx, const int kind,
+					       const struct blitz_config *cfg,
+					       const __u8 *h_dest)
+{
+	if (kind == BLITZ_PKT_XDP)
+		return blitz_mac_ours(cfg, h_dest);
+	return ((struct __sk_buff *)ctx)->pkt_type == BLITZ_PACKET_HOST;
+}
+
+/* Headers short in the linear part: see the top of the file. */
+static __always_inline int blitz_seg_short(const int kind)
+{
+	return kind == BLITZ_PKT_XDP ? BLITZ_CNT_PASS_MALFORMED
+				     : BLITZ_SEG_NEED_PULL;
+}
+
+/* ---- TCP ---- */
+
+/* The option walk's state: the option bytes copied out of the packet. */
+struct blitz_seg_optrun {
+	__u8 *buf; /* BLITZ_TCPOPT_BUF bytes */
+	__u32 off;
+	__u32 len;
+	struct blitz_tcpopts o;
+};
+
+/* One TCP option per call (blitz_tcpopt.h), driven by bpf_loop. */
+static long blitz_seg_opt_step(__u64 idx, void *arg)
+{
+	struct blitz_seg_optrun *r = arg;
+
+	if (!r->buf)
+		return 1;
+	return blitz_tcpopt_step(r->buf, r->len, &r->off, &r->o);
+}
+
+/*
+ * The TCP options of s (its header at l4): the timestamps, and what a SYN
+ * announces. buf: BLITZ_TCPOPT_BUF bytes of scratch; off0: 0, read from a
+ * map by XDP so that the verifier takes it as unknown (from a constant it
+ * walks every iteration of the bpf_loop callback). 0 or a counter.
+ */
+static __always_inline int blitz_seg_opts(void *ctx, const int kind,
+					  struct seg *s, __u8 *buf, __u32 off0,
+					  __u32 l4)
+{
+	void *data = blitz_pkt_data(ctx, kind);
+	void *end = blitz_pkt_end(ctx, kind);
+	__u32 optlen = s->thlen - 20, *o;
+
+	s->syn_wscale = BLITZ_CK2_WS_NONE;
+	if (!optlen)
+		return 0;
+	l4 &= 0x7f; /* at most 14 + 60: a bound the verifier can see */
+	/* What Linux puts on every segment after the handshake. */
+	o = data + l4 + 20;
+	if (optlen == 12 && (void *)(o + 3) <= end &&
+	    o[0] == bpf_htonl(0x0101080a)) {
+		s->has_ts = 1;
+		s->tsval_be = o[1];
+		s->tsecr = bpf_ntohl(o[2]);
+		return 0;
+	}
+	if (optlen > 40)
+		return BLITZ_CNT_PASS_MALFORMED;
+	if (blitz_pkt_load(ctx, kind, l4 + 20, buf, optlen))
+		return BLITZ_CNT_PASS_MALFORMED;
+	{
+		struct blitz_seg_optrun r = {
+			.buf = buf, .off = off0, .len = optlen};
+
+		r.o.wscale = BLITZ_CK2_WS_NONE;
+		bpf_loop(40, blitz_seg_opt_step, &r, 0);
+		if (r.o.has_ts) {
+			s->has_ts = 1;
+			s->tsval_be = r.o.tsval_be;
+			s->tsecr = bpf_ntohl(r.o.tsecr_be);
+		}
+		s->syn_mss = r.o.mss;
+		s->syn_wscale = r.o.wscale;
+		s->syn_sack = r.o.sack_ok;
+	}
+	return 0;
+}
+
+/* The fixed TCP header (s->seglen already set): 0 or a counter. */
+static __always_inline int blitz_seg_tcp(struct seg *s, const struct tcphdr *th)
+{
+	__u32 doff = (__u32)(((const __u8 *)th)[12] >> 4) * 4;
+
+	if (doff < 20 || doff > s->seglen)
+		return BLITZ_CNT_PASS_MALFORMED;
+	s->thlen = doff;
+	s->plen = s->seglen - doff;
+	s->sport = th->source;
+	s->dport = th->dest;
+	s->seq = bpf_ntohl(th->seq);
+	s->ack = bpf_ntohl(th->ack_seq);
+	s->win = bpf_ntohs(th->window);
+	s->flags = ((const __u8 *)th)[13];
+	return 0;
+}
+
+/* ---- IP ---- */
+
+/* What both families do once the TCP header is in reach: 0 or a counter.
+ * optbuf NULL: the options are left for a later blitz_seg_opts(). */
+static __always_inline int blitz_seg_l4(void *ctx, const int kind,
+					const struct blitz_config *cfg,
+					struct seg *s, const struct tcphdr *th,
+					const __u8 *h_dest, __u8 *optbuf,
+					__u32 off0, __u32 l4)
+{
+	int why;
+
+	/* Only what is ours (blitz_addr.h): the cheap checks first. */
+	if (!blitz_pkt_link_ours(ctx, kind, cfg, h_dest))
+		return BLITZ_CNT_PASS_OTHER_MAC;
+	if (s->v6 ? !blitz_dst6_ours(ctx, cfg, blitz_pkt_ifindex(ctx, kind),
+				     s->saddr, s->daddr, th->source, th->dest)
+		  : !blitz_dst4_ours(ctx, cfg, blitz_pkt_ifindex(ctx, kind),
+				     s->saddr[0], s->daddr[0], th->source,
+				     th->dest))
+		return cfg->n_addr4 || cfg->n_addr6 ? BLITZ_CNT_PASS_HOST
+						    : BLITZ_CNT_PASS_NOT_LOCAL;
+	/* Martian sources: XDP drops them, so TC never sees one. */
+	if (kind == BLITZ_PKT_XDP &&
+	    (s->v6 ? blitz_src6_martian(s->saddr, s->daddr)
+		   : blitz_src4_martian(s->saddr[0], s->daddr[0])))
+		return BLITZ_CNT_DROP_MARTIAN;
+	if (kind == BLITZ_PKT_XDP)
+		cnt_add(BLITZ_CNT_SERVICE, 1);
+	s->l4off = l4;
+	why = blitz_seg_tcp(s, th);
+	if (why || !optbuf)
+		return why;
+	return blitz_seg_opts(ctx, kind, s, optbuf, off0, l4);
+}
+
+static __always_inline int blitz_seg_v4(void *ctx, const int kind,
+					const struct blitz_config *cfg,
+					struct seg *s, __u8 *optbuf, __u32 off0)
+{
+	void *data = blitz_pkt_data(ctx, kind);
+	void *end = blitz_pkt_end(ctx, kind);
+	struct iphdr *iph = data + BLITZ_ETH_HLEN;
+	struct tcphdr *th;
+	__u32 ihl, tot, l4;
+
+	if ((void *)(iph + 1) > end)
+		return blitz_seg_short(kind);
+	ihl = (__u32)(((__u8 *)iph)[0] & 0x0f) * 4;
+	if ((((__u8 *)iph)[0] >> 4) != 4 || ihl < 20)
+		return BLITZ_CNT_PASS_MALFORMED;
+	tot = bpf_ntohs(iph->tot_len);
+	if (tot < ihl || (__u64)BLITZ_ETH_HLEN + tot > blitz_pkt_len(ctx, kind))
+		return BLITZ_CNT_PASS_MALFORMED;
+	if (iph->protocol != IPPROTO_TCP)
+		return BLITZ_CNT_PASS_HOST;
+	/* Fragments: the kernel reassembles them (after TC, too). */
+	if (iph->frag_off & bpf_htons(BLITZ_IP_MF | BLITZ_IP_OFFSET))
+		return BLITZ_CNT_PASS_FRAGMENT;
+	if (kind == BLITZ_PKT_XDP && ihl != 20)
+		return BLITZ_CNT_PASS_IP_OPTIONS;
+	l4 = kind == BLITZ_PKT_XDP ? BLITZ_L4_V4 : BLITZ_ETH_HLEN + ihl;
+	th = data + l4;
+	if ((void *)(th + 1) > end)
+		return blitz_seg_short(kind);
+	if (tot < ihl + 20)
+		return BLITZ_CNT_PASS_MALFORMED;
+	if (th->dest != cfg->port_be)
+		return BLITZ_CNT_PASS_HOST;
+	s->saddr[0] = iph->saddr;
+	s->daddr[0] = iph->daddr;
+	s->seglen = tot - ihl;
+	return blitz_seg_l4(ctx, kind, cfg, s, th,
+			    ((struct ethhdr *)data)->h_dest, optbuf, off0, l4);
+}
+
+static __always_inline int blitz_ipv6_ext_hdr(__u8 nh)
+{
+	return nh == 0 || nh == 43 || nh == 44 || nh == 51 || nh == 60 ||
+	       nh == 135 || nh == 139 || nh == 140 || nh == 253 || nh == 254;
+}
+
+static __always_inline int blitz_seg_v6(void *ctx, const int kind,
+					const struct blitz_config *cfg,
+					struct seg *s, __u8 *optbuf, __u32 off0)
+{
+	void *data = blitz_pkt_data(ctx, kind);
+	void *end = blitz_pkt_end(ctx, kind);
+	struct ipv6hdr *ip6 = data + BLITZ_ETH_HLEN;
+	struct tcphdr *th;
+	__u32 plen, i;
+
+	if ((void *)(ip6 + 1) > end)
+		return blitz_seg_short(kind);
+	if ((((__u8 *)ip6)[0] >> 4) != 6)
+		return BLITZ_CNT_PASS_MALFORMED;
+	plen = bpf_ntohs(ip6->payload_len);
+	if ((__u64)BLITZ_ETH_HLEN + 40 + plen > blitz_pkt_len(ctx, kind))
+		return BLITZ_CNT_PASS_MALFORMED;
+	/* Extension headers (a fragment's among them) are the kernel's. */
+	if (ip6->nexthdr == 44)
+		return BLITZ_CNT_PASS_FRAGMENT;
+	if (blitz_ipv6_ext_hdr(ip6->nexthdr))
+		return BLITZ_CNT_PASS_IP_OPTIONS;
+	if (ip6->nexthdr != IPPROTO_TCP)
+		return BLITZ_CNT_PASS_HOST;
+	th = (void *)(ip6 + 1);
+	if ((void *)(th + 1) > end)
+		return blitz_seg_short(kind);
+	if (plen < 20)
+		return BLITZ_CNT_PASS_MALFORMED;
+	if (th->dest != cfg->port_be)
+		return BLITZ_CNT_PASS_HOST;
+	for (i = 0; i < 4; i++) {
+		s->daddr[i] = ip6->daddr.in6_u.u6_addr32[i];
+		s->saddr[i] = ip6->saddr.in6_u.u6_addr32[i];
+	}
+	s->v6 = 1;
+	s->seglen = plen;
+	return blitz_seg_l4(ctx, kind, cfg, s, th,
+			    ((struct ethhdr *)data)->h_dest, optbuf, off0,
+			    BLITZ_L4_V6);
+}
+
+/*
+ * Parse the frame at ctx. 0: a segment for the service, s filled (its
+ * options too, unless optbuf is NULL); otherwise the counter that says
+ * why not (DROP_MARTIAN: drop it; the others: leave it to the kernel), or
+ * BLITZ_SEG_NEED_PULL (TC only). s must be zeroed by the caller.
+ */
+static __always_inline int blitz_seg_parse(void *ctx, const int kind,
+					   const struct blitz_config *cfg,
+					   struct seg *s, __u8 *optbuf,
+					   __u32 off0)
+{
+	void *data = blitz_pkt_data(ctx, kind);
+	void *end = blitz_pkt_end(ctx, kind);
+	struct ethhdr *eth = data;
+
+	if ((void *)(eth + 1) > end)
+		return blitz_seg_short(kind);
+	if (eth->h_proto == bpf_htons(BLITZ_ETH_P_IP))
+		return blitz_seg_v4(ctx, kind, cfg, s, optbuf, off0);
+	if (eth->h_proto == bpf_htons(BLITZ_ETH_P_IPV6))
+		return blitz_seg_v6(ctx, kind, cfg, s, optbuf, off0);
+	return BLITZ_CNT_PASS_HOST;
+}
+
+#endif /* BLITZ_SEG_H */
