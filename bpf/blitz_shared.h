@@ -22,10 +22,12 @@
 #define BLITZ_PIN_ROOT "/sys/fs/bpf/blitz"
 
 /*
- * The responses the xdp engine can send, prebuilt in userspace by
- * http_responses_build() and copied into the "responses" map at load.
- * KA10 is the keep-alive answer to an HTTP/1.0 request that asked for
- * keep-alive: it carries "Connection: keep-alive".
+ * The responses every engine sends, prebuilt in userspace by
+ * http_responses_build() (service.c builds them once); every kind is also
+ * in the xdp engine's "responses" map. KA10 is the keep-alive answer to an
+ * HTTP/1.0 request that asked for keep-alive: it carries "Connection:
+ * keep-alive". From BLITZ_RESP_400 on: the error answers, after which the
+ * connection closes (FIN).
  */
 enum blitz_resp_kind {
 	BLITZ_RESP_GET_KA = 0,
@@ -34,13 +36,18 @@ enum blitz_resp_kind {
 	BLITZ_RESP_HEAD_KA,
 	BLITZ_RESP_HEAD_KA10,
 	BLITZ_RESP_HEAD_CLOSE,
-	BLITZ_RESP_XDP_KINDS, /* the ones above are in the BPF map */
-	BLITZ_RESP_400 = BLITZ_RESP_XDP_KINDS,
+	BLITZ_RESP_OK_KINDS, /* the 200 kinds are the ones above */
+	BLITZ_RESP_400 = BLITZ_RESP_OK_KINDS,
 	BLITZ_RESP_405,
 	BLITZ_RESP_431,
 	BLITZ_RESP_505,
-	BLITZ_RESP_KINDS,
+	BLITZ_RESP_KINDS, /* all of them, in the BPF map too */
 };
+
+/* The idle time a keep-alive connection is kept, in seconds: advertised
+ * as "Keep-Alive: timeout=" in every keep-alive response. Cookie v2's
+ * validity (docs/cookie-v2.md, at least 64.4 s) must not be shorter. */
+#define BLITZ_KEEPALIVE_TIMEOUT 60
 
 /* Value of the "responses" array map: one entry per xdp response kind. */
 struct blitz_resp {
@@ -78,7 +85,7 @@ struct blitz_config {
 	/* CLOCK_REALTIME - CLOCK_TAI in ns at load: unix = tai + this */
 	__s64 tai_to_unix_ns;
 	__u64 loaded_unix; /* seconds, for status */
-	struct blitz_resp_meta resp[BLITZ_RESP_XDP_KINDS];
+	struct blitz_resp_meta resp[BLITZ_RESP_KINDS];
 	/* Destination MACs that are this host's (blitz_mac_u64 of each):
 	 * [0] the interface's at load, then --mac. 0: any unicast MAC. */
 	__u32 n_macs;
@@ -112,6 +119,8 @@ static inline __u64 blitz_mac_u64(const __u8 *m)
 	X(SERVICE, "service", "segments for the service address:port")         \
 	X(SYNACK, "synack", "SYN-ACKs sent")                                   \
 	X(REQUESTS, "requests", "HTTP requests answered")                      \
+	X(HTTP_ERRORS, "http_errors",                                          \
+	  "of those, answered 400, 405 or 505, then FIN")                      \
 	X(REPLIES, "replies", "reply frames sent (XDP_TX)")                    \
 	X(TX_BYTES, "tx_bytes", "bytes of reply frames sent")                  \
 	X(FINACK, "finack", "FIN-ACKs sent for a client FIN")                  \

@@ -60,7 +60,7 @@ char LICENSE[] SEC("license") = "GPL";
 
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
-	__uint(max_entries, BLITZ_RESP_XDP_KINDS);
+	__uint(max_entries, BLITZ_RESP_KINDS);
 	__type(key, __u32);
 	__type(value, struct blitz_resp);
 } responses SEC(".maps");
@@ -550,12 +550,16 @@ static long dfa_byte(__u64 idx, void *arg)
 /*
  * Run the DFA over the payload in sc->buf: on success fill sc->kinds,
  * *nresp and *closing and return 0; else return the counter to pass with.
+ * The answers are http.c's, request by request, up to the first that
+ * closes: Connection: close, HTTP/1.0 without keep-alive, or an error
+ * (400, 405, 505: the bytes after it are read by no one, as the kernel
+ * path's lingering close discards them).
  */
 static __always_inline int parse_requests(struct blitz_scratch *sc, __u32 plen,
 					  __u32 *nresp, int *closing)
 {
 	struct dfa_run run = {.sc = sc, .d.st = S_START};
-	__u32 nchunks = plen / 8, k;
+	__u32 nchunks = plen / 8, k, kind, err;
 	int close;
 
 	nchunks = plen / 8;
@@ -571,22 +575,35 @@ static __always_inline int parse_requests(struct blitz_scratch *sc, __u32 plen,
 	for (k = 0; k < MAX_PIPELINE; k++) {
 		if (k >= run.d.n)
 			break;
-		sc->kinds[k & (MAX_PIPELINE - 1)] =
-			(__u8)blitz_dfa_slot_kind(sc->slots[k], &close);
+		kind = blitz_dfa_slot_kind(sc->slots[k], &close);
+		/* A body to skip: the kernel path frames it. */
+		if (kind == BLITZ_DFA_KIND_PASS)
+			return BLITZ_CNT_PASS_NOT_TRIVIAL;
+		sc->kinds[k & (MAX_PIPELINE - 1)] = (__u8)kind;
 		*nresp = k + 1;
 		if (close) {
 			*closing = 1;
 			return 0;
 		}
 	}
-	/* After the last complete request: garbage, a partial one, or more
-	 * requests than one reply carries. */
+	/* After the last complete request: a request http.c answers with
+	 * 400 or 505 before its end, garbage the kernel path must judge, a
+	 * partial request, or more requests than one reply carries. */
+	if (run.d.n > MAX_PIPELINE)
+		return BLITZ_CNT_PASS_TOO_BIG;
+	err = blitz_dfa_end_error(run.d.st);
+	if (err) {
+		if (run.d.n >= MAX_PIPELINE)
+			return BLITZ_CNT_PASS_TOO_BIG;
+		sc->kinds[run.d.n & (MAX_PIPELINE - 1)] = (__u8)err;
+		*nresp = run.d.n + 1;
+		*closing = 1;
+		return 0;
+	}
 	if (run.d.st == DFA_ERR)
 		return BLITZ_CNT_PASS_NOT_TRIVIAL;
 	if (run.d.st != S_DONE)
 		return BLITZ_CNT_PASS_PARTIAL;
-	if (run.d.n > MAX_PIPELINE)
-		return BLITZ_CNT_PASS_TOO_BIG;
 	return 0;
 }
 
@@ -729,7 +746,7 @@ static __always_inline int answer(struct xdp_md *ctx,
 
 		if (k >= nresp)
 			break;
-		if (kind >= BLITZ_RESP_XDP_KINDS)
+		if (kind >= BLITZ_RESP_KINDS)
 			return pass(BLITZ_CNT_PASS_NOT_TRIVIAL);
 		m = &cfg->resp[kind];
 		/* An empty or inconsistent template: config not loaded. */
@@ -778,7 +795,7 @@ static __always_inline int answer(struct xdp_md *ctx,
 
 		if (k >= nresp)
 			break;
-		if (kind >= BLITZ_RESP_XDP_KINDS)
+		if (kind >= BLITZ_RESP_KINDS)
 			return XDP_ABORTED;
 		resp = bpf_map_lookup_elem(&responses, &kind);
 		if (!resp)
@@ -798,6 +815,9 @@ static __always_inline int answer(struct xdp_md *ctx,
 	if (write_headers(ctx, s, &r))
 		return XDP_ABORTED;
 	cnt_add(BLITZ_CNT_REQUESTS, nresp);
+	if (nresp &&
+	    sc->kinds[(nresp - 1) & (MAX_PIPELINE - 1)] >= BLITZ_RESP_OK_KINDS)
+		cnt_add(BLITZ_CNT_HTTP_ERRORS, 1);
 	cnt_add(BLITZ_CNT_REPLIES, 1);
 	cnt_add(BLITZ_CNT_TX_BYTES, payoff + total);
 	return XDP_TX;

@@ -192,6 +192,13 @@ static size_t build_head(int k, uint8_t *out, size_t cap, size_t body_len,
 		out_str(&o, conn);
 		out_str(&o, "\r\n");
 	}
+	/* How long an idle keep-alive connection stays (every engine's
+	 * idle timeout; within the xdp engine's cookie validity). */
+	if (!conn || strcmp(conn, "close")) {
+		out_str(&o, "Keep-Alive: timeout=");
+		out_u64(&o, BLITZ_KEEPALIVE_TIMEOUT);
+		out_str(&o, "\r\n");
+	}
 	out_str(&o, "\r\n");
 	return o.overflow ? 0 : o.len;
 }
@@ -232,7 +239,7 @@ int http_responses_build(struct http_responses *r, const void *body,
 	memset(r, 0, sizeof(*r));
 	http_format_date(now, date);
 	for (k = 0; k < BLITZ_RESP_KINDS; k++) {
-		bool error = k >= BLITZ_RESP_XDP_KINDS;
+		bool error = k >= BLITZ_RESP_OK_KINDS;
 		const char *ctype = error ? "text/plain" : content_type;
 		size_t blen = error ? strlen(error_body[k]) : body_len;
 		size_t n = build_head(k, r->bytes[k], BLITZ_RESP_MAX, blen,
@@ -265,7 +272,7 @@ int http_responses_build(struct http_responses *r, const void *body,
 	/* All GET kinds whole, or none: one rule for every engine. */
 	r->body_inline = fits;
 	r->body_len = body_len;
-	for (k = 0; k < BLITZ_RESP_XDP_KINDS; k++) {
+	for (k = 0; k < BLITZ_RESP_OK_KINDS; k++) {
 		if (!http_kind_has_body(k) || !fits)
 			continue;
 		if (body_len)
@@ -292,11 +299,11 @@ void http_responses_set_date(struct http_responses *r, time_t now)
 }
 
 void http_responses_meta(const struct http_responses *r,
-			 struct blitz_resp_meta meta[BLITZ_RESP_XDP_KINDS])
+			 struct blitz_resp_meta meta[BLITZ_RESP_KINDS])
 {
 	int k;
 
-	for (k = 0; k < BLITZ_RESP_XDP_KINDS; k++) {
+	for (k = 0; k < BLITZ_RESP_KINDS; k++) {
 		size_t off = r->date_off[k], len = r->len[k];
 		/* Sum around the Date: the part after it keeps its parity
 		 * only because the Date's length is odd, so realign it. */

@@ -166,10 +166,10 @@ void http_format_date(time_t t, char out[BLITZ_DATE_LEN]);
  * of it is the numeric sum. */
 uint16_t http_csum16(const uint8_t *buf, size_t len);
 
-/* Fill the BPF map metadata for the xdp kinds (length, date offset,
+/* Fill the BPF map metadata of every kind (length, date offset,
  * checksum with the Date zeroed, in network byte order like http_csum16).
  * Meaningful only when r->body_inline (the xdp engine needs it anyway). */
 void http_responses_meta(const struct http_responses *r,
-			 struct blitz_resp_meta meta[BLITZ_RESP_XDP_KINDS]);
+			 struct blitz_resp_meta meta[BLITZ_RESP_KINDS]);
 
 #endif /* BLITZ_HTTP_H */

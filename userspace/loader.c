@@ -269,7 +269,7 @@ static size_t xdp_body_room(const struct http_responses *r, __u16 mss)
 		room = BLITZ_RESP_MAX;
 
 	digits = decimal_digits(r->body_len);
-	for (k = 0; k < BLITZ_RESP_XDP_KINDS; k++)
+	for (k = 0; k < BLITZ_RESP_OK_KINDS; k++)
 		if (r->hdr_len[k] - digits + 1 > overhead)
 			overhead = r->hdr_len[k] - digits + 1;
 	max_body = room > overhead ? room - overhead : 0;
@@ -288,7 +288,7 @@ static int check_responses_fit(const struct http_responses *r, __u16 mss,
 	int k;
 
 	if (r->body_inline) {
-		for (k = 0; k < BLITZ_RESP_XDP_KINDS; k++)
+		for (k = 0; k < BLITZ_RESP_KINDS; k++)
 			if (r->len[k] > biggest)
 				biggest = r->len[k];
 		if (biggest <= room)
@@ -505,8 +505,7 @@ static struct blitz_xdp_bpf *open_skel(const struct blitz_config *cfg,
 	}
 	err = prefill_map(skel->maps.config, cfg, 1);
 	if (!err)
-		err = prefill_map(skel->maps.responses, resp,
-				  BLITZ_RESP_XDP_KINDS);
+		err = prefill_map(skel->maps.responses, resp, BLITZ_RESP_KINDS);
 	if (err) {
 		pr_warn("cannot create the config maps: %s\n", strerror(-err));
 		goto err;
@@ -841,7 +840,7 @@ int blitz_loader_attach(const struct blitz_loader_opts *o,
 		return -EBUSY;
 	}
 
-	resp = calloc(BLITZ_RESP_XDP_KINDS, sizeof(*resp));
+	resp = calloc(BLITZ_RESP_KINDS, sizeof(*resp));
 	l = calloc(1, sizeof(*l));
 	if (!resp || !l) {
 		pr_warn("out of memory\n");
@@ -867,7 +866,7 @@ int blitz_loader_attach(const struct blitz_loader_opts *o,
 		err = check_responses_fit(r, mss, mtu);
 		if (err)
 			goto err_free;
-		for (k = 0; k < BLITZ_RESP_XDP_KINDS; k++)
+		for (k = 0; k < BLITZ_RESP_KINDS; k++)
 			memcpy(resp[k].bytes, r->bytes[k], r->len[k]);
 	}
 	err = fill_config(&cfg, o, mss,

@@ -816,7 +816,7 @@ static void enqueue_resp(struct tcp_core *c, struct tcp_conn *k, int kind)
 	k->q_count++;
 	k->q_bytes += resp_len(c, (uint8_t)kind);
 	c->cnt.requests++;
-	if (kind >= BLITZ_RESP_XDP_KINDS)
+	if (kind >= BLITZ_RESP_OK_KINDS)
 		c->cnt.errors++;
 }
 
@@ -878,7 +878,7 @@ static uint32_t parse_requests(struct tcp_core *c, struct tcp_conn *k,
 			req.resp = BLITZ_RESP_400;
 		enqueue_resp(c, k, req.resp);
 		if (r != HTTP_OK || req.close ||
-		    req.resp >= BLITZ_RESP_XDP_KINDS) {
+		    req.resp >= BLITZ_RESP_OK_KINDS) {
 			k->fin_pending = 1;
 			return len;
 		}

@@ -130,8 +130,9 @@ def hdr(status, extra=b"", ctype=b"text/plain", clen=len(BODY)):
             b"Content-Type: " + ctype + b"\r\nContent-Length: " + str(clen).encode() +
             b"\r\n")
 
-R200 = hdr(b"200 OK") + b"\r\n" + BODY
-R200_HEAD = hdr(b"200 OK") + b"\r\n"
+KA = b"Keep-Alive: timeout=60\r\n"  # every keep-alive response (issue 10)
+R200 = hdr(b"200 OK") + KA + b"\r\n" + BODY
+R200_HEAD = hdr(b"200 OK") + KA + b"\r\n"
 R200_CLOSE = hdr(b"200 OK") + b"Connection: close\r\n\r\n" + BODY
 R405 = (hdr(b"405 Method Not Allowed", b"Allow: GET, HEAD\r\n", clen=19) +
         b"Connection: close\r\n\r\nMethod Not Allowed\n")

@@ -277,6 +277,8 @@ part2() {
 	echo "  kernel listener: $LISTENER"
 
 	printf 'POST /form HTTP/1.1\r\nHost: t\r\nContent-Type: text/plain\r\nContent-Length: 11\r\n\r\nhello world' >"$TMP/post.req"
+	# A GET with a body: XDP leaves the body to the kernel path.
+	printf 'GET /form HTTP/1.1\r\nHost: t\r\nContent-Length: 11\r\n\r\nhello world' >"$TMP/getbody.req"
 	printf 'GET /split/request HTTP/1.1\r\nHost: t\r\nUser-Agent: handoff-test\r\nAccept: */*\r\n\r\n' >"$TMP/split.req"
 	{
 		printf 'GET /big HTTP/1.1\r\nHost: t\r\n'
@@ -300,6 +302,7 @@ part2() {
 	r0=$(counter "$SRV_IF" requests)
 
 	send_case "${T}_post_body" "405" fin "$TMP/post.req"
+	send_case "${T}_get_body" "200" quiet "$TMP/getbody.req"
 	send_case "${T}_split_request" "200" quiet "$TMP/split.req" \
 		--split $(($(wc -c <"$TMP/split.req") / 2)) --pause 0.3
 	send_case "${T}_5k_headers" "200" quiet "$TMP/big.req"
@@ -338,8 +341,11 @@ EOF
 	# shellcheck disable=SC2086
 	read -r h1 f1 _ < <($SRV "$TOOL" counters "$SRV_IF")
 	r1=$(counter "$SRV_IF" requests)
-	check "${T}_counter_moves" "handoff $h0 -> $h1 (want >= +11), handoff_fail $f0 -> $f1" \
-		[ $((h1 - h0)) -ge 11 ]
+	# At least one per connection XDP does not answer itself: the GET
+	# with a body, the two split requests, 5k headers and the 5 requests
+	# of 5 KiB (the POSTs and the HTTP/2 preface XDP answers 405 and 505).
+	check "${T}_counter_moves" "handoff $h0 -> $h1 (want >= +9), handoff_fail $f0 -> $f1" \
+		[ $((h1 - h0)) -ge 9 ]
 	# The two GETs before the POST were the XDP program's to answer.
 	if [ "$r0" -ge 0 ] && [ "$r1" -ge 0 ]; then
 		check "${T}_xdp_answered_first" "XDP requests $r0 -> $r1 (want >= +2)" \

@@ -22,7 +22,7 @@
 static bool resp_is_close(int resp)
 {
 	return resp == BLITZ_RESP_GET_CLOSE || resp == BLITZ_RESP_HEAD_CLOSE ||
-	       resp >= BLITZ_RESP_XDP_KINDS;
+	       resp >= BLITZ_RESP_OK_KINDS;
 }
 
 static void check_request(const uint8_t *b, size_t len,
@@ -43,7 +43,7 @@ static void check_request(const uint8_t *b, size_t len,
 	CHECK(req->resp >= 0 && req->resp < BLITZ_RESP_KINDS);
 	CHECK(req->close == resp_is_close(req->resp));
 	if (v == HTTP_OK) {
-		CHECK(req->resp < BLITZ_RESP_XDP_KINDS);
+		CHECK(req->resp < BLITZ_RESP_OK_KINDS);
 		CHECK(req->version == 10 || req->version == 11);
 		CHECK(req->head == (req->resp >= BLITZ_RESP_HEAD_KA));
 		CHECK(!(req->chunked && req->content_length));
@@ -59,7 +59,7 @@ static void check_request(const uint8_t *b, size_t len,
 		    req->resp == BLITZ_RESP_HEAD_KA)
 			CHECK(req->version == 11);
 	} else {
-		CHECK(req->resp >= BLITZ_RESP_XDP_KINDS);
+		CHECK(req->resp >= BLITZ_RESP_OK_KINDS);
 		CHECK(req->close);
 	}
 	/* The verdict depends only on the first header_len bytes, and

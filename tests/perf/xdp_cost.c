@@ -299,7 +299,7 @@ static int build_load(struct build *bd, struct inst *b)
 	if (!m || bpf_map__update_elem(m, &k, sizeof(k), &cfg, sizeof(cfg), 0))
 		return -1;
 	m = bpf_object__find_map_by_name(b->obj, "responses");
-	for (k = 0; m && k < BLITZ_RESP_XDP_KINDS; k++) {
+	for (k = 0; m && k < BLITZ_RESP_KINDS; k++) {
 		static struct blitz_resp r;
 
 		memcpy(r.bytes, resp.bytes[k], BLITZ_RESP_MAX);

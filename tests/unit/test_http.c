@@ -10,6 +10,7 @@
 
 #include "testlib.h"
 #include "http.h"
+#include "../../bpf/blitz_cookie2.h"
 
 #define FIXED_TIME 784111777 /* Sun, 06 Nov 1994 08:49:37 GMT */
 #define FIXED_DATE "Sun, 06 Nov 1994 08:49:37 GMT"
@@ -787,6 +788,7 @@ static const char *const expected[BLITZ_RESP_KINDS] = {
 			      "Date: " FIXED_DATE "\r\n"
 			      "Content-Type: text/plain\r\n"
 			      "Content-Length: 12\r\n"
+			      "Keep-Alive: timeout=60\r\n"
 			      "\r\n"
 			      "Hello World!",
 	[BLITZ_RESP_GET_KA10] = "HTTP/1.1 200 OK\r\n"
@@ -795,6 +797,7 @@ static const char *const expected[BLITZ_RESP_KINDS] = {
 				"Content-Type: text/plain\r\n"
 				"Content-Length: 12\r\n"
 				"Connection: keep-alive\r\n"
+				"Keep-Alive: timeout=60\r\n"
 				"\r\n"
 				"Hello World!",
 	[BLITZ_RESP_GET_CLOSE] = "HTTP/1.1 200 OK\r\n"
@@ -810,6 +813,7 @@ static const char *const expected[BLITZ_RESP_KINDS] = {
 			       "Date: " FIXED_DATE "\r\n"
 			       "Content-Type: text/plain\r\n"
 			       "Content-Length: 12\r\n"
+			       "Keep-Alive: timeout=60\r\n"
 			       "\r\n",
 	[BLITZ_RESP_HEAD_KA10] = "HTTP/1.1 200 OK\r\n"
 				 "Server: blitz\r\n"
@@ -817,6 +821,7 @@ static const char *const expected[BLITZ_RESP_KINDS] = {
 				 "Content-Type: text/plain\r\n"
 				 "Content-Length: 12\r\n"
 				 "Connection: keep-alive\r\n"
+				 "Keep-Alive: timeout=60\r\n"
 				 "\r\n",
 	[BLITZ_RESP_HEAD_CLOSE] = "HTTP/1.1 200 OK\r\n"
 				  "Server: blitz\r\n"
@@ -965,6 +970,7 @@ static void test_resp_content_type_and_body(void)
 				   "Date: " FIXED_DATE "\r\n"
 				   "Content-Type: text/html; charset=utf-8\r\n"
 				   "Content-Length: 12\r\n"
+				   "Keep-Alive: timeout=60\r\n"
 				   "\r\n"
 				   "<h1>hi</h1>\n";
 	char err[128];
@@ -987,9 +993,9 @@ static void test_resp_empty_body(void)
 				      sizeof(err)),
 		 0);
 	T_EQ_INT(R.len[BLITZ_RESP_GET_KA], R.len[BLITZ_RESP_HEAD_KA]);
-	T_CHECK(!memcmp(R.bytes[BLITZ_RESP_GET_KA] + R.len[BLITZ_RESP_GET_KA] -
-				21,
-			"Content-Length: 0\r\n\r\n", 21));
+	T_CHECK(!memcmp(
+		R.bytes[BLITZ_RESP_GET_KA] + R.len[BLITZ_RESP_GET_KA] - 45,
+		"Content-Length: 0\r\nKeep-Alive: timeout=60\r\n\r\n", 45));
 }
 
 /* expected[k] (built for "Hello World!") with Content-Length: n and
@@ -1033,7 +1039,7 @@ static void test_resp_small_is_inline(void)
 	T_EQ_INT(R.body_len, 12);
 	for (k = 0; k < BLITZ_RESP_KINDS; k++) {
 		size_t body =
-			k >= BLITZ_RESP_XDP_KINDS
+			k >= BLITZ_RESP_OK_KINDS
 				? strlen(strstr(expected[k], "\r\n\r\n") + 4)
 				: (http_kind_has_body(k) ? 12 : 0);
 
@@ -1072,7 +1078,7 @@ static void test_resp_body_inline_limit(void)
 	T_CHECK(R.body == (const uint8_t *)body);
 	T_EQ_INT(R.body_len, fit + 1);
 	for (k = 0; k < BLITZ_RESP_KINDS; k++) {
-		if (k >= BLITZ_RESP_XDP_KINDS) {
+		if (k >= BLITZ_RESP_OK_KINDS) {
 			/* Error kinds do not change with the body. */
 			check_kind(k);
 			continue;
@@ -1117,7 +1123,7 @@ static void test_resp_large_bodies(void)
 					      FIXED_TIME, err, sizeof(err)),
 			 0);
 		T_CHECK(!R.body_inline);
-		for (k = 0; k < BLITZ_RESP_XDP_KINDS; k++) {
+		for (k = 0; k < BLITZ_RESP_OK_KINDS; k++) {
 			char want[256];
 
 			snprintf(want, sizeof(want),
@@ -1142,7 +1148,7 @@ static void test_resp_large_bodies(void)
 		T_EQ_INT(http_responses_build(&R, body, n, NULL, FIXED_TIME,
 					      err, sizeof(err)),
 			 0);
-		for (k = 0; k < BLITZ_RESP_XDP_KINDS; k++) {
+		for (k = 0; k < BLITZ_RESP_OK_KINDS; k++) {
 			hl = expected_head(k, n, head, sizeof(head));
 			wl = wire_bytes(k, wire);
 			T_CHECK_MSG(!memcmp(wire, head, hl), "kind %d", k);
@@ -1345,7 +1351,7 @@ static void test_csum16(void)
 
 static void test_meta_checksum(void)
 {
-	struct blitz_resp_meta meta[BLITZ_RESP_XDP_KINDS];
+	struct blitz_resp_meta meta[BLITZ_RESP_KINDS];
 	uint8_t tmp[BLITZ_RESP_MAX];
 	int k;
 
@@ -1353,7 +1359,7 @@ static void test_meta_checksum(void)
 	http_responses_set_date(&R, FIXED_TIME + 12345);
 	memset(meta, 0xaa, sizeof(meta));
 	http_responses_meta(&R, meta);
-	for (k = 0; k < BLITZ_RESP_XDP_KINDS; k++) {
+	for (k = 0; k < BLITZ_RESP_KINDS; k++) {
 		uint32_t s;
 
 		T_EQ_INT(meta[k].len, R.len[k]);
@@ -1376,7 +1382,7 @@ static void test_meta_checksum(void)
 /* An odd-length body puts the bytes after the Date at odd offsets. */
 static void test_meta_checksum_odd_body(void)
 {
-	struct blitz_resp_meta meta[BLITZ_RESP_XDP_KINDS];
+	struct blitz_resp_meta meta[BLITZ_RESP_KINDS];
 	uint8_t tmp[BLITZ_RESP_MAX];
 	char err[128];
 	int k;
@@ -1385,7 +1391,7 @@ static void test_meta_checksum_odd_body(void)
 				      sizeof(err)),
 		 0);
 	http_responses_meta(&R, meta);
-	for (k = 0; k < BLITZ_RESP_XDP_KINDS; k++) {
+	for (k = 0; k < BLITZ_RESP_KINDS; k++) {
 		memcpy(tmp, R.bytes[k], R.len[k]);
 		memset(tmp + R.date_off[k], 0, BLITZ_DATE_LEN);
 		T_EQ_INT(ntohs(meta[k].csum_nodate), csum_ref(tmp, R.len[k]));
@@ -1400,10 +1406,38 @@ static void test_parse_to_response(void)
 
 	build_default();
 	parse("HEAD / HTTP/1.0\r\nConnection: keep-alive\r\n\r\n", &req);
-	T_CHECK(!memcmp(R.bytes[req.resp] + R.len[req.resp] - 26,
-			"Connection: keep-alive\r\n\r\n", 26));
+	T_CHECK(!memcmp(R.bytes[req.resp] + R.len[req.resp] - 50,
+			"Connection: keep-alive\r\nKeep-Alive: timeout=60\r\n"
+			"\r\n",
+			50));
 	parse("PUT / HTTP/1.1\r\nHost: h\r\n\r\n", &req);
 	T_CHECK(!memcmp(R.bytes[req.resp], "HTTP/1.1 405 ", 13));
+}
+
+/* Keep-Alive: timeout= (issue 10): in every keep-alive response and in
+ * no closing one, and never longer than cookie v2 keeps a connection
+ * valid (docs/cookie-v2.md: at least EPOCH - 2 * SKEW). */
+static void test_resp_keep_alive_timeout(void)
+{
+	const char *want = "\r\nKeep-Alive: timeout=60\r\n";
+	int k;
+
+	build_default();
+	T_EQ_INT(BLITZ_KEEPALIVE_TIMEOUT, BLITZ_CK2_KEEPALIVE_S);
+	T_CHECK((uint64_t)BLITZ_KEEPALIVE_TIMEOUT * 1000000000ULL <
+		BLITZ_CK2_EPOCH_NS - 2 * BLITZ_CK2_SKEW_NS);
+	for (k = 0; k < BLITZ_RESP_KINDS; k++) {
+		int ka = k == BLITZ_RESP_GET_KA || k == BLITZ_RESP_GET_KA10 ||
+			 k == BLITZ_RESP_HEAD_KA || k == BLITZ_RESP_HEAD_KA10;
+		const void *at =
+			memmem(R.bytes[k], R.hdr_len[k], want, strlen(want));
+
+		T_CHECK_MSG(ka == (at != NULL), "kind %d: Keep-Alive %s", k,
+			    at ? "present" : "missing");
+		T_CHECK_MSG(ka == !memmem(R.bytes[k], R.hdr_len[k],
+					  "Connection: close", 17),
+			    "kind %d", k);
+	}
 }
 
 int main(void)
@@ -1462,6 +1496,7 @@ int main(void)
 	T_RUN(test_resp_date_line_third);
 	T_RUN(test_resp_content_type_and_body);
 	T_RUN(test_resp_empty_body);
+	T_RUN(test_resp_keep_alive_timeout);
 	T_RUN(test_resp_small_is_inline);
 	T_RUN(test_resp_body_inline_limit);
 	T_RUN(test_resp_large_bodies);
