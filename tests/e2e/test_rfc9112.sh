@@ -31,7 +31,7 @@ if ! $SRV "$BLITZ" load "$SRV_IF" -p $PORT >"$TMP/load.out" 2>&1; then
 	exit 1
 fi
 on_exit "$SRV '$BLITZ' unload '$SRV_IF' >/dev/null 2>&1"
-NONE="nothing listens on port $PORT: requests the xdp engine passes (split requests, bodies, errors) are reset"
+NONE="nothing listens on port $PORT: requests the xdp engine passes (split requests, bodies, oversized batches) are reset"
 check "${T}_load_says_nothing_listens" "load said: $(tr '\n' '|' <"$TMP/load.out")" \
 	grep -qF "$NONE" "$TMP/load.out"
 r0=$(counter "$SRV_IF" requests)
