@@ -28,11 +28,39 @@ int cmd_serve(int argc, char **argv);
 int cmd_bench(int argc, char **argv);
 int cmd_doctor(int argc, char **argv);
 int cmd_help(int argc, char **argv);
+int cmd_reload(int argc, char **argv);
 
 /* The option tables of the verbs (options.h), one per verb. */
 extern const struct cmd_spec cmd_load_spec, cmd_unload_spec, cmd_status_spec,
 	cmd_stats_spec, cmd_serve_spec, cmd_bench_spec, cmd_doctor_spec,
-	cmd_help_spec;
+	cmd_help_spec, cmd_reload_spec;
+
+/* --mac aa:bb:cc:dd:ee:ff of load and reload: one more destination MAC
+ * that is ours, into macs[*n] (up to BLITZ_MAX_MACS - 1). 0, or -1 with
+ * one line printed. */
+int cli_parse_mac(unsigned char (*macs)[6], int *n, const char *arg);
+
+/* What `blitz reload` (cmd_reload.c) was asked to change: every option
+ * not given keeps its loaded value. */
+struct reload_args {
+	const char *ifname;
+	struct blitz_service svc; /* the service options given */
+	bool port_set, addr_set, body_set, ctype_set;
+	bool has_accept; /* --accept-key */
+	uint64_t accept_key[2];
+	int n_macs; /* --mac given: replaces the loaded list */
+	unsigned char macs[BLITZ_MAX_MACS - 1][6];
+	/* `load --secret-file` on a loaded interface: the same key again
+	 * changes nothing (and says so). */
+	bool rotate_only;
+};
+void reload_args_init(struct reload_args *a);
+void reload_args_free(struct reload_args *a);
+/* A service option into a->svc, noting that it was given: as
+ * options_service_apply (1 taken, 0 not a service option, -1 bad). */
+int reload_service_opt(struct reload_args *a, int opt, const char *arg);
+/* Reload a->ifname: 0, or 1 with one line printed (nothing changed). */
+int blitz_reload(struct reload_args *a);
 
 /* A verb of `blitz`: main.c dispatches to fn, `blitz -h` lists them, and
  * `blitz help` prints the texts generated from their tables. */

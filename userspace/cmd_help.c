@@ -44,23 +44,21 @@ const struct cmd_spec cmd_help_spec = {
 };
 
 const struct cli_verb cli_verbs[] = {
-	{&cmd_load_spec, cmd_load},
-	{&cmd_unload_spec, cmd_unload},
-	{&cmd_status_spec, cmd_status},
-	{&cmd_stats_spec, cmd_stats},
-	{&cmd_serve_spec, cmd_serve},
-	{&cmd_bench_spec, cmd_bench},
-	{&cmd_doctor_spec, cmd_doctor},
-	{&cmd_help_spec, cmd_help},
-	{NULL, NULL},
+	{&cmd_load_spec, cmd_load},	{&cmd_reload_spec, cmd_reload},
+	{&cmd_unload_spec, cmd_unload}, {&cmd_status_spec, cmd_status},
+	{&cmd_stats_spec, cmd_stats},	{&cmd_serve_spec, cmd_serve},
+	{&cmd_bench_spec, cmd_bench},	{&cmd_doctor_spec, cmd_doctor},
+	{&cmd_help_spec, cmd_help},	{NULL, NULL},
 };
 
 /* Every command the generated documents describe: the verbs, then the
  * dpdk engine's own binary. */
 static const struct cmd_spec *const documented[] = {
-	&cmd_load_spec,	  &cmd_unload_spec, &cmd_status_spec,
-	&cmd_stats_spec,  &cmd_serve_spec,  &cmd_bench_spec,
-	&cmd_doctor_spec, &dpdk_cmd_spec,   NULL,
+	&cmd_load_spec,	  &cmd_reload_spec,
+	&cmd_unload_spec, &cmd_status_spec,
+	&cmd_stats_spec,  &cmd_serve_spec,
+	&cmd_bench_spec,  &cmd_doctor_spec,
+	&dpdk_cmd_spec,	  NULL,
 };
 
 void cli_usage(FILE *f)

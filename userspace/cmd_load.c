@@ -7,6 +7,8 @@
  * failed attempt to loader.c; must never leave anything behind on error.
  */
 #include <getopt.h>
+#include <net/if.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -17,8 +19,9 @@
 #include "log.h"
 #include "tc_handoff.h"
 
-/* load's own option code. */
+/* load's own option codes. */
 #define OPT_LOAD_MAC OPT_CMD_BASE
+#define OPT_LOAD_REPLACE (OPT_CMD_BASE + 1)
 
 static const struct opt_spec load_opts[] = {
 	{'m', "mode", "native|skb", "XDP mode (default: native, else skb)", 0,
@@ -26,11 +29,14 @@ static const struct opt_spec load_opts[] = {
 	{OPT_LOAD_MAC, "mac", "MAC",
 	 "frames to MAC are ours too (VRRP, bond; up to %d)",
 	 BLITZ_MAX_MACS - 1, OPT_REPEAT},
+	{OPT_LOAD_REPLACE, "replace", NULL,
+	 "where blitz is loaded on <ifname> already, change it as `blitz "
+	 "reload` does (options not given keep their values)",
+	 0, 0},
 	{0},
 };
 
-/* --mac aa:bb:cc:dd:ee:ff: one more destination MAC that is ours. */
-static int parse_mac(struct blitz_loader_opts *lo, const char *arg)
+int cli_parse_mac(unsigned char (*macs)[6], int *n, const char *arg)
 {
 	unsigned int b[6];
 	char end;
@@ -45,14 +51,23 @@ static int parse_mac(struct blitz_loader_opts *lo, const char *arg)
 			arg);
 		return -1;
 	}
-	if (lo->n_macs >= BLITZ_MAX_MACS - 1) {
+	if (*n >= BLITZ_MAX_MACS - 1) {
 		pr_warn("too many --mac: at most %d\n", BLITZ_MAX_MACS - 1);
 		return -1;
 	}
 	for (i = 0; i < 6; i++)
-		lo->macs[lo->n_macs][i] = (unsigned char)b[i];
-	lo->n_macs++;
+		macs[*n][i] = (unsigned char)b[i];
+	(*n)++;
 	return 0;
+}
+
+/* Is blitz's XDP program attached to ifname in this namespace? */
+static bool loaded_here(const char *ifname)
+{
+	struct blitz_attached att;
+	int idx = (int)if_nametoindex(ifname);
+
+	return idx > 0 && !blitz_find_attached(idx, &att) && att.prog_id;
 }
 
 const struct cmd_spec cmd_load_spec = {
@@ -61,7 +76,9 @@ const struct cmd_spec cmd_load_spec = {
 	.operands = "<ifname>",
 	.summary = "attach the XDP engine to an interface and exit",
 	.about = "Attach blitz's XDP program to <ifname> and exit; it keeps "
-		 "answering HTTP in the driver until `blitz unload <ifname>`.",
+		 "answering HTTP in the driver until `blitz unload <ifname>`. "
+		 "Where it is loaded already, --secret-file with a new key "
+		 "rotates the key (as `blitz reload`).",
 	.groups = {load_opts, options_service, options_common},
 };
 
@@ -71,12 +88,14 @@ int cmd_load(int argc, char **argv)
 	struct blitz_loader_opts lo = {.engine = BLITZ_MODE_XDP,
 				       .persist = true};
 	static struct http_responses resp;
-	struct blitz_service svc;
+	struct reload_args ra;
+	struct blitz_service *svc = &ra.svc;
 	struct blitz_loaded *l = NULL;
 	struct tc_handoff *h = NULL;
+	bool replace = false;
 	int opt, ret = 1, r;
 
-	service_init(&svc);
+	reload_args_init(&ra);
 	if (cli_parse_begin(&p, &cmd_load_spec))
 		goto out;
 	while ((opt = getopt_long(argc, argv, p.shortopts, p.longopts, NULL)) !=
@@ -94,11 +113,14 @@ int cmd_load(int argc, char **argv)
 			}
 			break;
 		case OPT_LOAD_MAC:
-			if (parse_mac(&lo, optarg))
+			if (cli_parse_mac(ra.macs, &ra.n_macs, optarg))
 				goto out;
 			break;
+		case OPT_LOAD_REPLACE:
+			replace = true;
+			break;
 		default:
-			r = options_service_apply(&svc, opt, optarg);
+			r = reload_service_opt(&ra, opt, optarg);
 			if (r < 0)
 				goto out;
 			if (r > 0)
@@ -119,21 +141,22 @@ int cmd_load(int argc, char **argv)
 	if (cli_operands("load", argc, argv, 1, 1, "<ifname>"))
 		goto out;
 	lo.ifname = argv[optind];
-	if (service_finish(&svc) || service_responses(&svc, &resp))
-		goto out;
-	lo.svc = &svc;
-	lo.resp = &resp;
 	blitz_log_quiet_libs();
 
-	/* A reload with a (new) --secret-file where the xdp engine runs:
-	 * rotate its key in place (docs/cookie-v2.md, key rotation). */
-	if (svc.has_secret) {
-		r = blitz_loader_rotate(lo.ifname, svc.secret);
-		if (r) {
-			ret = r > 0 ? 0 : 1;
-			goto out;
-		}
+	/* Loaded already: --replace, or a (new) --secret-file, is a reload
+	 * (docs/cookie-v2.md, key rotation); what was not given is kept. */
+	if ((replace || svc->has_secret) && loaded_here(lo.ifname)) {
+		ra.ifname = lo.ifname;
+		ra.rotate_only = !replace;
+		ret = blitz_reload(&ra);
+		goto out;
 	}
+	lo.n_macs = ra.n_macs;
+	memcpy(lo.macs, ra.macs, sizeof(lo.macs));
+	if (service_finish(svc) || service_responses(svc, &resp))
+		goto out;
+	lo.svc = svc;
+	lo.resp = &resp;
 	if (blitz_loader_attach(&lo, &l))
 		goto out;
 	/*
@@ -148,12 +171,12 @@ int cmd_load(int argc, char **argv)
 		goto out;
 	}
 	printf("blitz: serving http on %s port %u (xdp, %s mode, prog id %u)\n",
-	       lo.ifname, svc.port, blitz_loaded_mode(l),
+	       lo.ifname, svc->port, blitz_loaded_mode(l),
 	       blitz_loaded_prog_id(l));
 	{
 		char why[320];
 
-		kernel_listener_line(svc.port, true, why, sizeof(why));
+		kernel_listener_line(svc->port, true, why, sizeof(why));
 		printf("blitz: %s\n", why);
 	}
 	/*
@@ -164,6 +187,6 @@ int cmd_load(int argc, char **argv)
 	blitz_loaded_release(l);
 	ret = 0;
 out:
-	service_free(&svc);
+	reload_args_free(&ra);
 	return ret;
 }

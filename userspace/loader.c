@@ -313,6 +313,21 @@ int blitz_xdp_max_body(const struct http_responses *r, unsigned int mtu,
 	return 0;
 }
 
+int blitz_loader_templates(const struct http_responses *r, __u16 mss,
+			   unsigned int mtu, struct blitz_config *cfg,
+			   struct blitz_resp *resp)
+{
+	int k, err = check_responses_fit(r, mss, mtu);
+
+	if (err)
+		return err;
+	memset(resp, 0, sizeof(*resp) * BLITZ_RESP_KINDS);
+	for (k = 0; k < BLITZ_RESP_KINDS; k++)
+		memcpy(resp[k].bytes, r->bytes[k], r->len[k]);
+	http_responses_meta(r, cfg->resp);
+	return 0;
+}
+
 /* A single-buffer XDP frame is one page: headroom (256) and the skb's
  * shared info (320 on x86-64) come out of it, then the Ethernet header. */
 #define XDP_PAGE_OVERHEAD (256 + 320 + 14)
@@ -403,6 +418,11 @@ static __s64 tai_to_unix_ns(void)
 	/* The offset is whole seconds; the two reads differ by a little. */
 	return (d >= 0 ? (d + 500000000LL) : (d - 500000000LL)) / 1000000000LL *
 	       1000000000LL;
+}
+
+__s64 blitz_tai_to_unix_ns(void)
+{
+	return tai_to_unix_ns();
 }
 
 /* r NULL: no response templates (afxdp mode). */
@@ -828,8 +848,9 @@ int blitz_loader_attach(const struct blitz_loader_opts *o,
 
 	err = blitz_find_attached(ifindex, &att);
 	if (!err && att.prog_id) {
-		pr_warn("already loaded on %s: run `blitz unload %s` first\n",
-			o->ifname, o->ifname);
+		pr_warn("already loaded on %s: `blitz reload %s [options]` "
+			"changes it, `blitz unload %s` removes it\n",
+			o->ifname, o->ifname, o->ifname);
 		return -EEXIST;
 	}
 	if (!err && att.other_id) {
@@ -1030,6 +1051,12 @@ int blitz_pinned_config(const char *ifname, struct blitz_config *cfg,
 	return err;
 }
 
+/* Is key the previous slot's, and is that slot accepted at now? */
+static bool prev_is(const struct blitz_config *c, const uint64_t key[2])
+{
+	return c->secret_prev[0] == key[0] && c->secret_prev[1] == key[1];
+}
+
 int blitz_config_rotate_key(struct blitz_config *c, const uint64_t key[2],
 			    uint64_t now_unix_ns)
 {
@@ -1038,6 +1065,9 @@ int blitz_config_rotate_key(struct blitz_config *c, const uint64_t key[2],
 
 	if (c->secret[0] == key[0] && c->secret[1] == key[1])
 		return 1;
+	/* The one previous slot is still some connections' key. */
+	if (c->prev_accept_unix_ns > now_unix_ns && !prev_is(c, key))
+		return -EBUSY;
 	c->secret_prev[0] = c->secret[0];
 	c->secret_prev[1] = c->secret[1];
 	c->secret[0] = key[0];
@@ -1047,57 +1077,20 @@ int blitz_config_rotate_key(struct blitz_config *c, const uint64_t key[2],
 	return 0;
 }
 
-int blitz_loader_rotate(const char *ifname, const uint64_t key[2])
+int blitz_config_stage_key(struct blitz_config *c, const uint64_t key[2],
+			   uint64_t now_unix_ns)
 {
-	struct blitz_config cfg;
-	char path[PATH_MAX];
-	struct timespec now;
-	__u32 map_id = 0, k = 0;
-	int fd, err, same;
-
-	err = blitz_pinned_config(ifname, &cfg, &map_id);
-	if (err == -ENOENT)
-		return 0;
-	if (err || !blitz_prog_using_map(map_id))
-		return 0; /* stale or foreign pins: the load sorts them out */
-	if (cfg.mode != BLITZ_MODE_XDP) {
-		pr_warn("%s runs the afxdp engine: its key is the serve's; "
-			"restart the serve to change it\n",
-			ifname);
-		return -EINVAL;
-	}
-	clock_gettime(CLOCK_REALTIME, &now);
-	same = blitz_config_rotate_key(&cfg, key,
-				       (uint64_t)now.tv_sec * 1000000000ULL +
-					       (uint64_t)now.tv_nsec);
-	if (same) {
-		printf("blitz: %s already uses this key: nothing to rotate\n",
-		       ifname);
-		explicit_bzero(&cfg, sizeof(cfg));
+	if (c->secret[0] == key[0] && c->secret[1] == key[1])
+		return -EEXIST;
+	if (prev_is(c, key) && c->prev_accept_unix_ns == BLITZ_KEY_STAGED)
 		return 1;
-	}
-	if (blitz_pin_path(path, sizeof(path), ifname, "config"))
-		return -ENAMETOOLONG;
-	fd = bpf_obj_get(path);
-	if (fd < 0 || bpf_map_update_elem(fd, &k, &cfg, BPF_EXIST)) {
-		err = -errno;
-		pr_warn("cannot rotate the key of %s: %s\n", ifname,
-			strerror(-err));
-		if (fd >= 0)
-			close(fd);
-		explicit_bzero(&cfg, sizeof(cfg));
-		return err;
-	}
-	close(fd);
-	explicit_bzero(&cfg, sizeof(cfg));
-	printf("blitz: %s: new cookie key; the previous one is accepted for "
-	       "%llu s more (its connections carry on), then answered with "
-	       "RST\n",
-	       ifname,
-	       (unsigned long long)((2 * BLITZ_CK2_EPOCH_NS +
-				     2 * BLITZ_CK2_SKEW_NS) /
-				    1000000000ULL));
-	return 1;
+	if (c->prev_accept_unix_ns > now_unix_ns)
+		return -EBUSY;
+	c->secret_prev[0] = key[0];
+	c->secret_prev[1] = key[1];
+	c->prev_accept_unix_ns = BLITZ_KEY_STAGED;
+	c->prev_rst_unix_ns = BLITZ_KEY_STAGED;
+	return 0;
 }
 
 /* Does program prog_id use map map_id? */
@@ -1177,6 +1170,335 @@ enum blitz_pins_owner blitz_pins_owner(const char *ifname, __u32 attached,
 	 * an interface of that name in another namespace.
 	 */
 	return id ? BLITZ_PINS_OTHER_NETNS : BLITZ_PINS_STALE;
+}
+
+/* ---- reload ---- */
+
+/* The maps of program prog_id: up to max ids into ids. The count, or
+ * -errno. */
+static int prog_map_ids(__u32 prog_id, __u32 *ids, __u32 max)
+{
+	struct bpf_prog_info info;
+	__u32 len = sizeof(info);
+	int fd, n;
+
+	fd = bpf_prog_get_fd_by_id(prog_id);
+	if (fd < 0)
+		return -errno;
+	memset(&info, 0, sizeof(info));
+	info.nr_map_ids = max;
+	info.map_ids = (__u64)(unsigned long)ids;
+	n = bpf_obj_get_info_by_fd(fd, &info, &len) ? -errno
+						    : (int)info.nr_map_ids;
+	close(fd);
+	return n > (int)max ? (int)max : n;
+}
+
+/* Per-flow state: what a reload must carry over. */
+static bool map_keeps_state(const char *name, __u32 type)
+{
+	return type == BPF_MAP_TYPE_HASH || type == BPF_MAP_TYPE_PERCPU_HASH ||
+	       type == BPF_MAP_TYPE_LRU_HASH ||
+	       type == BPF_MAP_TYPE_LRU_PERCPU_HASH ||
+	       !strcmp(name, "counters") || !strcmp(name, "xsks");
+}
+
+static bool name_in(const char *name, const char *const *list)
+{
+	for (; list && *list; list++)
+		if (!strcmp(name, *list))
+			return true;
+	return false;
+}
+
+static void add_word(char *buf, size_t len, const char *w)
+{
+	size_t n = strlen(buf);
+
+	snprintf(buf + n, len - n, "%s%s", n ? " " : "", w);
+}
+
+int blitz_reuse_state_maps(struct bpf_object *obj, __u32 old_prog_id,
+			   const char *const *skip, char *fresh,
+			   size_t fresh_len)
+{
+	__u32 ids[32], len;
+	struct bpf_map_info info;
+	struct bpf_map *m;
+	int n, i, fd, reused = 0, err;
+
+	n = prog_map_ids(old_prog_id, ids, 32);
+	if (n < 0)
+		return n;
+	for (i = 0; i < n; i++) {
+		fd = bpf_map_get_fd_by_id(ids[i]);
+		if (fd < 0)
+			continue;
+		memset(&info, 0, sizeof(info));
+		len = sizeof(info);
+		if (bpf_obj_get_info_by_fd(fd, &info, &len)) {
+			close(fd);
+			continue;
+		}
+		bpf_object__for_each_map(m, obj)
+		{
+			const char *name = bpf_map__name(m);
+
+			/* info.name is cut at BPF_OBJ_NAME_LEN - 1. */
+			if (strncmp(name, info.name, BPF_OBJ_NAME_LEN - 1) ||
+			    name_in(name, skip) ||
+			    !map_keeps_state(name, info.type))
+				continue;
+			if (bpf_map__type(m) != info.type ||
+			    bpf_map__key_size(m) != info.key_size ||
+			    bpf_map__value_size(m) != info.value_size ||
+			    bpf_map__max_entries(m) != info.max_entries) {
+				add_word(fresh, fresh_len, name);
+				continue;
+			}
+			err = bpf_map__reuse_fd(m, fd);
+			if (err) {
+				close(fd);
+				return err;
+			}
+			reused++;
+		}
+		close(fd);
+	}
+	return reused;
+}
+
+int blitz_loader_loaded_state(const char *ifname, struct blitz_loaded_state *st)
+{
+	struct blitz_attached a;
+	char path[PATH_MAX];
+	struct bpf_map_info info = {};
+	__u32 len = sizeof(info), k;
+	int ifindex, err, fd;
+
+	memset(st, 0, sizeof(*st));
+	ifindex = blitz_ifindex(ifname);
+	if (ifindex < 0)
+		return ifindex;
+	err = blitz_check_privileges();
+	if (!err)
+		err = blitz_check_bpffs();
+	if (err)
+		return err;
+	err = blitz_find_attached(ifindex, &a);
+	if (err) {
+		pr_warn("cannot query XDP on %s: %s\n", ifname, strerror(-err));
+		return err;
+	}
+	if (!a.prog_id) {
+		pr_warn("blitz is not loaded on %s: `blitz load %s [options]` "
+			"first\n",
+			ifname, ifname);
+		return -ENOENT;
+	}
+	if (a.link) {
+		pr_warn("%s is run by `blitz serve` (the process owns the "
+			"program): restart the serve with the new options; "
+			"reload is for `blitz load`\n",
+			ifname);
+		return -EBUSY;
+	}
+	if (a.dispatcher) {
+		pr_warn("blitz runs inside a libxdp dispatcher on %s, where "
+			"its program cannot be swapped atomically: `blitz "
+			"unload %s` and load it again\n",
+			ifname, ifname);
+		return -EOPNOTSUPP;
+	}
+	if (blitz_pins_owner(ifname, a.prog_id, NULL) != BLITZ_PINS_HERE) {
+		pr_warn("the pins of %s are not its program's (prog id %u): "
+			"`blitz unload %s`, then load it again\n",
+			ifname, a.prog_id, ifname);
+		return -ESTALE;
+	}
+	err = blitz_pinned_config(ifname, &st->cfg, NULL);
+	if (err == -EPROTO) {
+		pr_warn("%s was loaded by a build of blitz with another config "
+			"layout, which a reload cannot carry over: `blitz "
+			"unload %s` and load it again\n",
+			ifname, ifname);
+		return err;
+	}
+	if (err) {
+		pr_warn("cannot read the config of %s: %s\n", ifname,
+			strerror(-err));
+		return err;
+	}
+	if (st->cfg.mode != BLITZ_MODE_XDP) {
+		pr_warn("%s runs the afxdp engine, which belongs to `blitz "
+			"serve`: restart the serve with the new options\n",
+			ifname);
+		return -EINVAL;
+	}
+	err = blitz_pin_path(path, sizeof(path), ifname, "responses");
+	fd = err ? -1 : bpf_obj_get(path);
+	if (fd < 0 || bpf_obj_get_info_by_fd(fd, &info, &len) ||
+	    info.value_size != sizeof(st->resp[0]))
+		err = fd < 0 ? -errno : -EPROTO;
+	for (k = 0; !err && k < BLITZ_RESP_KINDS; k++)
+		if (bpf_map_lookup_elem(fd, &k, &st->resp[k]))
+			err = -errno;
+	if (fd >= 0)
+		close(fd);
+	if (err) {
+		pr_warn("cannot read the responses of %s: %s\n", ifname,
+			strerror(-err));
+		return err;
+	}
+	err = if_mtu(ifname, &st->mtu);
+	if (err)
+		return err;
+	if (st->mtu < BLITZ_MIN_MTU) {
+		pr_warn("MTU %u of %s is too small to answer in one segment\n",
+			st->mtu, ifname);
+		return -EINVAL;
+	}
+	st->mss = mss_of_mtu(st->mtu);
+	st->prog_id = a.prog_id;
+	st->skb_mode = a.mode && !strcmp(a.mode, "skb");
+	st->tc_prog_id = tc_handoff_prog_id(ifindex);
+	return 0;
+}
+
+/* Pin map m at ifname's NAME in one step (a rename over the old pin), so
+ * that a reader finds the old map or the new one, never none. */
+static int repin(const char *ifname, const struct bpf_map *m, const char *name)
+{
+	char path[PATH_MAX], tmp[PATH_MAX + 8];
+	int err = 0;
+
+	if (blitz_pin_path(path, sizeof(path), ifname, name))
+		return -ENAMETOOLONG;
+	/* bpffs refuses names with a dot. */
+	snprintf(tmp, sizeof(tmp), "%s_new", path);
+	unlink(tmp);
+	if (bpf_obj_pin(bpf_map__fd(m), tmp) || chmod(tmp, 0600) ||
+	    rename(tmp, path))
+		err = -errno;
+	if (err) {
+		unlink(tmp);
+		pr_warn("cannot pin the new %s map at %s: %s\n", name, path,
+			strerror(-err));
+	}
+	return err;
+}
+
+int blitz_loader_reload(const char *ifname, const struct blitz_loaded_state *st,
+			const struct blitz_config *cfg,
+			const struct blitz_resp *resp,
+			struct blitz_reload_result *res)
+{
+	static const char *const skip[] = {"config", "responses", NULL};
+	struct bpf_xdp_attach_opts xo = {.sz = sizeof(xo)};
+	struct blitz_xdp_bpf *skel;
+	struct tc_handoff *h = NULL;
+	struct bpf_prog_info pi;
+	int ifindex, err, n, old_fd = -1, old_tc_fd = -1, new_fd;
+	bool tc_swapped = false;
+	__u32 len = sizeof(pi), flags;
+
+	memset(res, 0, sizeof(*res));
+	res->old_prog_id = st->prog_id;
+	res->old_tc_id = st->tc_prog_id;
+	ifindex = blitz_ifindex(ifname);
+	if (ifindex < 0)
+		return ifindex;
+	skel = open_skel(cfg, resp,
+			 (long)st->mtu > blitz_xdp_single_buffer_mtu());
+	if (!skel)
+		return -EINVAL;
+	n = blitz_reuse_state_maps(skel->obj, st->prog_id, skip, res->fresh,
+				   sizeof(res->fresh));
+	if (n < 0) {
+		err = n;
+		pr_warn("cannot take over the maps of prog id %u: %s; %s is "
+			"unchanged\n",
+			st->prog_id, strerror(-err), ifname);
+		goto out;
+	}
+	res->maps_kept = n;
+	err = blitz_xdp_bpf__load(skel);
+	if (err) {
+		pr_warn("the kernel refused the new XDP program (%s): run with "
+			"-v for the verifier's log; %s is unchanged\n",
+			strerror(-err), ifname);
+		goto out;
+	}
+	new_fd = bpf_program__fd(skel->progs.blitz_xdp);
+	memset(&pi, 0, sizeof(pi));
+	if (!bpf_obj_get_info_by_fd(new_fd, &pi, &len))
+		res->new_prog_id = pi.id;
+
+	old_fd = bpf_prog_get_fd_by_id(st->prog_id);
+	if (old_fd < 0) {
+		err = -errno;
+		pr_warn("prog id %u of %s went away meanwhile: %s\n",
+			st->prog_id, ifname, strerror(-err));
+		goto out;
+	}
+	/* The hand-off first: the new one knows both keys, so it takes what
+	 * the old XDP program (old key) passes as well as the new one's. */
+	if (st->tc_prog_id) {
+		old_tc_fd = bpf_prog_get_fd_by_id(st->tc_prog_id);
+		err = old_tc_fd < 0 ? -errno : 0;
+		if (!err)
+			err = tc_handoff_prepare(
+				ifname, bpf_map__fd(skel->maps.config),
+				bpf_map__fd(skel->maps.counters),
+				st->tc_prog_id, &h);
+		if (!err)
+			err = tc_handoff_swap(ifindex, st->tc_prog_id,
+					      tc_handoff_prog_fd(h));
+		if (err) {
+			pr_warn("%s is unchanged (the hand-off could not be "
+				"switched: %s)\n",
+				ifname, strerror(-err));
+			goto out;
+		}
+		tc_swapped = true;
+		res->new_tc_id = tc_handoff_id(h);
+	}
+	flags = (st->skb_mode ? XDP_FLAGS_SKB_MODE : XDP_FLAGS_DRV_MODE) |
+		XDP_FLAGS_REPLACE;
+	xo.old_prog_fd = old_fd;
+	err = bpf_xdp_attach(ifindex, new_fd, flags, &xo);
+	if (err) {
+		pr_warn("cannot swap the XDP program of %s: %s; %s is "
+			"unchanged\n",
+			ifname, strerror(-err), ifname);
+		goto out;
+	}
+	tc_swapped = false; /* done: no way back from here */
+	err = repin(ifname, skel->maps.config, "config");
+	if (!err)
+		err = repin(ifname, skel->maps.responses, "responses");
+	if (!err && strstr(res->fresh, "counters"))
+		err = repin(ifname, skel->maps.counters, "counters");
+	if (!err && strstr(res->fresh, "xsks"))
+		err = repin(ifname, skel->maps.xsks, "xsks");
+	if (err)
+		pr_warn("%s runs the new program (prog id %u), but status and "
+			"stats may show the old pins\n",
+			ifname, res->new_prog_id);
+out:
+	if (tc_swapped &&
+	    tc_handoff_swap(ifindex, res->new_tc_id, old_tc_fd) < 0)
+		pr_warn("could not put the old hand-off back on %s: `blitz "
+			"unload %s` and load it again\n",
+			ifname, ifname);
+	if (old_fd >= 0)
+		close(old_fd);
+	if (old_tc_fd >= 0)
+		close(old_tc_fd);
+	/* The attachments hold the new programs; ours are only handles. */
+	tc_handoff_release(h);
+	blitz_xdp_bpf__destroy(skel);
+	return err;
 }
 
 /* ---- unload ---- */

@@ -20,6 +20,7 @@
 #include "service.h"
 
 struct http_responses;
+struct bpf_object;
 
 enum blitz_xdp_mode_req {
 	BLITZ_XDP_AUTO = 0, /* native, else skb with a line saying so */
@@ -124,19 +125,84 @@ int blitz_pinned_config(const char *ifname, struct blitz_config *cfg,
  * Key rotation (docs/cookie-v2.md): key becomes the current cookie key,
  * the current one the previous key, accepted for one validity period
  * (2 epochs + 2 skews) from now_unix_ns and answered with RST for 8
- * epochs more. Returns 0, or 1 when key is the current key already
- * (nothing changes).
+ * epochs more. Returns 0, 1 when key is the current key already (nothing
+ * changes), or -EBUSY when the previous slot holds another key that is
+ * still accepted (its connections would break): nothing changes.
+ * A key staged by blitz_config_stage_key() becomes current this way.
  */
 int blitz_config_rotate_key(struct blitz_config *c, const uint64_t key[2],
 			    uint64_t now_unix_ns);
+/* prev_accept_unix_ns and prev_rst_unix_ns of a staged next key. */
+#define BLITZ_KEY_STAGED UINT64_MAX
 /*
- * `blitz load <ifname> --secret-file FILE` where the xdp engine already
- * runs: rotate its pinned config's key to key in place (the programs pick
- * it up at their next segment; live connections keep the old key's
- * cookies). 1: rotated (or already that key), 0: nothing of blitz loaded
- * here (load as usual), < 0: an error, printed.
+ * Stage key as a fleet's next key: accepted (never minted with) until a
+ * rotation makes it current, so that every host accepts it before any
+ * host mints with it. 0 staged, 1 already staged, -EEXIST it is the
+ * current key, -EBUSY the previous slot holds a key still accepted.
  */
-int blitz_loader_rotate(const char *ifname, const uint64_t key[2]);
+int blitz_config_stage_key(struct blitz_config *c, const uint64_t key[2],
+			   uint64_t now_unix_ns);
+/*
+ * blitz reload (docs/cookie-v2.md "Key rotation", README "Running a
+ * fleet"): what is loaded on ifname now, read from its pins and checked
+ * to be reloadable (the xdp engine under `blitz load`, attached in this
+ * network namespace, not inside a libxdp dispatcher). 0 and *st filled,
+ * or -errno with one line printed (nothing is changed either way).
+ */
+struct blitz_loaded_state {
+	struct blitz_config cfg;
+	struct blitz_resp resp[BLITZ_RESP_KINDS];
+	__u32 prog_id;	  /* the XDP program running now */
+	__u32 tc_prog_id; /* its hand-off program, 0 when none */
+	unsigned int mtu; /* the interface's MTU now */
+	__u16 mss;	  /* the MSS that MTU gives */
+	bool skb_mode;	  /* attached in skb (generic) mode */
+};
+int blitz_loader_loaded_state(const char *ifname,
+			      struct blitz_loaded_state *st);
+/* The response templates of r (the xdp kinds) into resp[KINDS], and
+ * their lengths, offsets and sums into cfg->resp; -EMSGSIZE (said) when
+ * the 200 response does not fit one segment of mss at mtu. */
+int blitz_loader_templates(const struct http_responses *r, __u16 mss,
+			   unsigned int mtu, struct blitz_config *cfg,
+			   struct blitz_resp *resp);
+/* CLOCK_REALTIME - CLOCK_TAI now (struct blitz_config's tai_to_unix_ns). */
+__s64 blitz_tai_to_unix_ns(void);
+
+/* What blitz_loader_reload did. */
+struct blitz_reload_result {
+	__u32 old_prog_id, new_prog_id;
+	__u32 old_tc_id, new_tc_id;
+	int maps_kept;	 /* state maps the new programs took over */
+	char fresh[128]; /* maps made anew (their layout changed) */
+};
+/*
+ * Swap the programs on ifname (st from blitz_loader_loaded_state) for new
+ * instances of this build's XDP and TC programs whose config and responses
+ * are new maps filled with cfg and resp before they run; the per-flow and
+ * counter maps of the running programs are reused (bpf_map__reuse_fd).
+ * The TC hand-off is switched first (bpf_link_update on its pinned TCX
+ * link), then XDP (an atomic netlink replace of the program, expected old
+ * id): each frame sees one whole configuration, old or new. Any failure
+ * before the XDP switch leaves everything as it was (the TC link is put
+ * back). 0, or -errno with one line printed.
+ */
+int blitz_loader_reload(const char *ifname, const struct blitz_loaded_state *st,
+			const struct blitz_config *cfg,
+			const struct blitz_resp *resp,
+			struct blitz_reload_result *res);
+/*
+ * Reuse, for the maps of obj (not loaded yet), the maps of the running
+ * program old_prog_id that carry state across a reload: per-flow hash and
+ * LRU maps, "counters" and "xsks", matched by name, when their layout is
+ * the same (else they stay new and their names are added to fresh, space
+ * separated). Names in skip (NULL-terminated) are left alone. The number
+ * reused, or -errno.
+ */
+int blitz_reuse_state_maps(struct bpf_object *obj, __u32 old_prog_id,
+			   const char *const *skip, char *fresh,
+			   size_t fresh_len);
+
 /* The id of a loaded blitz XDP program (or libxdp extension) that uses
  * map_id, 0 when none does (pins left by a program that is gone). The tc
  * hand-off, which shares the map, does not count. */

@@ -26,6 +26,7 @@
 #include "../bpf/blitz_shared.h"
 #include "blitz_probe.skel.h"
 #include "blitz_tc.skel.h"
+#include "loader.h"
 #include "log.h"
 #include "tc_handoff.h"
 
@@ -422,6 +423,101 @@ int tc_handoff_attach(const char *ifname, int ifindex, int config_map_fd,
 	return 0;
 fail:
 	tc_handoff_detach(h);
+	return err;
+}
+
+int tc_handoff_prepare(const char *ifname, int config_map_fd,
+		       int counters_map_fd, unsigned int old_prog_id,
+		       struct tc_handoff **out)
+{
+	static const char *const skip[] = {"config", "counters", NULL};
+	char fresh[128] = "";
+	struct tc_handoff *h;
+	int err;
+
+	*out = NULL;
+	h = calloc(1, sizeof(*h));
+	if (!h)
+		return -ENOMEM;
+	h->link_fd = -1;
+	h->skel = blitz_tc_bpf__open();
+	err = h->skel ? 0 : -errno;
+	if (!err)
+		err = bpf_map__reuse_fd(h->skel->maps.config, config_map_fd);
+	if (!err)
+		err = bpf_map__reuse_fd(h->skel->maps.counters,
+					counters_map_fd);
+	if (!err) {
+		err = blitz_reuse_state_maps(h->skel->obj, old_prog_id, skip,
+					     fresh, sizeof(fresh));
+		if (err > 0)
+			err = 0;
+	}
+	if (err) {
+		pr_warn("could not prepare the new tc hand-off of %s: %s\n",
+			ifname, strerror(-err));
+		goto fail;
+	}
+	if (fresh[0])
+		pr_debug("tc hand-off: new maps (layout changed): %s\n", fresh);
+	err = blitz_tc_bpf__load(h->skel);
+	if (err) {
+		pr_warn("the kernel refused the new tc hand-off program: %s "
+			"(run with -v for the verifier's log)\n",
+			strerror(-err));
+		goto fail;
+	}
+	*out = h;
+	return 0;
+fail:
+	tc_handoff_release(h);
+	return err;
+}
+
+int tc_handoff_prog_fd(const struct tc_handoff *h)
+{
+	return h ? bpf_program__fd(h->skel->progs.blitz_handoff) : -1;
+}
+
+unsigned int tc_handoff_id(const struct tc_handoff *h)
+{
+	struct bpf_prog_info info;
+	__u32 len = sizeof(info);
+
+	memset(&info, 0, sizeof(info));
+	if (!h || bpf_obj_get_info_by_fd(tc_handoff_prog_fd(h), &info, &len))
+		return 0;
+	return info.id;
+}
+
+int tc_handoff_swap(int ifindex, unsigned int old_prog_id, int new_prog_fd)
+{
+	struct bpf_link_update_opts uo = {.sz = sizeof(uo),
+					  .flags = BPF_F_REPLACE};
+	__u32 ids[64], cnt = 64, qflags = 0, i;
+	int fd, old_fd, err = -ENOENT;
+
+	/* Only a link this namespace's query lists on ifindex. */
+	if (bpf_prog_query(ifindex, TCX_ATTACH_INGRESS, 0, &qflags, ids, &cnt))
+		return -errno;
+	for (i = 0; i < cnt && i < 64; i++)
+		if (ids[i] == old_prog_id)
+			err = 0;
+	if (err)
+		return err;
+	fd = tcx_link_of_prog(old_prog_id);
+	if (fd < 0)
+		return fd;
+	old_fd = bpf_prog_get_fd_by_id(old_prog_id);
+	if (old_fd < 0) {
+		err = -errno;
+		close(fd);
+		return err;
+	}
+	uo.old_prog_fd = (__u32)old_fd;
+	err = bpf_link_update(fd, new_prog_fd, &uo) ? -errno : 0;
+	close(old_fd);
+	close(fd);
 	return err;
 }
 

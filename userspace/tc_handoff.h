@@ -64,6 +64,22 @@ int tc_handoff_attach(const char *ifname, int ifindex, int config_map_fd,
 		      int counters_map_fd, bool persist,
 		      struct tc_handoff **out);
 
+/*
+ * For `blitz reload`: load a new instance of the TC program with the given
+ * config and counters maps, the per-flow maps of the running hand-off
+ * old_prog_id reused (blitz_reuse_state_maps), without attaching it. Then
+ * tc_handoff_swap() puts it in place of the old one.
+ */
+int tc_handoff_prepare(const char *ifname, int config_map_fd,
+		       int counters_map_fd, unsigned int old_prog_id,
+		       struct tc_handoff **out);
+int tc_handoff_prog_fd(const struct tc_handoff *h);
+unsigned int tc_handoff_id(const struct tc_handoff *h);
+/* Swap the program of the TCX link on ifindex that runs old_prog_id for
+ * new_prog_fd in one step (bpf_link_update with BPF_F_REPLACE: refused if
+ * the link runs something else meanwhile). 0 or -errno (no line). */
+int tc_handoff_swap(int ifindex, unsigned int old_prog_id, int new_prog_fd);
+
 /* Detach what attach attached (unpin when persistent), free h. NULL ok. */
 int tc_handoff_detach(struct tc_handoff *h);
 

@@ -1,6 +1,6 @@
 """fleet_client.py - bounded keep-alive load for tests/e2e/test_fleet.sh.
 
-Usage: fleet_client.py HOST PORT CONNS SECONDS INTERVAL_MS [MARKS_FILE]
+Usage: fleet_client.py HOST PORT CONNS SECONDS INTERVAL_MS [MARKS_FILE [STOP_FILE]]
 
 Opens CONNS keep-alive connections to HOST:PORT, then for SECONDS sends one
 GET on each connection every INTERVAL_MS (one request in flight per
@@ -10,13 +10,18 @@ every lost request is counted. Prints one JSON object at the end:
   conns, opened, requests_ok, failed (connections that broke), resets,
   timeouts (no whole response within 3 s), eof, bad (not a 200).
 With MARKS_FILE, appends "<seconds> <requests_ok>" once a second (for a
-look at the progress). Load is bounded in count and time; only the
+look at the progress). With STOP_FILE, stops sending once that file exists
+(SECONDS stays the bound). "bodies" counts the answers per body (the
+first 32 distinct ones), "no_ts" the connections whose SYN-ACK carried no
+timestamps (TCP_INFO: outside "survives a rehash", README). Load is bounded in count and time; only the
 namespace's own addresses are ever targets (the caller's choice).
 """
 import errno
 import json
+import os
 import selectors
 import socket
+import struct
 import sys
 import time
 
@@ -50,12 +55,23 @@ def parse(buf):
     return status, end + 4 + clen
 
 
+def has_timestamps(s):
+    """TCP_INFO's tcpi_options has TCPI_OPT_TIMESTAMPS (1)."""
+    try:
+        info = s.getsockopt(socket.IPPROTO_TCP, socket.TCP_INFO, 104)
+    except OSError:
+        return True
+    return bool(struct.unpack_from("B", info, 5)[0] & 1)
+
+
 def main():
     host, port, nconn, secs, ivl = sys.argv[1:6]
-    marks = open(sys.argv[6], "a") if len(sys.argv) > 6 else None
+    marks = open(sys.argv[6], "a") if len(sys.argv) > 6 and sys.argv[6] != "-" else None
+    stop = sys.argv[7] if len(sys.argv) > 7 else None
     port, nconn, secs, ivl = int(port), int(nconn), float(secs), int(ivl) / 1000.0
     out = {"conns": nconn, "opened": 0, "requests_ok": 0, "failed": 0,
-           "resets": 0, "timeouts": 0, "eof": 0, "bad": 0}
+           "resets": 0, "timeouts": 0, "eof": 0, "bad": 0, "no_ts": 0,
+           "bodies": {}}
     sel = selectors.DefaultSelector()
     conns = []
     for i in range(nconn):
@@ -64,6 +80,8 @@ def main():
         except OSError:
             out["failed"] += 1
             continue
+        if not has_timestamps(s):
+            out["no_ts"] += 1
         s.setblocking(False)
         c = Conn(s)
         c.next_at = time.monotonic() + ivl * i / nconn  # spread the sends
@@ -82,9 +100,13 @@ def main():
 
     start = time.monotonic()
     end = start + secs
-    last_mark = start
+    last_mark = last_stop = start
     while True:
         now = time.monotonic()
+        if stop and now < end and now - last_stop >= 0.1:
+            last_stop = now
+            if os.path.exists(stop):
+                end = now
         if now >= end and all(c.sent_at is None or c.dead for c in conns):
             break
         if now >= end + TIMEOUT:
@@ -116,6 +138,9 @@ def main():
             r = parse(c.buf)
             if r:
                 status, n = r
+                body = c.buf[c.buf.find(b"\r\n\r\n") + 4:n].decode("latin-1")
+                if body in out["bodies"] or len(out["bodies"]) < 32:
+                    out["bodies"][body] = out["bodies"].get(body, 0) + 1
                 c.buf = c.buf[n:]
                 if status != b"200":
                     kill(c, "bad")
