@@ -346,6 +346,23 @@ static __always_inline int blitz_seg_v6(void *ctx, const int kind,
 }
 
 /*
+ * 802.1Q (0x8100) and 802.1ad (0x88a8, the outer tag of QinQ): the frame
+ * belongs to a VLAN device on top of this one, and is passed untouched,
+ * never answered. Answering it would take the same tag(s) on the reply
+ * (an in-place rewrite keeps them) and, before that, knowing which VLANs
+ * this host has: the address check asks the FIB about the interface the
+ * program runs on, and a trunk may carry VLANs of other hosts with the
+ * same addresses (the kernel drops a tag it has no device for, and takes
+ * VID 0, a priority tag, as untagged). To serve a VLAN, load blitz on its
+ * device (eth0.100): there frames arrive untagged and replies leave
+ * through the VLAN device, which tags them. docs/tcp-security.md, "VLANs".
+ */
+static __always_inline int blitz_seg_vlan(__u16 h_proto)
+{
+	return h_proto == bpf_htons(0x8100) || h_proto == bpf_htons(0x88a8);
+}
+
+/*
  * Parse the frame at ctx. 0: a segment for the service, s filled (its
  * options too, unless optbuf is NULL); otherwise the counter that says
  * why not (DROP_MARTIAN: drop it; the others: leave it to the kernel), or
@@ -362,10 +379,17 @@ static __always_inline int blitz_seg_parse(void *ctx, const int kind,
 
 	if ((void *)(eth + 1) > end)
 		return blitz_seg_short(kind);
+	/* A tag the kernel took out of the frame (a NIC's VLAN offload, or
+	 * the stack's own untagging before TC): the frame is the VLAN
+	 * device's, see blitz_seg_vlan(). */
+	if (kind == BLITZ_PKT_SKB && ((struct __sk_buff *)ctx)->vlan_present)
+		return BLITZ_CNT_PASS_VLAN;
 	if (eth->h_proto == bpf_htons(BLITZ_ETH_P_IP))
 		return blitz_seg_v4(ctx, kind, cfg, s, optbuf, off0);
 	if (eth->h_proto == bpf_htons(BLITZ_ETH_P_IPV6))
 		return blitz_seg_v6(ctx, kind, cfg, s, optbuf, off0);
+	if (blitz_seg_vlan(eth->h_proto))
+		return BLITZ_CNT_PASS_VLAN;
 	return BLITZ_CNT_PASS_HOST;
 }
 

@@ -135,6 +135,8 @@ static inline __u64 blitz_mac_u64(const __u8 *m)
 	X(PASS_MALFORMED, "pass_malformed", "truncated or bad headers")        \
 	X(PASS_IP_OPTIONS, "pass_ip_options", "IPv4 options or IPv6 ext hdrs") \
 	X(PASS_FRAGMENT, "pass_fragment", "IP fragments")                      \
+	X(PASS_VLAN, "pass_vlan",                                              \
+	  "VLAN-tagged (802.1Q/802.1ad): untouched; load on the VLAN device")  \
 	X(PASS_PARTIAL, "pass_partial", "request not complete in segment")     \
 	X(PASS_NOT_TRIVIAL, "pass_not_trivial",                                \
 	  "method, body, header or target the fast path does not answer")      \
