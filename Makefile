@@ -156,9 +156,11 @@ bench:
 # The cost of each component of the xdp program (a benchmark, not a test:
 # not part of `make test`): COST_ROUNDS shuffled rounds of COST_RUNS
 # BPF_PROG_TEST_RUNs per (build, frame), medians, ratios to the floor.
+# COST_BASE=path/blitz_xdp.base.bpf.o adds another build (say, of an
+# older commit) to the same run: its row is the before/after comparison.
 cost: $(BUILD)/blitz_xdp.bpf.o $(COST_OBJS) $(COST_TOOL)
 	$(COST_TOOL) --rounds $(COST_ROUNDS) --runs $(COST_RUNS) \
-		$(BUILD)/blitz_xdp.bpf.o $(COST_OBJS)
+		$(BUILD)/blitz_xdp.bpf.o $(COST_OBJS) $(COST_BASE)
 
 # `make install [PREFIX=/usr/local] [DESTDIR=...]`: the binaries (the BPF
 # programs are embedded in them as skeletons), the veth peer's pass-all

@@ -406,6 +406,22 @@ BLITZ_INLINE __u32 blitz_ck2_ts_age(__u64 e_now, __u32 d)
 	       (BLITZ_CK2_RING - 1);
 }
 
+/*
+ * Hooks for a memo of the two PRF values the timestamp check needs (the
+ * flow hash of a 4-tuple under a slot's offset key, the TSval MAC of a
+ * flow under an epoch key, which depends on neither seq nor ack): the BPF
+ * programs' bpf/blitz_ring.h keeps the values of segments that verified,
+ * per CPU, and returns them only for the exact same inputs, so every
+ * verdict is the one SipHash gives. Elsewhere: plain SipHash, no memo.
+ */
+#ifndef BLITZ_CK2_FLOW_OF
+#define BLITZ_CK2_FLOW_OF(s, t) blitz_ck2_flow(s, t)
+#define BLITZ_CK2_TS_MAC_OF(t, ek, flow, opts) blitz_ck2_ts_mac(ek, flow, opts)
+#define BLITZ_CK2_TS_VERIFIED(s, t, ek, flow, opts, mac) \
+	do {                                             \
+	} while (0)
+#endif
+
 /* One slot's verdict on a TSecr for a segment with seq and ack. */
 BLITZ_INLINE int blitz_ck2_ts_check_slot(const struct blitz_ck2_slot *s,
 					 __u64 e_now,
@@ -419,7 +435,7 @@ BLITZ_INLINE int blitz_ck2_ts_check_slot(const struct blitz_ck2_slot *s,
 
 	if (!(s->flags & (BLITZ_CK2_ACCEPT | BLITZ_CK2_RST)))
 		return BLITZ_CK2_BAD;
-	flow = blitz_ck2_flow(s, t);
+	flow = BLITZ_CK2_FLOW_OF(s, t);
 	d = tsecr - (__u32)flow - ack - seq;
 	age = blitz_ck2_ts_age(e_now, d);
 	e = e_now - age;
@@ -427,9 +443,10 @@ BLITZ_INLINE int blitz_ck2_ts_check_slot(const struct blitz_ck2_slot *s,
 		return BLITZ_CK2_BAD;
 	ek = BLITZ_CK2_EK(s, e);
 	opts = d & BLITZ_CK2_OPT_MASK;
-	mac = blitz_ck2_ts_mac(ek, flow, opts);
+	mac = BLITZ_CK2_TS_MAC_OF(t, ek, flow, opts);
 	if (((d >> BLITZ_CK2_OPT_BITS) ^ mac) & BLITZ_CK2_TS_MAC_CMP)
 		return BLITZ_CK2_BAD;
+	BLITZ_CK2_TS_VERIFIED(s, t, ek, flow, opts, mac);
 	h->flow = flow;
 	h->epoch = e;
 	h->opts = opts;

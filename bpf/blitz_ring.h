@@ -13,7 +13,138 @@
 #define BLITZ_RING_H
 
 #include "blitz_maps.h"
+
+/* The PRF memo of cookie v2's timestamp check (blitz_cookie2.h's hooks),
+ * defined below. */
+struct blitz_ck2_slot;
+struct blitz_ck2_tuple;
+struct blitz_ck2_key;
+static __always_inline __u64 blitz_memo_flow(const struct blitz_ck2_slot *s,
+					     const struct blitz_ck2_tuple *t);
+static __always_inline __u32 blitz_memo_ts_mac(const struct blitz_ck2_tuple *t,
+					       const struct blitz_ck2_key *ek,
+					       __u64 flow, __u32 opts);
+static __always_inline void blitz_memo_put(const struct blitz_ck2_slot *s,
+					   const struct blitz_ck2_tuple *t,
+					   const struct blitz_ck2_key *ek,
+					   __u64 flow, __u32 opts, __u32 mac);
+#define BLITZ_CK2_FLOW_OF(s, t) blitz_memo_flow(s, t)
+#define BLITZ_CK2_TS_MAC_OF(t, ek, flow, opts) \
+	blitz_memo_ts_mac(t, ek, flow, opts)
+#define BLITZ_CK2_TS_VERIFIED(s, t, ek, flow, opts, mac) \
+	blitz_memo_put(s, t, ek, flow, opts, mac)
+
 #include "blitz_cookie2.h"
+
+/*
+ * The memo: per CPU, BLITZ_MEMO_WAYS entries picked by a hash of the
+ * 4-tuple, each holding the inputs and outputs of the two SipHashes of a
+ * segment that verified (flow hash: the tuple and the offset key; MAC: the
+ * flow, the epoch key and the options). A value is used only when every
+ * input matches exactly, so a hit changes no verdict; a keep-alive
+ * connection's later segments then cost no SipHash. Only verified
+ * segments write it: a spoof costs its own SipHashes and evicts nothing.
+ */
+#define BLITZ_MEMO_WAYS 64
+
+struct blitz_memo_ent {
+	__u64 w[5]; /* the tuple */
+	__u64 off0, off1;
+	__u64 flow;
+	__u64 ek0, ek1;
+	__u32 v6, opts;
+	__u32 mac, valid;
+};
+
+struct blitz_memo {
+	struct blitz_memo_ent e[BLITZ_MEMO_WAYS];
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct blitz_memo);
+} ck2_memo SEC(".maps");
+
+static __always_inline struct blitz_memo_ent *
+blitz_memo_ent(const struct blitz_ck2_tuple *t)
+{
+	__u32 key = 0, h;
+	struct blitz_memo *m = bpf_map_lookup_elem(&ck2_memo, &key);
+	__u64 x;
+
+	if (!m)
+		return 0;
+	x = t->w[0] ^ t->w[1] ^ t->w[2] ^ t->w[3] ^ t->w[4];
+	x ^= x >> 32;
+	h = (__u32)x;
+	h ^= h >> 16;
+	h ^= h >> 8;
+	return &m->e[h & (BLITZ_MEMO_WAYS - 1)];
+}
+
+static __always_inline int
+blitz_memo_same_tuple(const struct blitz_memo_ent *e,
+		      const struct blitz_ck2_tuple *t)
+{
+	return e->valid && e->v6 == t->v6 && e->w[0] == t->w[0] &&
+	       e->w[1] == t->w[1] && e->w[2] == t->w[2] && e->w[3] == t->w[3] &&
+	       e->w[4] == t->w[4];
+}
+
+static __always_inline __u64 blitz_memo_flow(const struct blitz_ck2_slot *s,
+					     const struct blitz_ck2_tuple *t)
+{
+	struct blitz_memo_ent *e = blitz_memo_ent(t);
+
+	if (e && blitz_memo_same_tuple(e, t) && e->off0 == s->off.k0 &&
+	    e->off1 == s->off.k1)
+		return e->flow;
+	return blitz_ck2_flow(s, t);
+}
+
+/* The MAC is a function of the flow hash, the epoch key and the options
+ * alone: a memoized one is good for whatever tuple left it. */
+static __always_inline __u32 blitz_memo_ts_mac(const struct blitz_ck2_tuple *t,
+					       const struct blitz_ck2_key *ek,
+					       __u64 flow, __u32 opts)
+{
+	struct blitz_memo_ent *e = blitz_memo_ent(t);
+
+	if (e && e->valid && e->flow == flow && e->ek0 == ek->k0 &&
+	    e->ek1 == ek->k1 && e->opts == opts)
+		return e->mac;
+	return blitz_ck2_ts_mac(ek, flow, opts);
+}
+
+static __always_inline void blitz_memo_put(const struct blitz_ck2_slot *s,
+					   const struct blitz_ck2_tuple *t,
+					   const struct blitz_ck2_key *ek,
+					   __u64 flow, __u32 opts, __u32 mac)
+{
+	struct blitz_memo_ent *e = blitz_memo_ent(t);
+
+	/* a hit leaves it as it is: no stores on the common path */
+	if (!e || (e->valid && e->flow == flow && e->mac == mac &&
+		   e->opts == opts && e->ek0 == ek->k0 && e->ek1 == ek->k1 &&
+		   blitz_memo_same_tuple(e, t)))
+		return;
+	e->w[0] = t->w[0];
+	e->w[1] = t->w[1];
+	e->w[2] = t->w[2];
+	e->w[3] = t->w[3];
+	e->w[4] = t->w[4];
+	e->v6 = t->v6;
+	e->off0 = s->off.k0;
+	e->off1 = s->off.k1;
+	e->flow = flow;
+	e->ek0 = ek->k0;
+	e->ek1 = ek->k1;
+	e->opts = opts;
+	e->mac = mac;
+	e->valid = 1;
+}
 
 /* One cookie question and its answer (too big for the programs' stacks). */
 struct blitz_ck2_q {

@@ -2961,6 +2961,39 @@ static void t_ck2_million_spoofs(void)
 		 dropped);
 }
 
+/*
+ * The PRF memo (bpf/blitz_ring.h): after a segment of a 4-tuple verified,
+ * its flow hash and MAC are memoized; a hit must give exactly SipHash's
+ * verdicts. Every bit of the TSecr flipped on the memoized tuple is
+ * dropped, the right one is still answered, and after a key change the
+ * old cookie is not (the memo is keyed by the key), on both families.
+ */
+static void t_ck2_memo_exact(void)
+{
+	int k[] = {BLITZ_RESP_GET_KA}, v6, b;
+	struct blitz_config c = cfg;
+	uint32_t good;
+	struct fspec f;
+
+	for (v6 = 0; v6 < 2; v6++) {
+		data_spec(&f, v6, 1, get11);
+		good = tsecr_of(&f);
+		expect_answer(&f, k, 1, 0); /* memoized now */
+		for (b = 0; b < 32; b++) {
+			with_ts(&f, 0xabc00001, good ^ (1U << b));
+			expect_drop(&f, BLITZ_CNT_DROP_BAD_COOKIE);
+		}
+		with_ts(&f, 0xabc00001, good);
+		expect_answer(&f, k, 1, 0);
+		c.secret[0] ^= 1; /* a new key, the old one not kept */
+		cfg_put(&c);
+		expect_drop(&f, BLITZ_CNT_DROP_BAD_COOKIE);
+		cfg_put(&cfg);
+		c = cfg;
+		expect_answer(&f, k, 1, 0);
+	}
+}
+
 int main(void)
 {
 	libbpf_set_print(libbpf_quiet);
@@ -3041,6 +3074,7 @@ int main(void)
 	T_RUN(t_ck2_epoch_rollover);
 	T_RUN(t_ck2_rotation);
 	T_RUN(t_ck2_million_spoofs);
+	T_RUN(t_ck2_memo_exact);
 	report_cost();
 	blitz_xdp_bpf__destroy(skel);
 	T_EXIT();

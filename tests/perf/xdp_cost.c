@@ -431,6 +431,7 @@ static const char *component(const char *name)
 		{"csum", "IP and TCP checksums"},
 		{"all", "all of the above at once"},
 		{"same", "nothing: the real build loaded again (noise)"},
+		{"base", "COST_BASE, another build: < 0 when it costs more"},
 	};
 	size_t i;
 
