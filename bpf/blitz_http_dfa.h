@@ -14,10 +14,13 @@
  * OWS, parameters), Host lines (none under HTTP/1.1 or two in any
  * version: 400, judged at the end as http.c does), Content-Length (a
  * valid value: a body follows, so a GET or HEAD with one goes to the
- * kernel path; a bad value: 400 at the LF of its line).
+ * kernel path; a bad value: 400 at the LF of its line), Transfer-Encoding
+ * (a list: the last coding chunked is a body, so again the kernel path for
+ * GET and HEAD, 405 for another method; not chunked: 400; with
+ * Content-Length or on HTTP/1.0: 400 at the line's LF).
  * DFA_ERR (absorbing): what one segment cannot settle the way http.c does
- * (Transfer-Encoding, a Content-Length of 16 digits or more, a second
- * Content-Length line): the segment goes to the kernel path. The XDP
+ * (a Content-Length of 16 digits or more, a second Content-Length or
+ * Transfer-Encoding line): the segment goes to the kernel path. The XDP
  * program answers a segment only where http.c would answer the same
  * bytes the same way; tests/bpf/test_xdp.c checks that against http.c on
  * 300,000 generated requests (verdict, response kind, close, and where
@@ -81,6 +84,7 @@ enum blitz_dfa_class {
 	DC_r,
 	DC_s,
 	DC_t,
+	DC_u,
 	DC_v,
 	/* ...but the method and "HTTP" are case-sensitive. */
 	DC_A,
@@ -213,6 +217,19 @@ enum blitz_dfa_state {
 	CL_TRAIL,
 	CL_BAD,	  /* not a number: 400 once the line ends */
 	CL_BADCR, /* its CR: any byte now is a 400 */
+	/* Transfer-Encoding value: a list; is the last coding chunked? The
+	 * digit says what the last element so far was (1: chunked). */
+	TE_SEP0,
+	TE_SEP1,
+	TE_REST0,
+	TE_REST1,
+	TE_C,
+	TE_CH,
+	TE_CHU,
+	TE_CHUN,
+	TE_CHUNK,
+	TE_CHUNKE,
+	TE_CHUNKED_W, /* the word so far is "chunked" */
 	/* States entered with an action: the step only looks up actions
 	 * from here on, so they must stay last. */
 	DFA_FIRST_ACTION,
@@ -228,6 +245,8 @@ enum blitz_dfa_state {
 	CV_KA_CR,
 	V_HOST, /* the value of a Host line: counts it, then as V_ANY */
 	CL_CR,	/* a valid Content-Length line's CR */
+	TE_CR0, /* a Transfer-Encoding line's CR: last coding not chunked */
+	TE_CR1, /* ... chunked */
 	S_DONE, /* a request just ended; same transitions as S_START */
 	DFA_NSTATES,
 };
@@ -243,6 +262,8 @@ enum blitz_dfa_state {
 #define DFA_LANE_HOST 6	 /* a Host line... */
 #define DFA_LANE_HOST2 7 /* ...and a second one: HOST + 1, set by the step */
 #define DFA_LANE_CL 8	 /* a valid Content-Length */
+#define DFA_LANE_TE 9	 /* a Transfer-Encoding line... */
+#define DFA_LANE_TECH 10 /* ...whose last coding is chunked */
 #define DFA_LANE_DONE 63 /* the step adds it to n */
 #define DFA_LANE(acc, lane) ((__u32)((acc) >> (lane)) & 1)
 
@@ -312,6 +333,8 @@ static const __u8 blitz_dfa_class[256] = {
 	['s'] = DC_s,
 	['S'] = DC_s,
 	['t'] = DC_t,
+	['u'] = DC_u,
+	['U'] = DC_u,
 	['v'] = DC_v,
 	['V'] = DC_v,
 	['A'] = DC_A,
@@ -329,8 +352,8 @@ static const __u8 blitz_dfa_class[256] = {
 	[DC_a] = (x), [DC_c] = (x), [DC_d] = (x), [DC_e] = (x), [DC_f] = (x), \
 	[DC_g] = (x), [DC_h] = (x), [DC_i] = (x), [DC_k] = (x), [DC_l] = (x), \
 	[DC_n] = (x), [DC_o] = (x), [DC_p] = (x), [DC_r] = (x), [DC_s] = (x), \
-	[DC_t] = (x), [DC_v] = (x), [DC_A] = (x), [DC_D] = (x), [DC_E] = (x), \
-	[DC_G] = (x), [DC_H] = (x), [DC_P] = (x), [DC_T] = (x)
+	[DC_t] = (x), [DC_u] = (x), [DC_v] = (x), [DC_A] = (x), [DC_D] = (x), \
+	[DC_E] = (x), [DC_G] = (x), [DC_H] = (x), [DC_P] = (x), [DC_T] = (x)
 #define DFA_TCHARS(x)                                                   \
 	DFA_LETTERS(x), DFA_DIGITS(x), [DC_DOT] = (x), [DC_DASH] = (x), \
 				       [DC_TCHAR] = (x)
@@ -358,6 +381,7 @@ static const __u8 blitz_dfa_class[256] = {
 #define CI_r(x) [DC_r] = (x)
 #define CI_s(x) [DC_s] = (x)
 #define CI_t(x) [DC_t] = (x), [DC_T] = (x)
+#define CI_u(x) [DC_u] = (x)
 #define CI_v(x) [DC_v] = (x)
 
 /* A request starts: GET and HEAD are spelled out, any other token is
@@ -387,6 +411,13 @@ static const __u8 blitz_dfa_class[256] = {
 #define CL_ROW(...)                                               \
 	{                                                         \
 		DFA_FVAL(CL_BAD), [DC_CR] = CL_BADCR, __VA_ARGS__ \
+	}
+/* Inside a Transfer-Encoding element whose first word is not (or not
+ * yet) "chunked"; L: what the last complete element was. */
+#define TE_ROW(L, ...)                                              \
+	{                                                           \
+		DFA_FVAL(TE_REST0), [DC_COMMA] = TE_SEP##L,         \
+				    [DC_CR] = TE_CR##L, __VA_ARGS__ \
 	}
 #define CL_DIGIT_ROW(next) \
 	CL_ROW(DFA_DIGITS(next), DFA_OWS(CL_TRAIL), [DC_CR] = CL_CR)
@@ -475,7 +506,7 @@ static const __u8 blitz_dfa_next[BLITZ_DFA_NSTATE][BLITZ_DFA_NCLASS] = {
 	[N_TE_ENCOD] = NAME_ROW(CI_i(N_TE_ENCODI)),
 	[N_TE_ENCODI] = NAME_ROW(CI_n(N_TE_ENCODIN)),
 	[N_TE_ENCODIN] = NAME_ROW(CI_g(N_TE_ENCODING)),
-	[N_TE_ENCODING] = NAME_ROW([DC_COLON] = DFA_ERR),
+	[N_TE_ENCODING] = NAME_ROW([DC_COLON] = TE_SEP0),
 	/* Connection: a list of tokens (http.c's scan_list) */
 	[CV_SEP] = CV_SEP_ROW,
 	[CV_REST] = CV_ROW(),
@@ -523,6 +554,22 @@ static const __u8 blitz_dfa_next[BLITZ_DFA_NSTATE][BLITZ_DFA_NCLASS] = {
 	[CL_BAD] = CL_ROW(),
 	/* CL_BADCR: every byte is a 400 (the row is all E400) */
 	[CL_CR] = {[DC_LF] = S_LINE},
+	/* Transfer-Encoding: a list of codings (http.c's scan_list) */
+	[TE_SEP0] = TE_ROW(0, DFA_OWS(TE_SEP0), CI_c(TE_C)),
+	[TE_SEP1] = TE_ROW(1, DFA_OWS(TE_SEP1), CI_c(TE_C)),
+	[TE_REST0] = TE_ROW(0),
+	[TE_REST1] = TE_ROW(
+		1, DFA_FVAL(TE_REST1), [DC_COMMA] = TE_SEP1, [DC_CR] = TE_CR1),
+	[TE_C] = TE_ROW(0, CI_h(TE_CH)),
+	[TE_CH] = TE_ROW(0, CI_u(TE_CHU)),
+	[TE_CHU] = TE_ROW(0, CI_n(TE_CHUN)),
+	[TE_CHUN] = TE_ROW(0, CI_k(TE_CHUNK)),
+	[TE_CHUNK] = TE_ROW(0, CI_e(TE_CHUNKE)),
+	[TE_CHUNKE] = TE_ROW(0, CI_d(TE_CHUNKED_W)),
+	[TE_CHUNKED_W] = TE_ROW(0, DFA_OWS(TE_REST1), [DC_SEMI] = TE_REST1,
+				[DC_COMMA] = TE_SEP1, [DC_CR] = TE_CR1),
+	[TE_CR0] = {[DC_LF] = S_LINE},
+	[TE_CR1] = {[DC_LF] = S_LINE},
 };
 
 #if defined(__clang__)
@@ -545,6 +592,8 @@ static const __u64 blitz_dfa_action[BLITZ_DFA_NSTATE] = {
 	[CV_KA_CR] = 1ULL << DFA_LANE_KA,
 	[V_HOST] = 1ULL << DFA_LANE_HOST,
 	[CL_CR] = 1ULL << DFA_LANE_CL,
+	[TE_CR0] = 1ULL << DFA_LANE_TE,
+	[TE_CR1] = 1ULL << DFA_LANE_TE | 1ULL << DFA_LANE_TECH,
 	[S_DONE] = 1ULL << DFA_LANE_DONE,
 };
 
@@ -564,8 +613,9 @@ struct blitz_dfa_run {
  * token, a Host line, a Content-Length, the end of a request), so the
  * common byte costs two loads. Without further branches (each would
  * double the verifier's paths through the unrolled steps): a second Host
- * line sets HOST2; a second Content-Length line (http.c compares the
- * values) makes the state DFA_ERR.
+ * line sets HOST2; Content-Length with Transfer-Encoding, or
+ * Transfer-Encoding on HTTP/1.0, is a 400 at the line's LF; a second line
+ * of either makes the state DFA_ERR.
  */
 static __always_inline void blitz_dfa_step(struct blitz_dfa_run *r, __u32 byte,
 					   __u64 *slots)
@@ -578,9 +628,20 @@ static __always_inline void blitz_dfa_step(struct blitz_dfa_run *r, __u32 byte,
 		__u64 old = r->acc, d = a >> DFA_LANE_DONE;
 		__u64 again = old & a;
 		__u64 acc = old | a | ((again & (1ULL << DFA_LANE_HOST)) << 1);
-		__u32 dup_cl = (__u32)(again >> DFA_LANE_CL) & 1;
+		/* http.c's 400 at the LF of a framing line: Content-Length
+		 * with Transfer-Encoding, Transfer-Encoding on HTTP/1.0 */
+		__u32 clash =
+			(__u32)(((old >> DFA_LANE_CL) & (a >> DFA_LANE_TE)) |
+				((old >> DFA_LANE_TE) & (a >> DFA_LANE_CL)) |
+				((old >> DFA_LANE_V10) & (a >> DFA_LANE_TE))) &
+			1;
+		/* a second line of either: http.c compares values */
+		__u32 dup = (__u32)((again >> DFA_LANE_CL) |
+				    (again >> DFA_LANE_TE)) &
+			    1;
 
-		st ^= (st ^ DFA_ERR) & (0U - dup_cl);
+		st ^= (st ^ CL_BADCR) & (0U - clash);
+		st ^= (st ^ DFA_ERR) & (0U - dup);
 		slots[r->n & (BLITZ_DFA_SLOTS - 1)] = acc;
 		r->n += (__u32)d;
 		acc &= d - 1;
@@ -615,12 +676,15 @@ static __always_inline __u32 blitz_dfa_slot_kind(__u64 slot, int *close)
 	int host = DFA_LANE(slot, DFA_LANE_HOST);
 
 	*close = 1;
+	/* a body with no end we know (the last coding is not chunked) */
+	if (DFA_LANE(slot, DFA_LANE_TE) && !DFA_LANE(slot, DFA_LANE_TECH))
+		return BLITZ_RESP_400;
 	if (DFA_LANE(slot, DFA_LANE_HOST2) ||
 	    (DFA_LANE(slot, DFA_LANE_V11) && !host))
 		return BLITZ_RESP_400;
 	if (!head && !DFA_LANE(slot, DFA_LANE_GET))
 		return BLITZ_RESP_405;
-	if (DFA_LANE(slot, DFA_LANE_CL))
+	if (DFA_LANE(slot, DFA_LANE_CL) || DFA_LANE(slot, DFA_LANE_TE))
 		return BLITZ_DFA_KIND_PASS;
 	*close = DFA_LANE(slot, DFA_LANE_CLOSE) ||
 		 (v10 && !DFA_LANE(slot, DFA_LANE_KA));

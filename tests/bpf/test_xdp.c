@@ -969,8 +969,9 @@ static void t_partial(void)
 }
 
 /* What one segment cannot settle as http.c does goes to the kernel path:
- * a body to skip (GET or HEAD with Content-Length), Transfer-Encoding, a
- * Content-Length of 16 digits or more, a second Content-Length line. */
+ * a body to skip (GET or HEAD with Content-Length or a chunked
+ * Transfer-Encoding), a Content-Length of 16 digits or more, a second
+ * Content-Length or Transfer-Encoding line. */
 static void t_not_trivial(void)
 {
 	static const char *const reqs[] = {
@@ -979,8 +980,10 @@ static void t_not_trivial(void)
 		"HEAD / HTTP/1.0\r\nContent-Length:\t7 \r\n\r\n1234567",
 		"GET / HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: "
 		"chunked\r\n\r\n0\r\n\r\n",
-		"POST / HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: "
-		"chunked\r\n\r\n0\r\n\r\n",
+		"HEAD / HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: gzip, "
+		"CHUNKED\r\n\r\n0\r\n\r\n",
+		"POST / HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: chunked\r\n"
+		"Transfer-Encoding: chunked\r\n\r\n0\r\n\r\n",
 		"POST / HTTP/1.1\r\nHost: h\r\nContent-Length: "
 		"1234567890123456\r\n\r\n",
 		"POST / HTTP/1.1\r\nHost: h\r\nContent-Length: 1\r\n"
@@ -1117,6 +1120,52 @@ static void t_errors(void)
 		 {BLITZ_RESP_400},
 		 1},
 		{"GET / HTTP/1.1\r\nHost: h\r\nContent-Length: 1 2\r\n\r\n",
+		 1,
+		 {BLITZ_RESP_400},
+		 1},
+		/* Transfer-Encoding: chunked last is a body (405 for POST),
+		 * anything else has no end: 400; with Content-Length or on
+		 * HTTP/1.0: 400 */
+		{"POST / HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: "
+		 "chunked\r\n\r\n5\r\nhello\r\n0\r\n\r\n",
+		 1,
+		 {BLITZ_RESP_405},
+		 1},
+		{"PUT / HTTP/1.1\r\nHost: h\r\ntransfer-encoding: gzip ,\t"
+		 "Chunked;x=1\r\n\r\n",
+		 1,
+		 {BLITZ_RESP_405},
+		 1},
+		{"POST / HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: "
+		 "gzip\r\n\r\n",
+		 1,
+		 {BLITZ_RESP_400},
+		 1},
+		{"GET / HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: chunked, "
+		 "gzip\r\n\r\n",
+		 1,
+		 {BLITZ_RESP_400},
+		 1},
+		{"GET / HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: chunkedx\r\n"
+		 "\r\n",
+		 1,
+		 {BLITZ_RESP_400},
+		 1},
+		{"POST / HTTP/1.1\r\nHost: h\r\nTransfer-Encoding:\r\n\r\n",
+		 1,
+		 {BLITZ_RESP_400},
+		 1},
+		{"POST / HTTP/1.1\r\nHost: h\r\nContent-Length: 3\r\n"
+		 "Transfer-Encoding: chunked\r\n\r\n",
+		 1,
+		 {BLITZ_RESP_400},
+		 1},
+		{"POST / HTTP/1.1\r\nTransfer-Encoding: chunked\r\n"
+		 "Content-Length: 3\r\nHost: h\r\n\r\n",
+		 1,
+		 {BLITZ_RESP_400},
+		 1},
+		{"POST / HTTP/1.0\r\nTransfer-Encoding: chunked\r\n\r\n",
 		 1,
 		 {BLITZ_RESP_400},
 		 1},
@@ -2191,6 +2240,13 @@ static const char *const corpus[] = {
 	"HEAD / HTTP/1.1\r\nHost: a\r\nConnection: closex, ,close\t\r\n\r\n",
 	"GET / HTTP/1.0\r\nConnection: keep-alive-x\r\nConnection: "
 	"upgrade,keep-alive\r\n\r\n",
+	/* Transfer-Encoding lists */
+	"POST / HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked\r\n\r\n",
+	"PUT / HTTP/1.1\r\nTransfer-Encoding: gzip, chunked ;q\r\nHost: a\r\n"
+	"\r\n",
+	"GET / HTTP/1.1\r\nHost: a\r\ntransfer-encoding: CHUNKED,,\r\n\r\n",
+	"POST / HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked, x\r\n\r\n",
+	"POST / HTTP/1.0\r\nTransfer-Encoding: chunked\r\n\r\n",
 };
 
 /* A Host line in a random case, for the generator to insert. */

@@ -71,9 +71,14 @@ CASES = [
     ("content_length_body_split",
      [b"GET / HTTP/1.1\r\nHost: t\r\nContent-Length: 10\r\n\r\n", b"0123456789"],
      "200/quiet", "rst"),
-    ("transfer_encoding_chunked",
+    ("post_chunked",
      [b"POST / HTTP/1.1\r\nHost: t\r\nTransfer-Encoding: chunked\r\n\r\n"
-      b"5\r\nhello\r\n0\r\n\r\n"], "405/fin", "rst"),
+      b"5\r\nhello\r\n0\r\n\r\n"], "405/fin", "xdp"),
+    ("transfer_encoding_not_chunked",
+     [b"POST / HTTP/1.1\r\nHost: t\r\nTransfer-Encoding: gzip\r\n\r\n"], "400/fin", "xdp"),
+    ("get_chunked_body",
+     [b"GET / HTTP/1.1\r\nHost: t\r\nTransfer-Encoding: chunked\r\n\r\n"
+      b"5\r\nhello\r\n0\r\n\r\n"], "200/quiet", "rst"),
     ("header_over_8k",
      [b"GET / HTTP/1.1\r\nHost: t\r\nX-Big: " + b"a" * 9000 + b"\r\n\r\n"], "431/fin", "rst"),
 ]

@@ -3,7 +3,7 @@
 # ALONE (no kernel listener on the port: issue 12) and, in the same run,
 # against nginx as the reference; one result line per case.
 #
-# The cases and what the contract answers are in rfc9112_cases.py (30
+# The cases and what the contract answers are in rfc9112_cases.py (32
 # cases, all at once, one connection each). Under `load` alone a case is
 # either the fast path's to answer from one segment (then the statuses
 # and the end, FIN or open, must be the contract's) or one only a kernel
@@ -110,7 +110,7 @@ while IFS='|' read -r name got end want mode; do
 		fail "${T}_$name" "blitz alone got '$short' end=$end, want '$want' (alone: $mode); nginx $nshort"
 	fi
 done <"$TMP/blitz.txt"
-check "${T}_all_cases_ran" "$n cases (want 30): $(head -c 300 "$TMP/blitz.err")" [ "$n" -eq 30 ]
+check "${T}_all_cases_ran" "$n cases (want 32): $(head -c 300 "$TMP/blitz.err")" [ "$n" -eq 32 ]
 # The fast path itself answered: the counters moved by what it sent.
 check "${T}_xdp_counted" "requests $r0 -> $r1, http_errors $e0 -> $e1 (want >= +$alone requests, >= +12 errors)" \
 	test $((r1 - r0)) -ge "$alone" -a $((e1 - e0)) -ge 12
