@@ -9,9 +9,10 @@ tests/e2e/test_fleet.sh.
       whose body is "kernel NAME", on the same keep-alive connection.
   fleet_handoff.py client HOST PORT CMD...
       One connection to HOST:PORT: a GET (which the xdp engine answers),
-      then CMD (run: it moves the flow to another host), then a POST with
-      a body (which XDP passes to the kernel) on the same connection.
-      Prints one line: "get=<status> <body> post=<status> <body>", with
+      then CMD (run: it moves the flow to another host), then a GET with
+      a body (which XDP passes to the kernel: it answers 405 to a POST
+      itself now) on the same connection.
+      Prints one line: "get=<status> <body> body=<status> <body>", with
       "rst", "eof" or "timeout" in place of a response that did not come.
 Only the address it is given is a target (the caller gives the fleet's
 service address); every wait is bounded.
@@ -71,11 +72,11 @@ def client(host, port, cmd):
     elif get not in ("rst", "eof", "timeout"):
         time.sleep(0.2)
         body = b"name=fleet&hand=off"
-        s.sendall(b"POST /form HTTP/1.1\r\nHost: fleet\r\n"
+        s.sendall(b"GET /form HTTP/1.1\r\nHost: fleet\r\n"
                   b"Content-Type: application/x-www-form-urlencoded\r\n"
                   b"Content-Length: %d\r\n\r\n%s" % (len(body), body))
         post, buf = read_response(s, buf)
-    print("get=%s post=%s" % (get.replace(" ", ":", 1),
+    print("get=%s body=%s" % (get.replace(" ", ":", 1),
                               post.replace(" ", ":", 1)))
     s.close()
 

@@ -15,8 +15,8 @@
 # namespace) would hide from a naive test. Then the same with a resilient
 # nexthop group (moves only the removed nexthop's flows). The kernel
 # hand-off across hosts: a connection whose GET host A's XDP answered
-# moves to host B, whose kernel listener must answer its POST (which XDP
-# passes) on the same connection through B's TC hand-off; with a key per
+# moves to host B, whose kernel listener must answer its GET with a body
+# (which XDP passes) on the same connection through B's TC hand-off; with a key per
 # host it must not. IPVS: SKIP where the kernel has none. Bounded: about
 # 80 s. Owns its fleet (prefix fl).
 # shellcheck source=tests/e2e/lib.sh
@@ -24,7 +24,13 @@
 
 T=fleet
 N=3
-CONNS=${FLEET_CONNS:-200}
+# FLEET_FULL=1: the issue's size, 1,000 connections and 20 rehashes (about
+# 3 minutes here); by default 200 and 5.
+if [ -n "${FLEET_FULL:-}" ]; then
+	CONNS=${FLEET_CONNS:-1000} REHASHES=${FLEET_REHASHES:-20}
+else
+	CONNS=${FLEET_CONNS:-200} REHASHES=${FLEET_REHASHES:-5}
+fi
 IVL_MS=250
 need_root $T
 need_blitz $T
@@ -68,18 +74,61 @@ snap() { # all hosts' counters, space-separated
 # load_keys same|own - reload every host with the fleet key, or a key of
 # its own.
 load_keys() {
-	local i k
+	local i k pids=() rc=0
 	for ((i = 0; i < N; i++)); do
 		k=$KEY
 		if [ "$1" = own ]; then
 			k=$TMP/own$i.key
 			(umask 077 && head -c 16 /dev/urandom | od -An -tx1 | tr -d ' \n' >"$k")
 		fi
-		nsenter --net="/run/netns/${HOSTS[$i]}" "$BLITZ" unload "${IFS_[$i]}" >/dev/null 2>&1
-		nsenter --net="/run/netns/${HOSTS[$i]}" "$BLITZ" load "${IFS_[$i]}" \
-			-a "$FLEET_VIP" --secret-file "$k" >>"$TMP/load.log" 2>&1 || return 1
+		{
+			nsenter --net="/run/netns/${HOSTS[$i]}" "$BLITZ" unload "${IFS_[$i]}" >/dev/null 2>&1
+			nsenter --net="/run/netns/${HOSTS[$i]}" "$BLITZ" load "${IFS_[$i]}" \
+				-a "$FLEET_VIP" --secret-file "$k" >>"$TMP/load.log" 2>&1
+		} &
+		pids+=($!)
 	done
+	for k in "${pids[@]}"; do wait "$k" || rc=1; done
+	return $rc
 }
+
+# reload_host I ARGS... - `blitz reload` on host I (the environment, e.g.
+# the cookie clock's test offset, passes through).
+reload_host() {
+	local i=$1
+	shift
+	nsenter --net="/run/netns/${HOSTS[$i]}" "$BLITZ" reload "${IFS_[$i]}" "$@" >>"$TMP/reload.log" 2>&1
+}
+# reload_all ARGS... - the same reload on every host at once.
+reload_all() {
+	local i pids=() rc=0
+	for ((i = 0; i < N; i++)); do
+		reload_host "$i" "$@" &
+		pids+=($!)
+	done
+	for i in "${pids[@]}"; do wait "$i" || rc=1; done
+	return $rc
+}
+newkey() { (umask 077 && head -c 16 /dev/urandom | od -An -tx1 | tr -d ' \n' >"$1"); }
+
+# bg_client NAME CONNS - keep-alive connections until NAME's stop file
+# (60 s at most); end_client NAME: stop it, its JSON in RES.
+bg_client() {
+	# shellcheck disable=SC2086
+	$FLEET_CLI "$PY" "$E2E_ROOT/tests/e2e/fleet_client.py" "$FLEET_VIP" 80 \
+		"$2" 60 $IVL_MS - "$TMP/$1.stop" >"$TMP/$1.json" 2>"$TMP/$1.err" &
+	eval "CPID_$1=\$!"
+}
+end_client() {
+	local pid
+	touch "$TMP/$1.stop"
+	eval "pid=\$CPID_$1"
+	wait "$pid"
+	RES=$(cat "$TMP/$1.json")
+	[ -n "$RES" ] || RES='{"opened":0,"failed":-1,"error":"'"$(tail -1 "$TMP/$1.err")"'"}'
+}
+# paws - the client namespace's PAWS drops of established connections.
+paws() { $FLEET_CLI nstat -asz TcpExtPAWSEstab | awk '/PAWSEstab/ {print $2}'; }
 
 # scenario NAME SECONDS REHASH COUNT [REMOVE] - the client for SECONDS;
 # after 2 s, REHASH (a function) is called COUNT times 1.5 s apart; then
@@ -146,8 +195,8 @@ rotate() { # K: rotation by K of 0..N-1
 drop_last() { route_order $(seq 0 $((N - 2))); }
 
 wait_port "$FLEET_CLI" "$FLEET_VIP" 80 5 || fail "${T}_reachable" "no answer from $FLEET_VIP:80"
-scenario ecmp 14 rotate 5 drop_last
-clean_run ecmp_rehash_keepalive "$CONNS keep-alive conns, 5 nexthop rotations and host $N removed"
+scenario ecmp $((REHASHES * 3 / 2 + 7)) rotate "$REHASHES" drop_last
+clean_run ecmp_rehash_keepalive "$CONNS keep-alive conns, $REHASHES nexthop rotations and host $N removed"
 n=$(served "$BEFORE" "$AFTER")
 check "${T}_ecmp_hosts_served" "hosts serving: $n of $N (requests per host $(deltas "$BEFORE" "$AFTER"))" \
 	[ "$n" -ge 2 ]
@@ -156,6 +205,127 @@ check "${T}_ecmp_removed_host_idle" \
 	"host $N answered $gone requests after its nexthop was removed" [ "$gone" -eq 0 ]
 echo "  ecmp: $RES; per host $(deltas "$BEFORE" "$AFTER")"
 ECMP_RES=$RES
+
+# ---- a fleet-wide key rotation under load ----
+# Host 1 mints with a new key first; connections it opens then are moved
+# to the other hosts by rehashes before they rotate. One step (each host
+# --secret-file NEW in turn) must break those: the negative control. Two
+# steps (every host stages NEW with --accept-key, then each makes it
+# current) must break nothing.
+rot_half=$((CONNS / 2))
+rotation_run() { # MODE: onestep|staged; sets ROT1, ROT2 (the clients' JSON)
+	local k nk=$TMP/rot_$1.key
+	newkey "$nk"
+	: >"$TMP/reload.log"
+	rm -f "$TMP/rot1_$1.stop" "$TMP/rot2_$1.stop"
+	bg_client "rot1_$1" "$rot_half"
+	sleep 2
+	[ "$1" = staged ] && { reload_all --accept-key "$nk" || return 1; }
+	reload_host 0 --secret-file "$nk" || return 1
+	bg_client "rot2_$1" "$rot_half" # host 1 mints NEW for these
+	sleep 2
+	for k in 1 2; do
+		rotate "$k"
+		sleep 1.5
+		[ "$1" = staged ] && { reload_host "$k" --secret-file "$nk" || return 1; }
+	done
+	rotate 0
+	sleep 1.5
+	end_client "rot1_$1"
+	ROT1=$RES
+	end_client "rot2_$1"
+	ROT2=$RES
+}
+rot_failed() { # the two clients' failures
+	echo $(($("$PY" -c 'import json,sys; print(json.loads(sys.argv[1])["failed"])' "$ROT1") +
+		$("$PY" -c 'import json,sys; print(json.loads(sys.argv[1])["failed"])' "$ROT2")))
+}
+rot_opened() {
+	echo $(($("$PY" -c 'import json,sys; print(json.loads(sys.argv[1])["opened"])' "$ROT1") +
+		$("$PY" -c 'import json,sys; print(json.loads(sys.argv[1])["opened"])' "$ROT2")))
+}
+route_order $(seq 0 $((N - 1)))
+if rotation_run onestep; then
+	f=$(rot_failed)
+	check "${T}_rotation_negative_control_fails" \
+		"one-step rotation broke nothing ($ROT1 / $ROT2): the test cannot see an unstaged key" \
+		[ "$f" -gt 0 ]
+	echo "  rotation control (one step): failed $f; $ROT1 / $ROT2"
+else
+	fail "${T}_rotation_negative_control_fails" "reload: $(tail -1 "$TMP/reload.log")"
+fi
+load_keys same || fail "${T}_reload" "$(tail -1 "$TMP/load.log")"
+route_order $(seq 0 $((N - 1)))
+if rotation_run staged; then
+	f=$(rot_failed) o=$(rot_opened)
+	rot_clean() { [ "$f" = 0 ] && [ "$o" = $((2 * rot_half)) ]; }
+	check "${T}_rotation_under_load" \
+		"staged rotation across the fleet: $f failed of $o ($ROT1 / $ROT2)" rot_clean
+	echo "  rotation (staged, 3 hosts, 3 rehashes): $ROT1 / $ROT2"
+else
+	fail "${T}_rotation_under_load" "reload: $(tail -1 "$TMP/reload.log")"
+fi
+
+# ---- clock skew between hosts ----
+# Cookie clocks 0, 2.0 and 1.0 s behind host 1's (under cookie v2's
+# delta = 2^31 ns = 2.147 s), placed so that host 1's clock crosses an
+# epoch boundary 6 s into the run and the others 1 and 2 s later; flows
+# rehashed across them. 0 failures, and no PAWS drop on the Linux client
+# (TSvals stay monotonic across hosts). The negative control: one host
+# 100 s behind (over an epoch) must break connections.
+EPOCH_NS=$((1 << 36))
+now_ns() { date +%s%N; }
+skew_set() { # LAG_NS...: host I's clock that far behind host 1's
+	local t b i pids=() rc=0
+	t=$(($(now_ns) + 20000000000)) # host 1 crosses a boundary then
+	b=$(((t / EPOCH_NS + 1) * EPOCH_NS))
+	SKEW_ADJ0=$((b - t)) # host 1's clock: real time + this
+	SKEW_BOUNDARY=$t
+	i=0
+	for lag in "$@"; do
+		BLITZ_TEST_COOKIE_CLOCK_OFFSET_NS=$((SKEW_ADJ0 - lag)) reload_host "$i" &
+		pids+=($!)
+		i=$((i + 1))
+	done
+	for i in "${pids[@]}"; do wait "$i" || rc=1; done
+	return $rc
+}
+skew_run() { # NAME [wait]: with wait, from 6 s before host 1's boundary
+	local wait_ns
+	SKEW_AT=none
+	if [ -n "${2:-}" ]; then
+		wait_ns=$((SKEW_BOUNDARY - 6000000000 - $(now_ns)))
+		[ "$wait_ns" -gt 0 ] &&
+			sleep "$(printf '%d.%03d' $((wait_ns / 1000000000)) $((wait_ns / 1000000 % 1000)))"
+	fi
+	P0=$(paws)
+	SKEW_AT=$(((SKEW_BOUNDARY - $(now_ns)) / 1000000))
+	scenario "$1" 16 rotate 6
+	P1=$(paws)
+}
+route_order $(seq 0 $((N - 1)))
+: >"$TMP/reload.log"
+if skew_set 0 2000000000 1000000000; then
+	skew_run skew wait
+	clean_run skew_rehash_keepalive "clocks 0, 2.0, 1.0 s apart across an epoch boundary, 6 rehashes"
+	in_run() { [ "$SKEW_AT" -ge 1000 ] && [ "$SKEW_AT" -le 10000 ]; }
+	check "${T}_skew_boundary_in_run" "host 1's epoch boundary came ${SKEW_AT} ms after the run began (want 1..10 s: the reloads were too slow)" in_run
+	check "${T}_skew_no_paws_drop" "the client dropped $((P1 - P0)) segments by PAWS (TcpExtPAWSEstab)" \
+		[ "$((P1 - P0))" = 0 ]
+	echo "  skew (0 / 2.0 / 1.0 s, host 1's epoch boundary $SKEW_AT ms into the run): $RES; PAWS drops $((P1 - P0))"
+	SKEW_RES=$RES
+else
+	fail "${T}_skew_rehash_keepalive" "reload: $(tail -1 "$TMP/reload.log")"
+fi
+if skew_set 0 100000000000 1000000000; then
+	skew_run skew_control
+	failed=$(field failed)
+	check "${T}_skew_negative_control_fails" \
+		"a host 100 s behind broke nothing ($RES): the test cannot see a skew" [ "$failed" -gt 0 ]
+	echo "  skew control (one host 100 s behind): $RES"
+else
+	fail "${T}_skew_negative_control_fails" "reload: $(tail -1 "$TMP/reload.log")"
+fi
 
 # ---- the negative control: a key per host must break connections ----
 route_order $(seq 0 $((N - 1)))
@@ -196,7 +366,7 @@ hstat() {
 		echo -1
 }
 # handoff_run - a connection to host 0 (its GET answered by XDP), moved
-# to host 1 before its POST. Sets HO (the client's line), HA (host 0's
+# to host 1 before its GET with a body. Sets HO (the client's line), HA (host 0's
 # XDP requests) and HB (host 1's hand-offs), as deltas.
 handoff_run() {
 	local a0 b0
@@ -207,7 +377,7 @@ handoff_run() {
 		$FLEET_RTR ip route replace "$FLEET_VIP/32" nexthop via "${NHS[1]}" dev "${RIFS[1]}" 2>&1)
 	HA=$(($(hstat 0 requests) - a0)) HB=$(($(hstat 1 handoff) - b0))
 }
-handoff_ok() { [ "$HO" = "get=200:Hello_World! post=200:kernel_h1" ] && [ "$HA" -ge 1 ] && [ "$HB" -ge 1 ]; }
+handoff_ok() { [ "$HO" = "get=200:Hello_World! body=200:kernel_h1" ] && [ "$HA" -ge 1 ] && [ "$HB" -ge 1 ]; }
 if [ "$up" != "$N" ]; then
 	fail "${T}_handoff_across_hosts" "kernel listeners up on $up of $N hosts: $(tail -1 "$TMP/listener0.err")"
 else
@@ -216,13 +386,13 @@ else
 		handoff_run
 		check "${T}_handoff_negative_control_fails" \
 			"with a key per host host 1's kernel still answered ($HO, handoffs +$HB)" \
-			[ "$HO" != "get=200:Hello_World! post=200:kernel_h1" ]
+			[ "$HO" != "get=200:Hello_World! body=200:kernel_h1" ]
 		echo "  hand-off control (own keys): $HO; host 1 handoffs +$HB"
 	fi
 	load_keys same || fail "${T}_reload" "$(tail -1 "$TMP/load.log")"
 	handoff_run
 	check "${T}_handoff_across_hosts" \
-		"got '$HO', host 0 XDP requests +$HA, host 1 handoffs +$HB (want the GET from XDP, the POST from host 1's kernel, +1 each)" \
+		"got '$HO', host 0 XDP requests +$HA, host 1 handoffs +$HB (want the GET from XDP, the GET with a body from host 1's kernel, +1 each)" \
 		handoff_ok
 	echo "  hand-off: $HO; host 0 XDP requests +$HA, host 1 handoffs +$HB"
 fi
@@ -287,5 +457,6 @@ if [ -e /proc/net/ip_vs ] || $FLEET_RTR test -e /proc/net/ip_vs; then
 else
 	skip "${T}_ipvs" "this kernel has no IPVS (/proc/net/ip_vs is absent)"
 fi
-echo "  figures: ecmp $ECMP_RES"
+echo "  figures: ecmp $ECMP_RES; skew ${SKEW_RES:-none}"
+echo "  connections without timestamps (outside \"survives a rehash\"): $("$PY" -c 'import json,sys; print(json.loads(sys.argv[1]).get("no_ts", -1))' "$ECMP_RES") of $CONNS in the ecmp run"
 e2e_status
