@@ -396,7 +396,12 @@ struct blitz_ck2_hit {
 	__u32 opts;
 	__u32 slot;
 	__u32 mac; /* the TSval MAC of that epoch (timestamps only) */
-	__u32 pad;
+	/* The TSecr carried the FIN mark (blitz_ck2_check_ts_mark): it
+	 * echoes a segment we sent after our FIN. */
+	__u32 fin;
+	/* The flow hash under slot 0, set whatever the verdict (the key of
+	 * the per-flow state, bpf/blitz_seq.h). */
+	__u64 flow0;
 };
 
 /* The age (in epochs, 0..7) a TSval's epoch field says, relative to e_now. */
@@ -422,65 +427,99 @@ BLITZ_INLINE __u32 blitz_ck2_ts_age(__u64 e_now, __u32 d)
 	} while (0)
 #endif
 
-/* One slot's verdict on a TSecr for a segment with seq and ack. */
+/*
+ * One slot's verdict on a TSecr for a segment with seq and ack. mark != 0
+ * also accepts the TSval of a segment minted with x + mark (the FIN mark
+ * of bpf/blitz_seq.h: sent after our FIN), and says so in h->fin. The
+ * mark is a multiple of 2^6 below 2^23: it moves only MAC bits, so the
+ * marked variant needs a second MAC only when it borrows from the epoch
+ * field.
+ */
 BLITZ_INLINE int blitz_ck2_ts_check_slot(const struct blitz_ck2_slot *s,
 					 __u64 e_now,
 					 const struct blitz_ck2_tuple *t,
 					 __u32 seq, __u32 ack, __u32 tsecr,
-					 struct blitz_ck2_hit *h)
+					 __u32 mark, struct blitz_ck2_hit *h)
 {
 	const struct blitz_ck2_key *ek;
 	__u64 flow, e;
-	__u32 d, age, opts, mac;
+	__u32 d, age, opts, mac = 0, i, have = 0, age_mac = 0;
 
 	if (!(s->flags & (BLITZ_CK2_ACCEPT | BLITZ_CK2_RST)))
 		return BLITZ_CK2_BAD;
 	flow = BLITZ_CK2_FLOW_OF(s, t);
-	d = tsecr - (__u32)flow - ack - seq;
-	age = blitz_ck2_ts_age(e_now, d);
-	e = e_now - age;
-	if (!blitz_ck2_has(s, e))
-		return BLITZ_CK2_BAD;
-	ek = BLITZ_CK2_EK(s, e);
-	opts = d & BLITZ_CK2_OPT_MASK;
-	mac = BLITZ_CK2_TS_MAC_OF(t, ek, flow, opts);
-	if (((d >> BLITZ_CK2_OPT_BITS) ^ mac) & BLITZ_CK2_TS_MAC_CMP)
-		return BLITZ_CK2_BAD;
-	BLITZ_CK2_TS_VERIFIED(s, t, ek, flow, opts, mac);
 	h->flow = flow;
-	h->epoch = e;
-	h->opts = opts;
-	h->mac = mac;
-	if (age <= 1 && (s->flags & BLITZ_CK2_ACCEPT))
-		return BLITZ_CK2_OK;
-	return BLITZ_CK2_EXPIRED;
+	d = tsecr - (__u32)flow - ack - seq;
+	for (i = 0; i < 2; i++, d -= mark) {
+		if (i && !mark)
+			break;
+		age = blitz_ck2_ts_age(e_now, d);
+		e = e_now - age;
+		if (!blitz_ck2_has(s, e))
+			continue;
+		opts = d & BLITZ_CK2_OPT_MASK;
+		if (!have || age != age_mac) {
+			ek = BLITZ_CK2_EK(s, e);
+			mac = BLITZ_CK2_TS_MAC_OF(t, ek, flow, opts);
+			have = 1;
+			age_mac = age;
+		}
+		if (((d >> BLITZ_CK2_OPT_BITS) ^ mac) & BLITZ_CK2_TS_MAC_CMP)
+			continue;
+		BLITZ_CK2_TS_VERIFIED(s, t, BLITZ_CK2_EK(s, e), flow, opts,
+				      mac);
+		h->epoch = e;
+		h->opts = opts;
+		h->mac = mac;
+		h->fin = i;
+		if (age <= 1 && (s->flags & BLITZ_CK2_ACCEPT))
+			return BLITZ_CK2_OK;
+		return BLITZ_CK2_EXPIRED;
+	}
+	return BLITZ_CK2_BAD;
 }
 
 /*
- * The verdict on a segment with a timestamp option: its TSecr must be the
- * TSval we would have sent on a segment ending at its ack and acknowledging
- * its seq, in an epoch we accept, under a key we hold. OK fills h (slot,
- * epoch, options) for the reply.
+ * The verdict on a segment with a timestamp option, accepting the FIN
+ * mark too when mark != 0: its TSecr must be the TSval we would have sent
+ * on a segment ending at its ack and acknowledging its seq (plus mark),
+ * in an epoch we accept, under a key we hold. OK fills h (slot, epoch,
+ * options, fin) for the reply; h->flow0 is set whatever the verdict.
  */
+BLITZ_INLINE int blitz_ck2_check_ts_mark(const struct blitz_ck2_ring *r,
+					 const struct blitz_ck2_tuple *t,
+					 __u32 seq, __u32 ack, __u32 tsecr,
+					 __u32 mark, struct blitz_ck2_hit *h)
+{
+	__u64 flow0;
+	int v0, v1;
+
+	v0 = blitz_ck2_ts_check_slot(&r->slot[0], r->e_now, t, seq, ack, tsecr,
+				     mark, h);
+	flow0 = h->flow;
+	h->flow0 = flow0;
+	h->slot = 0;
+	if (v0 == BLITZ_CK2_OK)
+		return v0;
+	v1 = blitz_ck2_ts_check_slot(&r->slot[1], r->e_now, t, seq, ack, tsecr,
+				     mark, h);
+	h->flow0 = flow0;
+	if (v1 != BLITZ_CK2_BAD) {
+		h->slot = 1;
+		return v1;
+	}
+	h->flow = flow0;
+	return v0;
+}
+
+/* The same without the FIN mark (the TC hand-off: nothing after our FIN
+ * is ever handed to the kernel). */
 BLITZ_INLINE int blitz_ck2_check_ts(const struct blitz_ck2_ring *r,
 				    const struct blitz_ck2_tuple *t, __u32 seq,
 				    __u32 ack, __u32 tsecr,
 				    struct blitz_ck2_hit *h)
 {
-	int v0, v1;
-
-	v0 = blitz_ck2_ts_check_slot(&r->slot[0], r->e_now, t, seq, ack, tsecr,
-				     h);
-	h->slot = 0;
-	if (v0 == BLITZ_CK2_OK)
-		return v0;
-	v1 = blitz_ck2_ts_check_slot(&r->slot[1], r->e_now, t, seq, ack, tsecr,
-				     h);
-	if (v1 != BLITZ_CK2_BAD) {
-		h->slot = 1;
-		return v1;
-	}
-	return v0;
+	return blitz_ck2_check_ts_mark(r, t, seq, ack, tsecr, 0, h);
 }
 
 /* One slot's verdict on a segment without timestamps. */
@@ -497,6 +536,7 @@ BLITZ_INLINE int blitz_ck2_isn_check_slot(const struct blitz_ck2_slot *s,
 	if (!(s->flags & (BLITZ_CK2_ACCEPT | BLITZ_CK2_RST)))
 		return BLITZ_CK2_BAD;
 	flow = blitz_ck2_flow(s, t);
+	h->flow = flow;
 	opts = (isn >> 1) & BLITZ_CK2_OPT_MASK;
 	/* The parity bit names one of the two accepted epochs; the same
 	 * parity two epochs earlier is the expired one a RST is owed. */
@@ -529,17 +569,23 @@ BLITZ_INLINE int blitz_ck2_check_isn(const struct blitz_ck2_ring *r,
 				     const struct blitz_ck2_tuple *t, __u32 seq,
 				     __u32 ack, struct blitz_ck2_hit *h)
 {
+	__u64 flow0;
 	int v0, v1;
 
 	v0 = blitz_ck2_isn_check_slot(&r->slot[0], r->e_now, t, seq, ack, h);
+	flow0 = h->flow;
+	h->flow0 = flow0;
+	h->fin = 0;
 	h->slot = 0;
 	if (v0 == BLITZ_CK2_OK)
 		return v0;
 	v1 = blitz_ck2_isn_check_slot(&r->slot[1], r->e_now, t, seq, ack, h);
+	h->flow0 = flow0;
 	if (v1 != BLITZ_CK2_BAD) {
 		h->slot = 1;
 		return v1;
 	}
+	h->flow = flow0;
 	return v0;
 }
 

@@ -154,6 +154,9 @@ struct blitz_ck2_q {
 	__u32 opts;		       /* SYN: the client's options */
 	__u32 isn, tsval;	       /* SYN: out */
 	__u32 a, x; /* tsval: where the reply ends, its ack */
+	/* check: also accept the FIN mark (bpf/blitz_seq.h), 0: never.
+	 * The XDP program sets it; the TC hand-off leaves it 0. */
+	__u32 mark;
 };
 
 struct blitz_ring_cache {
@@ -273,8 +276,8 @@ __noinline int blitz_ck2_q_check(const struct blitz_ck2_ring *r,
 	if (!r || !q)
 		return BLITZ_CK2_BAD;
 	if (q->has_ts)
-		return blitz_ck2_check_ts(r, &q->t, q->seq, q->ack, q->tsecr,
-					  &q->h);
+		return blitz_ck2_check_ts_mark(r, &q->t, q->seq, q->ack,
+					       q->tsecr, q->mark, &q->h);
 	return blitz_ck2_check_isn(r, &q->t, q->seq, q->ack, &q->h);
 }
 

@@ -155,7 +155,20 @@ static inline __u64 blitz_mac_u64(const __u8 *m)
 	X(RST_EXPIRED, "rst_expired",                                          \
 	  "RSTs to a cookie of an expired epoch or a retired key")             \
 	X(HANDOFF, "handoff", "segments handed to a kernel socket (TC)")       \
-	X(HANDOFF_FAIL, "handoff_fail", "hand-offs the kernel refused")
+	X(HANDOFF_FAIL, "handoff_fail", "hand-offs the kernel refused")        \
+	X(ANSWERED_STATELESS, "answered_stateless",                            \
+	  "requests answered from the cookie alone (no per-flow state)")       \
+	X(ANSWERED_FROM_FLOW, "answered_from_flow",                            \
+	  "requests answered from per-flow state (sent before our reply "      \
+	  "came)")                                                             \
+	X(ACK_AFTER_FIN, "ack_after_fin", "ACKs to a client FIN after ours")   \
+	X(RST_AFTER_FIN, "rst_after_fin", "RSTs to data after our FIN")        \
+	X(DROP_AFTER_FIN, "drop_after_fin",                                    \
+	  "data after our FIN sent before the client had it: dropped")         \
+	X(FLOW_NEW, "flow_new", "per-flow state entries made")                 \
+	X(FLOW_EVICT, "flow_evict", "live per-flow entries evicted (LRU)")     \
+	X(FLOW_SRC_CAP, "flow_src_cap",                                        \
+	  "per-flow entries refused: the source is at its cap")
 
 enum blitz_counter {
 #define BLITZ_CNT_ENUM(id, name, help) BLITZ_CNT_##id,

@@ -32,9 +32,11 @@
 #include <bpf/bpf_endian.h>
 
 #include "blitz_addr.h"
+#include "blitz_flow.h"
 #include "blitz_http_dfa.h"
 #include "blitz_ring.h"
 #include "blitz_seg.h"
+#include "blitz_seq.h"
 
 #define ETH_HLEN 14
 #define ETH_P_IP 0x0800
@@ -93,6 +95,7 @@ struct blitz_scratch {
 	__u8 opts[64];		      /* its TCP options */
 	__u64 slots[BLITZ_DFA_SLOTS]; /* per-request DFA lanes */
 	__u8 kinds[MAX_PIPELINE];     /* response kind of each request */
+	struct blitz_seq_rec rec;     /* where the reply goes, what it sent */
 	/* Always 0. Loop state starts from it so the verifier sees an
 	 * unknown value: from a constant it would walk every iteration of a
 	 * bpf_loop callback and the rest of the program after each. */
@@ -782,10 +785,15 @@ static __always_inline __u16 our_win(__u32 opts)
 					      : OUR_WINDOW;
 }
 
-static __always_inline int answer(struct xdp_md *ctx,
-				  const struct blitz_config *cfg,
-				  const struct seg *s, struct blitz_scratch *sc,
-				  struct blitz_ring_cache *rc)
+/*
+ * The responses to the requests of s, at at (blitz_seq.h: at->snd is
+ * pos(s->seq), proved by the cookie or a flow entry); what was sent goes
+ * to *sent for the flow entry.
+ */
+static __always_inline int
+answer(struct xdp_md *ctx, const struct blitz_config *cfg, const struct seg *s,
+       struct blitz_scratch *sc, struct blitz_ring_cache *rc,
+       const struct blitz_seq_at *at, struct blitz_seq_sent *sent)
 {
 	__u32 opts = rc->q.h.opts;
 	struct blitz_date *date;
@@ -828,8 +836,8 @@ static __always_inline int answer(struct xdp_md *ctx,
 	if (!date)
 		return XDP_PASS;
 
-	r.seq = s->ack;
-	r.ack = s->seq + plen + (s->flags & TH_FIN ? 1 : 0);
+	r.seq = at->snd;
+	r.ack = at->rcv + plen + (s->flags & TH_FIN ? 1 : 0);
 	r.flags = TH_ACK | TH_PSH;
 	/* A client FIN ends the connection too: close our side with it. */
 	if (closing || (s->flags & TH_FIN))
@@ -837,11 +845,20 @@ static __always_inline int answer(struct xdp_md *ctx,
 	r.paylen = total;
 	r.win = our_win(opts);
 	r.ts = s->has_ts;
-	/* Minted with where this reply ends and what it acknowledges. */
+	/* Minted with where this reply ends and what it acknowledges
+	 * (FIN-marked when it closes: blitz_seq.h). */
+	sent->end_snd = r.seq + total + (r.flags & TH_FIN ? 1 : 0);
+	sent->end_rcv = r.ack;
+	sent->closed = (r.flags & TH_FIN) ? 1 : 0;
+	sent->tsval = 0;
+	sent->fin_here = sent->closed;
+	sent->mid_rcv = at->rcv + plen;
+	sent->mid_snd = r.seq + total;
 	if (s->has_ts) {
-		rc->q.a = r.seq + total + (r.flags & TH_FIN ? 1 : 0);
-		rc->q.x = r.ack;
+		rc->q.a = sent->end_snd;
+		rc->q.x = blitz_seq_mint_x(r.ack, sent->closed);
 		r.tsval = blitz_ck2_q_tsval(&rc->r, &rc->q);
+		sent->tsval = r.tsval;
 	}
 	payoff = l4 + reply_thlen(&r);
 	if (resize(ctx, payoff + total))
@@ -877,6 +894,9 @@ static __always_inline int answer(struct xdp_md *ctx,
 	if (nresp &&
 	    sc->kinds[(nresp - 1) & (MAX_PIPELINE - 1)] >= BLITZ_RESP_OK_KINDS)
 		cnt_add(BLITZ_CNT_HTTP_ERRORS, 1);
+	cnt_add(at->by_state ? BLITZ_CNT_ANSWERED_FROM_FLOW
+			     : BLITZ_CNT_ANSWERED_STATELESS,
+		nresp);
 	cnt_add(BLITZ_CNT_REPLIES, 1);
 	cnt_add(BLITZ_CNT_TX_BYTES, payoff + total);
 	return XDP_TX;
@@ -892,6 +912,77 @@ static __always_inline int send_rst(struct xdp_md *ctx, const struct seg *s)
 	r.flags = TH_RST;
 	r.wscale = BLITZ_CK2_WS_NONE;
 	return send_bare(ctx, s, &r, BLITZ_CNT_RST_EXPIRED);
+}
+
+/* A reply without payload at at: FIN|ACK, or an ACK of a FIN after ours. */
+static __always_inline int bare_at(struct xdp_md *ctx, const struct seg *s,
+				   struct blitz_ring_cache *rc,
+				   const struct blitz_seq_at *at,
+				   struct blitz_seq_sent *sent, int fin)
+{
+	struct reply r = {};
+
+	r.seq = at->snd;
+	r.ack = at->rcv + 1;
+	r.flags = fin ? TH_FIN | TH_ACK : TH_ACK;
+	r.win = our_win(rc->q.h.opts);
+	r.wscale = BLITZ_CK2_WS_NONE;
+	r.ts = s->has_ts;
+	sent->end_snd = r.seq + (fin ? 1 : 0);
+	sent->end_rcv = r.ack;
+	sent->closed = 1;
+	sent->tsval = 0;
+	sent->fin_here = fin;
+	sent->mid_rcv = at->rcv;
+	sent->mid_snd = at->snd;
+	if (s->has_ts) {
+		rc->q.a = sent->end_snd;
+		rc->q.x = blitz_seq_mint_x(r.ack, 1);
+		r.tsval = blitz_ck2_q_tsval(&rc->r, &rc->q);
+		sent->tsval = r.tsval;
+	}
+	return send_bare(ctx, s, &r,
+			 fin ? BLITZ_CNT_FINACK : BLITZ_CNT_ACK_AFTER_FIN);
+}
+
+/* What a verified segment at at gets (blitz_seq_action), and its entry. */
+static __always_inline int reply_at(struct xdp_md *ctx,
+				    const struct blitz_config *cfg,
+				    const struct seg *s,
+				    struct blitz_scratch *sc,
+				    struct blitz_ring_cache *rc)
+{
+	struct blitz_seq_rec *rec = &sc->rec;
+	const struct blitz_seq_at *at = &rec->at;
+	struct reply r = {};
+	int act, verdict;
+
+	act = blitz_seq_action(at, s->ack, s->plen, s->flags & TH_FIN);
+	if (act == BLITZ_SEQ_DROP)
+		return drop(s->plen ? BLITZ_CNT_DROP_AFTER_FIN
+				    : BLITZ_CNT_DROP_PURE_ACK);
+	if (act == BLITZ_SEQ_RST) {
+		/* Data after our FIN, which the client has: what Linux
+		 * answers to data for a closed socket. */
+		r.seq = s->ack;
+		r.flags = TH_RST;
+		r.wscale = BLITZ_CK2_WS_NONE;
+		return send_bare(ctx, s, &r, BLITZ_CNT_RST_AFTER_FIN);
+	}
+	if (act == BLITZ_SEQ_ANSWER) {
+		if (!s->win)
+			return pass(BLITZ_CNT_PASS_ZERO_WINDOW);
+		verdict = answer(ctx, cfg, s, sc, rc, at, &rec->sent);
+	} else {
+		verdict = bare_at(ctx, s, rc, at, &rec->sent,
+				  act == BLITZ_SEQ_FINACK);
+	}
+	if (verdict == XDP_TX) {
+		rec->src = (__u64)s->saddr[0] |
+			   (s->v6 ? (__u64)s->saddr[1] << 32 : 0);
+		blitz_flow_record(rc, rec);
+	}
+	return verdict;
 }
 
 static __always_inline int handle_tcp(struct xdp_md *ctx,
@@ -944,33 +1035,22 @@ static __always_inline int handle_tcp(struct xdp_md *ctx,
 		return drop(BLITZ_CNT_DROP_RST);
 	if (!(s->flags & TH_ACK))
 		return drop(BLITZ_CNT_DROP_BAD_COOKIE);
-	/* With timestamps the TSecr carries the cookie; without, only the
-	 * segment that completes the handshake can be checked (its ack is
-	 * our ISN for its seq - 1, plus one): docs/cookie-v2.md. */
+	/* With timestamps the TSecr carries the cookie (and the FIN mark:
+	 * our side is closed); without, only the segment that completes the
+	 * handshake can be checked (its ack is our ISN for its seq - 1, plus
+	 * one): docs/cookie-v2.md. What the cookie does not prove, a flow
+	 * entry may (blitz_seq.h); else the client's retransmission will. */
+	q->mark = BLITZ_SEQ_FIN_MARK;
 	v = blitz_ck2_q_check(&rc->r, q);
 	if (v == BLITZ_CK2_EXPIRED)
 		return send_rst(ctx, s);
-	if (v != BLITZ_CK2_OK)
+	if (v == BLITZ_CK2_OK) {
+		blitz_seq_at_cookie(&sc->rec.at, s->seq, s->ack, q->h.fin);
+	} else if (!blitz_flow_locate(rc, &sc->rec)) {
 		return drop(s->has_ts ? BLITZ_CNT_DROP_BAD_COOKIE
 				      : BLITZ_CNT_DROP_NO_TS);
-	if (!s->plen) {
-		if (!(s->flags & TH_FIN))
-			return drop(BLITZ_CNT_DROP_PURE_ACK);
-		r.seq = s->ack;
-		r.ack = s->seq + 1;
-		r.flags = TH_FIN | TH_ACK;
-		r.win = our_win(q->h.opts);
-		r.ts = s->has_ts;
-		if (s->has_ts) {
-			q->a = r.seq + 1;
-			q->x = r.ack;
-			r.tsval = blitz_ck2_q_tsval(&rc->r, q);
-		}
-		return send_bare(ctx, s, &r, BLITZ_CNT_FINACK);
 	}
-	if (!s->win)
-		return pass(BLITZ_CNT_PASS_ZERO_WINDOW);
-	return answer(ctx, cfg, s, sc, rc);
+	return reply_at(ctx, cfg, s, sc, rc);
 }
 
 /*
