@@ -2,7 +2,8 @@
 # scripts/demo-fleet.sh - `make demo-fleet`: a fleet of FLEET_N blitz hosts
 # behind a Linux ECMP router (scripts/testbed.sh fleet), one key file for
 # all, and keep-alive clients that stay connected while the router
-# rehashes; then the client's figures and every host's counters.
+# rehashes and every host reloads with a new body; then the client's
+# figures and every host's counters.
 # Every command that matters is printed ("[netns]$ ...").
 #
 #   client ─ router (ECMP, L4 hash) ─┬─ host 1 ─ VIP on lo, blitz load
@@ -63,6 +64,15 @@ for k in 1 2 3; do
 	order=()
 	for ((i = 0; i < N; i++)); do order+=($(((i + k) % N))); done
 	route "${order[@]}"
+	if [ "$k" = 2 ]; then
+		# A reload under load: new program instances with a new body,
+		# swapped in on every host one after the other.
+		for ((i = 0; i < N; i++)); do
+			echo "[host $((i + 1))]\$ blitz reload ${IFS_[$i]} --body 'Hello again!'"
+			nsenter --net="/run/netns/${HOSTS[$i]}" "$BLITZ" reload "${IFS_[$i]}" \
+				--body 'Hello again!' | sed 's/^/  /'
+		done
+	fi
 	sleep 2
 done
 wait $pid
@@ -80,3 +90,5 @@ done
 echo
 echo "Each host answered part of the requests, and connections kept working as"
 echo "the router moved them: every host holds the same key (--secret-file)."
+echo "The reload swapped each host's program under load: the client saw both"
+echo "bodies (\"bodies\" above) and no connection failed."
