@@ -24,6 +24,16 @@
 # Ratios to nginx in RPS and in cost per request, per run, then the median
 # and the spread ((max - min) / median) over the runs.
 #
+# Many connections: BIG_CONNS (default 100000; "" for none) adds a `blitz
+# bench -c BIG_CONNS` row per run (at least 5 s: opening them takes some of
+# it; "established" says how many were open at once). One source address has ~20000 ports
+# here (40000-59999), so the client gets enough addresses (testbed.sh's
+# BLITZ_TB_CLI_ADDRS, `blitz bench --src-addrs`: 2 x connections / 20000);
+# the servers get the open files they need (prlimit, in the server's
+# namespace only), nginx and h2o as many worker connections, epoll
+# --max-conns. The generator keeps at most ~640 requests outstanding at
+# once (its RX frames): the rest of the connections wait their turn.
+#
 # Environment: DURATION (s per run, default 3), RUNS (3), CONNS (wrk, default
 # "10 100"), BB_CONNS (blitz bench and the pipelined shape, 100), PIPELINE
 # (16), LAT_FRACTIONS (open-loop runs at these fractions of each server's
@@ -40,6 +50,7 @@ DURATION=${DURATION:-3}
 RUNS=${RUNS:-3}
 CONNS=${CONNS:-10 100}
 BB_CONNS=${BB_CONNS:-100}
+BIG_CONNS=${BIG_CONNS-100000}
 PIPELINE=${PIPELINE:-16}
 LAT_FRACTIONS=${LAT_FRACTIONS-0.5 0.8 0.95}
 ENGINES=${ENGINES:-xdp epoll afxdp dpdk nginx h2o}
@@ -72,11 +83,33 @@ fi
 if ! [[ $RUNS =~ ^[0-9]+$ ]] || [ "$RUNS" -lt 1 ] || [ "$RUNS" -gt 20 ]; then
 	die "RUNS must be 1..20, not '$RUNS'"
 fi
-for c in $CONNS $BB_CONNS; do
+for c in $CONNS; do
 	if ! [[ $c =~ ^[0-9]+$ ]] || [ "$c" -lt 1 ] || [ "$c" -gt 30000 ]; then
-		die "CONNS and BB_CONNS must be numbers 1..30000, not '$c'"
+		die "CONNS must be numbers 1..30000 (wrk), not '$c'"
 	fi
 done
+for c in $BB_CONNS $BIG_CONNS; do
+	if ! [[ $c =~ ^[0-9]+$ ]] || [ "$c" -lt 1 ] || [ "$c" -gt 600000 ]; then
+		die "BB_CONNS and BIG_CONNS must be numbers 1..600000, not '$c'"
+	fi
+done
+[ "$(echo "$BB_CONNS" | wc -w)" -eq 1 ] || die "BB_CONNS is one number, not '$BB_CONNS'"
+# Source addresses for c connections: each has the 20000 ports of blitz
+# bench's default range, and a connection takes two slots.
+src_addrs_for() { echo $(((2 * $1 + 19999) / 20000)); }
+max_conns=$BB_CONNS
+[ -n "$BIG_CONNS" ] && [ "$BIG_CONNS" -gt "$max_conns" ] && max_conns=$BIG_CONNS
+n_src=$(src_addrs_for "$max_conns")
+[ "$n_src" -le 64 ] || die "$max_conns connections need $n_src source addresses, at most 64"
+# Open files and worker connections of the servers: every connection and
+# some to spare.
+NOFILE=$((max_conns + 4096))
+[ "$NOFILE" -ge 65536 ] || NOFILE=65536
+if ! prlimit --nofile="$NOFILE:$NOFILE" true 2>/dev/null; then
+	hard=$(ulimit -Hn)
+	note "cannot raise the open files limit to $NOFILE (no CAP_SYS_RESOURCE?): the kernel servers get $hard, fewer connections than $max_conns"
+	NOFILE=$hard
+fi
 for c in $CLIENTS; do
 	case $c in wrk | blitz-bench | h2load | blitz-bench-pipe) ;;
 	*) die "CLIENTS: unknown client '$c' (wrk, blitz-bench, h2load, blitz-bench-pipe)" ;;
@@ -116,7 +149,7 @@ trap cleanup EXIT
 trap 'exit 130' INT TERM
 
 [ -f "$BUILD/xdp_pass.bpf.o" ] || die "$BUILD/xdp_pass.bpf.o missing: run make"
-eval "$(scripts/testbed.sh up "$PREFIX")"
+eval "$(BLITZ_TB_CLI_ADDRS=$n_src scripts/testbed.sh up "$PREFIX")"
 URL="http://$SRV_IP:$PORT/"
 [ "$(nproc)" -ge 2 ] || note "one CPU: server and client share it, no placement is fair"
 placement_apply || true
@@ -232,11 +265,11 @@ start_engine() { # engine; sets server_pid / xdp_loaded; 1 with a reason on fd 3
 			return 1
 		}
 		if [ "$e" = epoll ]; then
-			$SRV taskset -c "$SCPU" "$BLITZ" serve --engine epoll -t 1 -p "$PORT" \
-				>"$log" 2>&1 &
+			$SRV prlimit --nofile="$NOFILE:$NOFILE" taskset -c "$SCPU" "$BLITZ" serve \
+				--engine epoll -t 1 -p "$PORT" --max-conns "$NOFILE" >"$log" 2>&1 &
 		else
-			$SRV taskset -c "$SCPU" "$BLITZ" serve "$SRV_IF" --engine "$e" -p "$PORT" \
-				>"$log" 2>&1 &
+			$SRV prlimit --nofile="$NOFILE:$NOFILE" taskset -c "$SCPU" "$BLITZ" serve \
+				"$SRV_IF" --engine "$e" -p "$PORT" >"$log" 2>&1 &
 		fi
 		server_pid=$!
 		;;
@@ -245,9 +278,10 @@ start_engine() { # engine; sets server_pid / xdp_loaded; 1 with a reason on fd 3
 			echo "nginx not installed" >&3
 			return 1
 		}
-		sed "s|@TMP@|$tmp|g;s|@IP@|$SRV_IP|g;s|@PORT@|$PORT|g" \
+		sed "s|@TMP@|$tmp|g;s|@IP@|$SRV_IP|g;s|@PORT@|$PORT|g;s|@CONNS@|$NOFILE|g" \
 			"$BENCH_DIR/nginx.conf.in" >"$tmp/nginx.conf"
-		$SRV taskset -c "$SCPU" nginx -c "$tmp/nginx.conf" >"$log" 2>&1 &
+		$SRV prlimit --nofile="$NOFILE:$NOFILE" taskset -c "$SCPU" nginx -c "$tmp/nginx.conf" \
+			>"$log" 2>&1 &
 		server_pid=$!
 		;;
 	h2o)
@@ -258,9 +292,10 @@ start_engine() { # engine; sets server_pid / xdp_loaded; 1 with a reason on fd 3
 		mkdir -p "$tmp/www"
 		printf 'Hello World!' >"$tmp/www/index.html"
 		chmod -R a+rX "$tmp/www"
-		sed "s|@TMP@|$tmp|g;s|@IP@|$SRV_IP|g;s|@PORT@|$PORT|g" \
+		sed "s|@TMP@|$tmp|g;s|@IP@|$SRV_IP|g;s|@PORT@|$PORT|g;s|@CONNS@|$NOFILE|g" \
 			"$BENCH_DIR/h2o.conf.in" >"$tmp/h2o.conf"
-		$SRV taskset -c "$SCPU" h2o -c "$tmp/h2o.conf" >"$log" 2>&1 &
+		$SRV prlimit --nofile="$NOFILE:$NOFILE" taskset -c "$SCPU" h2o -c "$tmp/h2o.conf" \
+			>"$log" 2>&1 &
 		server_pid=$!
 		;;
 	*)
@@ -320,14 +355,18 @@ client_h2load() { # conns pipeline out
 }
 
 client_blitz() { # conns pipeline rate out
-	local extra=()
+	local extra=() d=$DURATION
 	[ "$3" = 0 ] || extra=(-R "$3")
-	$CLI taskset -c "$CCPU" timeout $((DURATION + 30)) "$BLITZ" bench "$SRV_IP:$PORT" \
-		-i "$CLI_IF" -c "$1" -P "$2" -d "$DURATION" "${extra[@]}" --json >"$4.json" 2>"$4.err" || true
+	extra+=(--src-addrs "$(src_addrs_for "$1")")
+	# Opening 100,000 connections takes a second or two of the run.
+	[ "$1" -ge 20000 ] && [ "$d" -lt 5 ] && d=5
+	$CLI taskset -c "$CCPU" timeout $((d + 30)) "$BLITZ" bench "$SRV_IP:$PORT" \
+		-i "$CLI_IF" -c "$1" -P "$2" -d "$d" "${extra[@]}" --json >"$4.json" 2>"$4.err" || true
 	jq -c '{requests, rps, errors, retransmits, lat_mean_us, lat_p50_us, lat_p90_us,
 	  lat_p95_us, lat_p99_us, lat_p999_us, lat_p9999_us, lat_max_us,
 	  self_busy_pct: .client_busy_pct, client_limited, client_limit_why,
-	  syn_retransmits, data_retransmits, rst_rx, timeouts}' "$4.json" 2>/dev/null
+	  syn_retransmits, data_retransmits, rst_rx, timeouts, peak_established,
+	  src_addrs}' "$4.json" 2>/dev/null
 }
 
 # measure ENGINE CLIENT CONNS PIPELINE RATE RUN: one run, one row.
@@ -415,6 +454,7 @@ n_eng=$(echo "$ENGINES" | wc -w)
 per_run=0
 has_client wrk && per_run=$((per_run + $(echo "$CONNS" | wc -w)))
 for c in blitz-bench h2load blitz-bench-pipe; do has_client "$c" && per_run=$((per_run + 1)); done
+[ -n "$BIG_CONNS" ] && has_client blitz-bench && per_run=$((per_run + 1))
 n_lat=$(echo "$LAT_FRACTIONS" | wc -w)
 echo "bench: $n_eng engines x ($RUNS runs x $per_run configurations + $n_lat open-loop runs)" \
 	"x ${DURATION}s on $SRV_IF (client on CPU $CCPU, server on CPU $SCPU, placement $PLACEMENT), at most" \
@@ -440,6 +480,9 @@ for e in $ENGINES; do
 			done
 		fi
 		if has_client blitz-bench && alive; then measure "$e" blitz-bench "$BB_CONNS" 1 0 "$run"; fi
+		if [ -n "$BIG_CONNS" ] && has_client blitz-bench && alive; then
+			measure "$e" blitz-bench "$BIG_CONNS" 1 0 "$run"
+		fi
 		if has_client h2load && alive; then measure "$e" h2load "$BB_CONNS" "$PIPELINE" 0 "$run"; fi
 		if has_client blitz-bench-pipe && alive; then measure "$e" blitz-bench-pipe "$BB_CONNS" "$PIPELINE" 0 "$run"; fi
 	done

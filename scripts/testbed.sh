@@ -6,7 +6,10 @@
 #   ${PREFIX}-cli  veth ${PREFIX}c  10.77.X.2/24  fd77:X::2/64  (clients)
 #
 # BLITZ_TB_QUEUES=N gives both veths N RX and N TX queues (default: the
-# kernel's, 1 in use). X is derived from PREFIX so several testbeds can coexist. The client's
+# kernel's, 1 in use). BLITZ_TB_CLI_ADDRS=N (bench, issue 15) gives the
+# client N addresses, 10.77.X.2 to 10.77.X.(N+1) and fd77:X::2 up (N from 1
+# to 64, default 1), for `blitz bench --src-addrs N`: more connections than
+# one address's ports allow. X is derived from PREFIX so several testbeds can coexist. The client's
 # veth gets an XDP_PASS program, without which veth drops XDP_TX'd frames.
 #
 # `env` prints the variables a test sources, SRV and CLI among them: the
@@ -42,6 +45,11 @@ X=$(($(printf '%s' "$P" | cksum | cut -d' ' -f1) % 250 + 1))
 SRV_NS="$P-srv" CLI_NS="$P-cli" SRV_IF="${P}s" CLI_IF="${P}c"
 SRV_IP="10.77.$X.1" CLI_IP="10.77.$X.2"
 SRV_IP6="fd77:$X::1" CLI_IP6="fd77:$X::2"
+NCLI=${BLITZ_TB_CLI_ADDRS:-1}
+if ! [[ $NCLI =~ ^[0-9]+$ ]] || [ "$NCLI" -lt 1 ] || [ "$NCLI" -gt 64 ]; then
+	echo "testbed.sh: BLITZ_TB_CLI_ADDRS must be 1..64, not '$NCLI'" >&2
+	exit 2
+fi
 
 print_env() {
 	cat <<EOT
@@ -53,6 +61,7 @@ SRV_IP=$SRV_IP
 CLI_IP=$CLI_IP
 SRV_IP6=$SRV_IP6
 CLI_IP6=$CLI_IP6
+CLI_ADDRS=$NCLI
 SRV="nsenter --net=/run/netns/$SRV_NS"
 CLI="nsenter --net=/run/netns/$CLI_NS"
 EOT
@@ -78,6 +87,14 @@ up() {
 	ip -n "$CLI_NS" addr add "$CLI_IP/24" dev "$CLI_IF"
 	ip -n "$SRV_NS" addr add "$SRV_IP6/64" dev "$SRV_IF" nodad
 	ip -n "$CLI_NS" addr add "$CLI_IP6/64" dev "$CLI_IF" nodad
+	# bench (issue 15): the client's extra addresses, after CLI_IP.
+	local i
+	for ((i = 3; i <= NCLI + 1; i++)); do
+		ip -n "$CLI_NS" addr add "10.77.$X.$i/24" dev "$CLI_IF"
+		# deprecated (preferred_lft 0): still answered, never the
+		# source the kernel picks (CLI_IP6 stays that).
+		ip -n "$CLI_NS" addr add "fd77:$X::$(printf %x "$i")/64" dev "$CLI_IF" nodad preferred_lft 0
+	done
 	ip -n "$SRV_NS" link set "$SRV_IF" up
 	ip -n "$CLI_NS" link set "$CLI_IF" up
 	# veth's native XDP needs the peer to have a program for XDP_TX.

@@ -41,10 +41,23 @@
 #define UMEM_FRAMES_SMALL 2048
 #define BATCH 64
 #define HDR_MAX 2048 /* a response header longer than this is an error */
+/* Header buffers (for headers split across segments) are a pool taken at
+ * start: every connection up to HDR_POOL_ALL, a quarter beyond. */
+#define HDR_POOL_ALL 4096
+#define NO_BUF UINT32_MAX
 #define RTO_INIT_NS (200 * 1000000ULL) /* the kernel's minimum RTO */
 #define RTO_MAX_NS (2000 * 1000000ULL)
 #define MAX_TRIES 7
+/* Every connection's timer is looked at once per TIMER_SCAN_NS, or per
+ * TIMER_SCAN_PER_CONN_NS x connections when that is longer (20 ms at
+ * 100,000): a slice of them per loop iteration, so the scan costs the
+ * same at any count and never stalls the loop. */
 #define TIMER_SCAN_NS (2 * 1000000ULL)
+#define TIMER_SCAN_PER_CONN_NS 200ULL
+#define TIMER_TICK_NS 100000ULL /* how often a slice is looked at */
+/* Free TX frames a new connection's SYN leaves for the data of the
+ * established ones: opening 100,000 connections must not starve them. */
+#define OPEN_TX_RESERVE 128
 #define OUR_MSS 1460  /* IPv4 on a 1500-byte link */
 #define OUR_MSS6 1440 /* IPv6 */
 #define OUR_WINDOW 65535
@@ -64,11 +77,13 @@ struct conn {
 	uint8_t tries;
 	uint8_t closing;    /* the server said Connection: close */
 	uint8_t bad;	    /* the response being read has a bad status */
-	uint8_t on_stack;   /* open loop: in the idle stack (maybe stale) */
+	uint8_t on_stack;   /* in the idle stack / ready queue (maybe stale) */
+	uint8_t unsent;	    /* the batch found no TX frame: send it again */
 	uint8_t ts_ok;	    /* timestamps agreed in the handshake */
 	uint32_t ts_recent; /* the server's last TSval, our TSecr */
-	uint16_t sport;
-	uint16_t hlen; /* bytes of a split header kept in hdr */
+	uint16_t hlen;	    /* bytes of a split header kept in buffer hbuf */
+	uint32_t slot;	    /* source port and address: see slot_port() */
+	uint32_t hbuf;	    /* header pool buffer, NO_BUF: none */
 	uint32_t iss, snd_una, snd_nxt, rcv_nxt;
 	uint32_t batch_seq; /* first byte of the outstanding batch */
 	uint32_t pending;   /* responses still due for the batch */
@@ -76,7 +91,6 @@ struct conn {
 	uint64_t t_sent;   /* first transmission (open loop: when it was due) */
 	uint64_t deadline; /* retransmit, connect or give up at */
 	uint64_t rto;
-	char *hdr; /* HDR_MAX bytes, for headers split across segments */
 };
 
 struct gen {
@@ -92,9 +106,19 @@ struct gen {
 	bool attached;
 	/* TCP */
 	struct conn *conns;
-	uint32_t *port_conn; /* source port - port_lo -> conn index */
-	uint32_t n_ports;
-	uint32_t next_port; /* offset of the next port to try */
+	/* Slot s = port offset * n_src + address index: source port port_lo +
+	 * s / n_src from address src[s % n_src]. slot_conn[s]: its conn. */
+	uint32_t *slot_conn;
+	uint32_t n_ports, n_src, n_slots;
+	uint32_t next_slot; /* the next slot to try */
+	uint8_t src[BENCH_MAX_SRC][16];
+	uint32_t n_est;	    /* established connections, and the most at once */
+	uint32_t timer_pos; /* the timer scan's next connection */
+	uint64_t timer_last, timer_period;
+	/* header buffers: HDR_MAX bytes each, a free stack of indexes */
+	char *hdr_pool;
+	uint32_t *hdr_free;
+	uint32_t n_hdr_free;
 	uint32_t seed;
 	uint16_t ip_id;
 	/* requests */
@@ -105,9 +129,19 @@ struct gen {
 	uint64_t now;
 	uint16_t all_port_lo,
 		all_port_hi; /* of all threads, for the XDP prog */
+	/* Connections ready for a batch, validated on pop: open loop, a
+	 * stack; closed loop, a queue (from idle_head) of those waiting for
+	 * room. */
+	uint32_t *idle;
+	uint32_t n_idle, idle_head;
+	/* Waiting for the server: connections with a batch outstanding
+	 * (out) and in SYN_SENT (n_syn). At most max_out and max_syn, so
+	 * that what the server sends back always fits the RX frames and
+	 * what goes out the TX frames: with 100,000 connections the rest
+	 * take turns (a queue) instead of being dropped in a burst. */
+	uint32_t out, max_out, n_syn, max_syn;
+	uint32_t open_next; /* connections not yet opened once: from here */
 	/* open loop */
-	uint32_t *idle; /* connections ready for a batch (validated on pop) */
-	uint32_t n_idle;
 	uint64_t next_due, interval_ns;
 	/* the second being sampled */
 	struct bench_sample cur;
@@ -194,9 +228,15 @@ static void flush_tx(struct gen *g)
 	blitz_xsk_complete(&g->x);
 }
 
-/* Queue one segment from sport to the server. 0, or -1 when no TX frame
- * or ring slot is free right now (the caller's timer retries). */
-static int send_seg(struct gen *g, const struct conn *c, uint16_t sport,
+static inline uint16_t slot_port(const struct gen *g, uint32_t slot)
+{
+	return (uint16_t)(g->p->port_lo + slot / g->n_src);
+}
+
+/* Queue one segment from slot's address and port to the server. 0, or -1
+ * when no TX frame or ring slot is free right now (the caller's timer
+ * retries). */
+static int send_seg(struct gen *g, const struct conn *c, uint32_t slot,
 		    uint32_t seq, uint32_t ack, uint8_t flags, const void *data,
 		    uint32_t len, bool syn_opts)
 {
@@ -205,9 +245,9 @@ static int send_seg(struct gen *g, const struct conn *c, uint16_t sport,
 		.src_mac = p->src_mac,
 		.dst_mac = p->dst_mac,
 		.v6 = p->v6,
-		.saddr = p->src_addr,
+		.saddr = g->src[slot % g->n_src],
 		.daddr = p->dst_addr,
-		.sport_be = htons(sport),
+		.sport_be = htons(slot_port(g, slot)),
 		.dport_be = htons(p->dst_port),
 		.seq = seq,
 		.ack = ack,
@@ -273,10 +313,26 @@ static uint32_t next_rand(struct gen *g)
 	return g->seed;
 }
 
+/* Give c's header buffer back to the pool, if it holds one. */
+static inline void hdr_put(struct gen *g, struct conn *c)
+{
+	if (c->hbuf != NO_BUF) {
+		g->hdr_free[g->n_hdr_free++] = c->hbuf;
+		c->hbuf = NO_BUF;
+	}
+}
+
 static void conn_release(struct gen *g, struct conn *c, uint64_t reconnect_at)
 {
 	if (c->state != C_IDLE)
-		g->port_conn[c->sport - g->p->port_lo] = NO_CONN;
+		g->slot_conn[c->slot] = NO_CONN;
+	if (c->state == C_EST)
+		g->n_est--;
+	if (c->state == C_SYN_SENT)
+		g->n_syn--;
+	else if (c->state == C_EST && c->pending)
+		g->out--;
+	hdr_put(g, c);
 	g->inflight -= c->pending;
 	c->state = C_IDLE;
 	c->pending = 0;
@@ -293,31 +349,47 @@ static bool want_more(const struct gen *g)
 			      g->r->responses + g->inflight < p->max_requests);
 }
 
-/* Open connection c on the next free source port. Ports are taken round
- * robin over the whole range so that a 4-tuple comes back as late as
- * possible (the server may hold it in TIME_WAIT). */
+/* Whether one more connection may wait for the server (see max_out). */
+static inline bool room(const struct gen *g)
+{
+	return g->out < g->max_out;
+}
+
+/* Open connection c on the next free slot (source address and port).
+ * Slots are taken round robin over all of them so that a 4-tuple comes
+ * back as late as possible (the server may hold it in TIME_WAIT). With
+ * fewer than OPEN_TX_RESERVE TX frames free the SYN waits for the next
+ * scan (c stays idle and due), which paces the opening of many
+ * connections to what the link takes. */
 static void conn_open(struct gen *g, struct conn *c)
 {
-	uint32_t i, off = 0;
+	uint32_t i, slot = 0;
 
-	for (i = 0; i < g->n_ports; i++) {
-		off = g->next_port;
-		g->next_port = (g->next_port + 1) % g->n_ports;
-		if (g->port_conn[off] == NO_CONN)
+	if (g->x.n_tx_free < OPEN_TX_RESERVE) {
+		flush_tx(g);
+		if (g->x.n_tx_free < OPEN_TX_RESERVE)
+			return;
+	}
+	for (i = 0; i < g->n_slots; i++) {
+		slot = g->next_slot;
+		g->next_slot =
+			g->next_slot + 1 == g->n_slots ? 0 : g->next_slot + 1;
+		if (g->slot_conn[slot] == NO_CONN)
 			break;
 	}
-	if (i == g->n_ports) { /* cannot happen: n_ports >= 2 * conns */
+	if (i == g->n_slots) { /* cannot happen: n_slots >= 2 * conns */
 		c->deadline = g->now + RTO_INIT_NS;
 		return;
 	}
-	c->sport = (uint16_t)(g->p->port_lo + off);
-	g->port_conn[off] = (uint32_t)(c - g->conns);
+	c->slot = slot;
+	g->slot_conn[slot] = (uint32_t)(c - g->conns);
 	/* Clock-driven ISN, like the kernel's: a reused 4-tuple starts above
 	 * the old one, which lets the server recycle its TIME_WAIT. */
 	c->iss = (uint32_t)(g->now >> 4) + (next_rand(g) & 0xffff);
 	c->snd_una = c->iss;
 	c->snd_nxt = c->iss + 1;
 	c->state = C_SYN_SENT;
+	g->n_syn++;
 	c->ts_ok = 0;
 	c->ts_recent = 0;
 	c->rstate = R_HDR;
@@ -327,7 +399,21 @@ static void conn_open(struct gen *g, struct conn *c)
 	c->tries = 0;
 	c->rto = RTO_INIT_NS;
 	c->deadline = g->now + c->rto;
-	send_seg(g, c, c->sport, c->iss, 0, F_SYN, NULL, 0, true);
+	send_seg(g, c, c->slot, c->iss, 0, F_SYN, NULL, 0, true);
+}
+
+/* Open the connections never opened yet, in order, while SYNs may go. */
+static void open_first(struct gen *g)
+{
+	while (g->open_next < g->p->conns && g->n_syn < g->max_syn &&
+	       want_more(g)) {
+		struct conn *c = &g->conns[g->open_next];
+
+		conn_open(g, c);
+		if (c->state != C_SYN_SENT)
+			return; /* no TX frame to spare: next iteration */
+		g->open_next++;
+	}
 }
 
 /* Send the next batch of pipelined requests; it also ACKs what came in.
@@ -341,26 +427,66 @@ static void conn_send_batch(struct gen *g, struct conn *c, uint64_t t_start)
 	c->snd_nxt += g->batch_len;
 	c->pending = g->p->pipeline;
 	g->inflight += c->pending;
+	g->out++;
 	c->t_sent = t_start;
 	c->tries = 0;
 	c->rto = RTO_INIT_NS;
 	c->deadline = g->now + c->rto;
 	c->rstate = R_HDR;
 	c->hlen = 0;
-	if (send_seg(g, c, c->sport, c->batch_seq, c->rcv_nxt, F_ACK | F_PSH,
-		     g->batch, g->batch_len, false))
-		c->deadline = g->now + 1000000; /* no TX frame: retry soon */
+	c->unsent = 0;
+	if (send_seg(g, c, c->slot, c->batch_seq, c->rcv_nxt, F_ACK | F_PSH,
+		     g->batch, g->batch_len, false)) {
+		c->unsent = 1; /* no TX frame: again soon, not a retransmit */
+		c->deadline = g->now + 1000000;
+	}
+}
+
+/* Closed loop: c may send its next batch. Now, when there is room and no
+ * one queued before it; else at the back of the ready queue. True when
+ * sent. */
+static bool closed_send(struct gen *g, struct conn *c)
+{
+	if (!want_more(g)) {
+		c->deadline = UINT64_MAX;
+		return false;
+	}
+	if (!g->n_idle && room(g)) {
+		conn_send_batch(g, c, g->now);
+		return true;
+	}
+	c->deadline = UINT64_MAX;
+	if (!c->on_stack) {
+		c->on_stack = 1;
+		g->idle[(g->idle_head + g->n_idle++) % g->p->conns] =
+			(uint32_t)(c - g->conns);
+	}
+	return false;
+}
+
+/* Closed loop: the queued connections, in order, while there is room. */
+static void dispatch_ready(struct gen *g)
+{
+	while (g->n_idle && room(g) && want_more(g)) {
+		struct conn *c = &g->conns[g->idle[g->idle_head]];
+
+		g->idle_head =
+			g->idle_head + 1 == g->p->conns ? 0 : g->idle_head + 1;
+		g->n_idle--;
+		c->on_stack = 0;
+		if (c->state != C_EST || c->pending || c->closing)
+			continue; /* stale: it was closed since */
+		conn_send_batch(g, c, g->now);
+	}
 }
 
 /* c is established with nothing outstanding: closed loop, send the next
- * batch now; open loop, wait on the idle stack for the next due time. */
+ * batch (or queue for room); open loop, wait on the idle stack for the
+ * next due time. */
 static void conn_ready(struct gen *g, struct conn *c)
 {
 	if (!g->p->rate) {
-		if (want_more(g))
-			conn_send_batch(g, c, g->now);
-		else
-			c->deadline = UINT64_MAX;
+		closed_send(g, c);
 		return;
 	}
 	c->deadline = UINT64_MAX;
@@ -375,7 +501,7 @@ static void conn_ready(struct gen *g, struct conn *c)
  * wait (their latency grows: the coordinated-omission correction). */
 static void dispatch_due(struct gen *g)
 {
-	while (g->next_due <= g->now && g->n_idle && want_more(g)) {
+	while (g->next_due <= g->now && g->n_idle && want_more(g) && room(g)) {
 		struct conn *c = &g->conns[g->idle[--g->n_idle]];
 
 		c->on_stack = 0;
@@ -390,12 +516,12 @@ static void dispatch_due(struct gen *g)
 
 static void conn_ack(struct gen *g, struct conn *c)
 {
-	send_seg(g, c, c->sport, c->snd_nxt, c->rcv_nxt, F_ACK, NULL, 0, false);
+	send_seg(g, c, c->slot, c->snd_nxt, c->rcv_nxt, F_ACK, NULL, 0, false);
 }
 
 static void conn_reset(struct gen *g, struct conn *c)
 {
-	send_seg(g, c, c->sport, c->snd_nxt, c->rcv_nxt, F_RST | F_ACK, NULL, 0,
+	send_seg(g, c, c->slot, c->snd_nxt, c->rcv_nxt, F_RST | F_ACK, NULL, 0,
 		 false);
 	g->r->rst_tx++;
 	conn_release(g, c, g->now);
@@ -498,6 +624,8 @@ static void response_done(struct gen *g, struct conn *c, bool good)
 		g->cur.lat_max_ns = lat;
 	c->pending--;
 	g->inflight--;
+	if (!c->pending)
+		g->out--;
 	c->rstate = R_HDR;
 	c->hlen = 0;
 }
@@ -529,23 +657,33 @@ static int consume(struct gen *g, struct conn *c, const char *d, uint32_t len)
 			/* Split header: collect it, then look again. */
 			{
 				uint32_t old = c->hlen, from;
+				char *hb;
 
+				if (c->hbuf == NO_BUF) {
+					if (!g->n_hdr_free) {
+						g->r->hdr_pool_empty++;
+						g->r->err_parse++;
+						return -1;
+					}
+					c->hbuf = g->hdr_free[--g->n_hdr_free];
+				}
+				hb = g->hdr_pool + (size_t)c->hbuf * HDR_MAX;
 				take = len;
 				if (old + take > HDR_MAX)
 					take = HDR_MAX - old;
-				memcpy(c->hdr + old, d, take);
+				memcpy(hb + old, d, take);
 				c->hlen = (uint16_t)(old + take);
 				from = old > 3 ? old - 3 : 0;
-				e = memmem(c->hdr + from, c->hlen - from, eoh,
-					   4);
+				e = memmem(hb + from, c->hlen - from, eoh, 4);
 				if (!e) {
 					if (c->hlen >= HDR_MAX)
 						return -1;
 					return 0; /* all of len taken */
 				}
-				take = (uint32_t)(e + 4 - c->hdr) - old;
-				rc = parse_header(g, c, c->hdr,
-						  (size_t)(e + 4 - c->hdr));
+				take = (uint32_t)(e + 4 - hb) - old;
+				rc = parse_header(g, c, hb,
+						  (size_t)(e + 4 - hb));
+				hdr_put(g, c);
 			}
 		parsed:
 			if (rc < 0) {
@@ -577,7 +715,7 @@ static int consume(struct gen *g, struct conn *c, const char *d, uint32_t len)
 
 /* ---- RX ---- */
 
-static void reply_rst(struct gen *g, uint16_t sport, const struct tcphdr *t,
+static void reply_rst(struct gen *g, uint32_t slot, const struct tcphdr *t,
 		      uint32_t plen)
 {
 	uint8_t fl = wire_tcp_flags(t);
@@ -586,10 +724,10 @@ static void reply_rst(struct gen *g, uint16_t sport, const struct tcphdr *t,
 	if (fl & F_RST)
 		return;
 	if (fl & F_ACK)
-		send_seg(g, NULL, sport, ntohl(t->ack_seq), 0, F_RST, NULL, 0,
+		send_seg(g, NULL, slot, ntohl(t->ack_seq), 0, F_RST, NULL, 0,
 			 false);
 	else
-		send_seg(g, NULL, sport, 0, ntohl(t->seq) + seglen,
+		send_seg(g, NULL, slot, 0, ntohl(t->seq) + seglen,
 			 F_RST | F_ACK, NULL, 0, false);
 }
 
@@ -602,10 +740,11 @@ static void handle_syn_sent(struct gen *g, struct conn *c,
 		/* e.g. a challenge ACK from a TIME_WAIT 4-tuple: reset it
 		 * and try again right away. */
 		if (!(fl & F_RST))
-			send_seg(g, c, c->sport, ack, 0, F_RST, NULL, 0, false);
+			send_seg(g, c, c->slot, ack, 0, F_RST, NULL, 0, false);
 		c->deadline = g->now;
 		c->state = C_IDLE;
-		g->port_conn[c->sport - g->p->port_lo] = NO_CONN;
+		g->n_syn--;
+		g->slot_conn[c->slot] = NO_CONN;
 		return;
 	}
 	if (fl & F_RST) {
@@ -621,12 +760,13 @@ static void handle_syn_sent(struct gen *g, struct conn *c,
 	c->rcv_nxt = ntohl(t->seq) + 1;
 	c->snd_una = ack;
 	c->state = C_EST;
+	g->n_syn--;
+	if (++g->n_est > g->r->peak_established)
+		g->r->peak_established = g->n_est;
 	g->r->connects++;
 	g->cur.connects++;
-	if (!g->p->rate && want_more(g)) {
-		conn_send_batch(g, c, g->now);
+	if (!g->p->rate && closed_send(g, c))
 		return;
-	}
 	conn_ack(g, c);
 	if (g->p->rate)
 		conn_ready(g, c);
@@ -681,11 +821,12 @@ static void handle_est(struct gen *g, struct conn *c, const struct tcphdr *t,
 			/* ACK their FIN with ours; the slot reconnects on
 			 * another port, so a late segment of this one gets a
 			 * RST from reply_rst(). */
-			send_seg(g, c, c->sport, c->snd_nxt, c->rcv_nxt,
+			send_seg(g, c, c->slot, c->snd_nxt, c->rcv_nxt,
 				 F_FIN | F_ACK, NULL, 0, false);
 			conn_release(g, c, g->now);
 			/* Connections per second: the next one right away. */
-			if (g->p->close_each && want_more(g))
+			if (g->p->close_each && want_more(g) &&
+			    g->n_syn < g->max_syn)
 				conn_open(g, c);
 			return;
 		}
@@ -693,21 +834,44 @@ static void handle_est(struct gen *g, struct conn *c, const struct tcphdr *t,
 	if (!c->pending && (c->closing || g->p->close_each))
 		c->deadline = g->now + RTO_MAX_NS; /* wait for their FIN */
 	if (!c->pending && !c->closing && !g->p->close_each) {
-		if (!g->p->rate && want_more(g)) {
-			conn_send_batch(g, c, g->now);
-			sent = true;
-		} else {
+		if (!g->p->rate)
+			sent = closed_send(g, c);
+		else
 			conn_ready(g, c);
-		}
 	}
 	if (acked_data && !sent)
 		conn_ack(g, c);
 }
 
+/* The index of our source address a frame is sent to, or n_src when it
+ * is none of them. They are consecutive: src[0] + i. */
+static uint32_t src_index(const struct gen *g, const struct wire_pkt *pk)
+{
+	const uint8_t *d;
+	uint32_t a, b;
+
+	if (g->p->v6) {
+		if (!pk->ip6)
+			return g->n_src;
+		d = (const uint8_t *)&pk->ip6->daddr;
+		if (memcmp(d, g->src[0], 12))
+			return g->n_src;
+		memcpy(&a, d + 12, 4);
+		memcpy(&b, g->src[0] + 12, 4);
+	} else {
+		if (!pk->ip4)
+			return g->n_src;
+		a = pk->ip4->daddr;
+		memcpy(&b, g->src[0], 4);
+	}
+	a = ntohl(a) - ntohl(b);
+	return a < g->n_src ? a : g->n_src;
+}
+
 static void handle_frame(struct gen *g, const uint8_t *f, uint32_t len)
 {
 	struct wire_pkt pk;
-	uint32_t port_off, ci;
+	uint32_t port_off, ci, si, slot;
 	uint16_t dport;
 
 	if (wire_parse(f, len, &pk) != WIRE_TCP)
@@ -720,9 +884,13 @@ static void handle_frame(struct gen *g, const uint8_t *f, uint32_t len)
 		g->r->misrouted++;
 		return;
 	}
-	ci = g->port_conn[port_off];
+	si = g->n_src == 1 ? 0 : src_index(g, &pk);
+	if (si >= g->n_src)
+		return; /* to a port of ours on another address: not ours */
+	slot = port_off * g->n_src + si;
+	ci = g->slot_conn[slot];
 	if (ci == NO_CONN) {
-		reply_rst(g, dport, pk.tcp, pk.payload_len);
+		reply_rst(g, slot, pk.tcp, pk.payload_len);
 		return;
 	}
 	if (wire_tcp_hlen(pk.tcp) > WIRE_TCP_HLEN) {
@@ -766,20 +934,34 @@ static uint32_t poll_rx(struct gen *g)
 
 /* ---- timers ---- */
 
+/* Look at the timers of the connections whose turn it is: as many as the
+ * time since the last call is of timer_period, so each is seen once a
+ * period. */
 static void run_timers(struct gen *g)
 {
-	uint32_t i;
+	uint64_t dt = g->now - g->timer_last;
+	uint32_t n = g->p->conns, k;
 
-	for (i = 0; i < g->p->conns; i++) {
-		struct conn *c = &g->conns[i];
+	if (dt < g->timer_period)
+		n = (uint32_t)((uint64_t)n * dt / g->timer_period);
+	if (!n)
+		return;
+	g->timer_last = g->now;
+	for (k = 0; k < n; k++) {
+		struct conn *c = &g->conns[g->timer_pos];
+
+		g->timer_pos =
+			g->timer_pos + 1 == g->p->conns ? 0 : g->timer_pos + 1;
 
 		if (g->now < c->deadline)
 			continue;
 		switch (c->state) {
 		case C_IDLE:
-			if (want_more(g))
-				conn_open(g, c);
-			else if (g->running) /* -n covered: look again later */
+			if (want_more(g)) {
+				if (g->n_syn < g->max_syn) /* else next scan */
+					conn_open(g, c);
+			} else if (g->running) /* -n covered: look again later
+						*/
 				c->deadline = g->now + RTO_INIT_NS / 20;
 			else
 				c->deadline = UINT64_MAX;
@@ -797,7 +979,7 @@ static void run_timers(struct gen *g)
 			c->rto = c->rto * 2 > RTO_MAX_NS ? RTO_MAX_NS
 							 : c->rto * 2;
 			c->deadline = g->now + c->rto;
-			send_seg(g, c, c->sport, c->iss, 0, F_SYN, NULL, 0,
+			send_seg(g, c, c->slot, c->iss, 0, F_SYN, NULL, 0,
 				 true);
 			break;
 		case C_EST:
@@ -806,6 +988,17 @@ static void run_timers(struct gen *g)
 					conn_reset(g, c); /* no FIN came */
 				else
 					conn_ready(g, c);
+				break;
+			}
+			if (c->unsent) {
+				c->unsent = 0;
+				c->deadline = g->now + c->rto;
+				if (send_seg(g, c, c->slot, c->batch_seq,
+					     c->rcv_nxt, F_ACK | F_PSH,
+					     g->batch, g->batch_len, false)) {
+					c->unsent = 1;
+					c->deadline = g->now + 1000000;
+				}
 				break;
 			}
 			if (++c->tries >= MAX_TRIES) {
@@ -824,7 +1017,7 @@ static void run_timers(struct gen *g)
 				uint32_t off = c->snd_una - c->batch_seq;
 
 				if (off < g->batch_len)
-					send_seg(g, c, c->sport, c->snd_una,
+					send_seg(g, c, c->slot, c->snd_una,
 						 c->rcv_nxt, F_ACK | F_PSH,
 						 g->batch + off,
 						 g->batch_len - off, false);
@@ -933,6 +1126,13 @@ static int setup_xsk(struct gen *g)
 	if (err)
 		return err;
 	g->r->xsk_mode = blitz_xsk_mode(&g->x);
+	/* RX: 3/4 of the frames for replies to batches and SYNs (a batch's
+	 * replies may take two frames: a third of them); TX: the batches
+	 * and SYNs leave OPEN_TX_RESERVE frames for ACKs and RSTs. */
+	g->max_syn = g->x.n_tx / 8;
+	g->max_out = g->x.n_rx / 3;
+	if (g->max_out > g->x.n_tx - OPEN_TX_RESERVE * 2 - g->max_syn)
+		g->max_out = g->x.n_tx - OPEN_TX_RESERVE * 2 - g->max_syn;
 	err = xsk_socket__update_xskmap(g->x.xsk,
 					bpf_map__fd(g->skel->maps.xsks));
 	if (err) {
@@ -1018,6 +1218,10 @@ static void run_loop(struct gen *g)
 	g->now = t0 = now_ns();
 	end = t0 + (uint64_t)p->duration_s * 1000000000ULL;
 	next_timer = t0;
+	g->timer_last = t0;
+	g->timer_period = (uint64_t)p->conns * TIMER_SCAN_PER_CONN_NS;
+	if (g->timer_period < TIMER_SCAN_NS)
+		g->timer_period = TIMER_SCAN_NS;
 	next_sample = t0 + 1000000000ULL;
 	last_t = t0;
 	g->running = true;
@@ -1028,10 +1232,12 @@ static void run_loop(struct gen *g)
 		if (!g->interval_ns)
 			g->interval_ns = 1;
 	}
-	/* Spread the handshakes over the first loop iterations so the SYNs
-	 * do not all need TX frames at once. */
+	/* The first handshakes are made in order (open_next), as fast as
+	 * max_syn and the TX frames allow; the timers see a connection only
+	 * once it was opened. */
 	for (i = 0; i < p->conns; i++)
-		g->conns[i].deadline = t0;
+		g->conns[i].deadline = UINT64_MAX;
+	g->open_next = 0;
 
 	while (g->running) {
 		uint64_t t_iter = g->now;
@@ -1041,10 +1247,14 @@ static void run_loop(struct gen *g)
 		g->now = now_ns();
 		if (g->now >= next_timer) {
 			run_timers(g);
-			next_timer = g->now + TIMER_SCAN_NS;
+			next_timer = g->now + TIMER_TICK_NS;
 		}
+		if (g->open_next < p->conns)
+			open_first(g);
 		if (p->rate)
 			dispatch_due(g);
+		else if (g->n_idle)
+			dispatch_ready(g);
 		work = n_rx || g->x.tx_unkicked;
 		flush_tx(g);
 		/* Busy time: iterations that received or sent, the TX kick
@@ -1068,19 +1278,22 @@ static void run_loop(struct gen *g)
 	if (g->r->responses > last_resp || g->cur.connects)
 		sample_second(g, t0, &last_t, &last_resp, &last_err);
 
-	/* Close every connection with a RST so the server frees it now. */
+	/* Close every connection with a RST so the server frees it now (a
+	 * kernel server would otherwise keep 100,000 of them): when the TX
+	 * frames run out, wait for the kernel to send some, for 2 s at most
+	 * in all. */
+	end = now_ns() + 2000000000ULL;
 	for (i = 0; i < p->conns; i++) {
 		struct conn *c = &g->conns[i];
+		uint32_t seq = c->state == C_EST ? c->snd_nxt : c->iss + 1;
 
 		if (c->state == C_IDLE)
 			continue;
-		if (send_seg(g, c, c->sport,
-			     c->state == C_EST ? c->snd_nxt : c->iss + 1,
-			     c->rcv_nxt, F_RST | F_ACK, NULL, 0, false)) {
+		while (send_seg(g, c, c->slot, seq, c->rcv_nxt, F_RST | F_ACK,
+				NULL, 0, false) &&
+		       now_ns() < end) {
 			flush_tx(g);
-			send_seg(g, c, c->sport,
-				 c->state == C_EST ? c->snd_nxt : c->iss + 1,
-				 c->rcv_nxt, F_RST | F_ACK, NULL, 0, false);
+			usleep(50);
 		}
 		conn_release(g, c, UINT64_MAX);
 	}
@@ -1094,14 +1307,11 @@ static void run_loop(struct gen *g)
 
 static void gen_free(struct gen *g)
 {
-	uint32_t i;
-
-	if (g->conns)
-		for (i = 0; i < g->p->conns; i++)
-			free(g->conns[i].hdr);
 	free(g->conns);
 	free(g->idle);
-	free(g->port_conn);
+	free(g->slot_conn);
+	free(g->hdr_pool);
+	free(g->hdr_free);
 	free(g);
 }
 
@@ -1110,7 +1320,7 @@ static int gen_new(const struct bench_params *p, struct bench_result *r,
 		   int ifindex, struct gen **out)
 {
 	struct gen *g;
-	uint32_t i;
+	uint32_t i, n_hdr, a;
 	int err;
 
 	g = calloc(1, sizeof(*g));
@@ -1121,28 +1331,43 @@ static int gen_new(const struct bench_params *p, struct bench_result *r,
 	g->old_prog_fd = -1;
 	g->seed = (uint32_t)now_ns() | 1;
 	g->n_ports = (uint32_t)(p->port_hi - p->port_lo + 1);
+	g->n_src = p->n_src ? p->n_src : 1;
+	g->n_slots = g->n_ports * g->n_src;
+	/* Source address i: the first + i (IPv6: in its last 32 bits). */
+	for (i = 0; i < g->n_src; i++) {
+		uint8_t *d = g->src[i];
+
+		memcpy(d, p->src_addr, 16);
+		memcpy(&a, p->v6 ? d + 12 : d, 4);
+		a = htonl(ntohl(a) + i);
+		memcpy(p->v6 ? d + 12 : d, &a, 4);
+	}
 	g->ifindex = ifindex;
 	err = build_requests(g);
 	if (err) {
 		free(g);
 		return err;
 	}
+	n_hdr = p->conns <= HDR_POOL_ALL
+			? p->conns
+			: HDR_POOL_ALL + (p->conns - HDR_POOL_ALL) / 4;
 	g->conns = calloc(p->conns, sizeof(*g->conns));
 	g->idle = calloc(p->conns, sizeof(*g->idle));
-	g->port_conn = malloc(g->n_ports * sizeof(*g->port_conn));
-	if (!g->conns || !g->idle || !g->port_conn) {
+	g->slot_conn = malloc(g->n_slots * sizeof(*g->slot_conn));
+	g->hdr_pool = malloc((size_t)n_hdr * HDR_MAX);
+	g->hdr_free = malloc(n_hdr * sizeof(*g->hdr_free));
+	if (!g->conns || !g->idle || !g->slot_conn || !g->hdr_pool ||
+	    !g->hdr_free) {
 		gen_free(g);
 		return -ENOMEM;
 	}
-	for (i = 0; i < g->n_ports; i++)
-		g->port_conn[i] = NO_CONN;
-	for (i = 0; i < p->conns; i++) {
-		g->conns[i].hdr = malloc(HDR_MAX);
-		if (!g->conns[i].hdr) {
-			gen_free(g);
-			return -ENOMEM;
-		}
-	}
+	for (i = 0; i < g->n_slots; i++)
+		g->slot_conn[i] = NO_CONN;
+	for (i = 0; i < p->conns; i++)
+		g->conns[i].hbuf = NO_BUF;
+	for (i = 0; i < n_hdr; i++)
+		g->hdr_free[i] = n_hdr - 1 - i;
+	g->n_hdr_free = n_hdr;
 	*out = g;
 	return 0;
 }
@@ -1169,6 +1394,8 @@ static void result_add(struct bench_result *t, const struct bench_result *r)
 	t->timeouts += r->timeouts;
 	t->tx_no_frame += r->tx_no_frame;
 	t->misrouted += r->misrouted;
+	t->hdr_pool_empty += r->hdr_pool_empty;
+	t->peak_established += r->peak_established;
 	t->bytes_rx += r->bytes_rx;
 	t->busy_ns += r->busy_ns;
 	if (r->late_max_ns > t->late_max_ns)
@@ -1252,12 +1479,16 @@ int bench_run(const struct bench_params *p, struct bench_result *r)
 	r->threads = nt;
 	if (!p->conns || p->conns > BENCH_MAX_CONNS || !p->pipeline ||
 	    (p->close_each && p->pipeline != 1) || p->port_hi < p->port_lo ||
-	    (uint32_t)(p->port_hi - p->port_lo + 1) < 2 * p->conns ||
+	    p->n_src > BENCH_MAX_SRC ||
+	    (uint32_t)(p->port_hi - p->port_lo + 1) *
+			    (p->n_src ? p->n_src : 1) <
+		    2 * p->conns ||
 	    nt > BENCH_MAX_THREADS || p->conns < nt) {
 		pr_warn("bad bench parameters: 1..%u connections (at least one "
-			"per thread, 1..%u threads), a source port range at "
-			"least twice as large, pipeline 1 with close\n",
-			BENCH_MAX_CONNS, BENCH_MAX_THREADS);
+			"per thread, 1..%u threads), at least twice as many "
+			"source ports x addresses (1..%u), pipeline 1 with "
+			"close\n",
+			BENCH_MAX_CONNS, BENCH_MAX_THREADS, BENCH_MAX_SRC);
 		return -EINVAL;
 	}
 	ifindex = (int)if_nametoindex(p->ifname);

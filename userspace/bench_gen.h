@@ -18,11 +18,12 @@
  * completion ring).
  *
  * Each of `conns` connections does a real three-way handshake from its own
- * source port, then sends `pipeline` GET requests in one segment and waits
- * for all the responses, checking each one: status 200 and Content-Length
- * framing. Lost segments are retransmitted on a timer with exponential
- * backoff; a server that closes (FIN) or resets a connection gets a new
- * one on the next free source port.
+ * source port (and address: n_src consecutive addresses multiply the
+ * ports, for more than ~32k connections), then sends `pipeline` GET requests in
+ * one segment and waits for all the responses, checking each one: status 200
+ * and Content-Length framing. Lost segments are retransmitted on a timer with
+ * exponential backoff; a server that closes (FIN) or resets a connection gets a
+ * new one on the next free source port.
  *
  * Three load shapes:
  *   closed loop (default)  a connection sends its next batch as soon as the
@@ -47,6 +48,13 @@
  * sent the request; replies that land elsewhere are counted (misrouted) and
  * dropped, their connections retransmit.
  *
+ * Many connections: the first handshakes are made in order, at most
+ * TX frames / 8 at once; at most about a third of the RX frames' worth of
+ * batches is outstanding at once (closed loop: the other established
+ * connections wait in a queue, in order; open loop: due batches wait), so
+ * what the server sends back always fits the UMEM. Header buffers for
+ * responses split across segments come from a pool sized at start.
+ *
  * Contract: bench_run() makes syscalls only for setup, to kick TX
  * (sendto) and to wake RX when the ring asks; it allocates nothing after
  * setup. It runs on the calling thread until the duration passes,
@@ -61,9 +69,12 @@
 #include <netinet/in.h>
 
 #define BENCH_FRAME_SIZE 2048
-/* One source address: at most half the 64k ports, so a port comes back
- * only after its old 4-tuple had time to leave the server's TIME_WAIT. */
-#define BENCH_MAX_CONNS 30000
+/* Connections: at most half the source (address, port) slots, so a slot
+ * comes back only after its old 4-tuple had time to leave the server's
+ * TIME_WAIT; one address gives at most ~32k, n_src addresses n_src times
+ * that. Every table is sized for `conns` at start. */
+#define BENCH_MAX_CONNS 1000000
+#define BENCH_MAX_SRC 64      /* source addresses */
 #define BENCH_MAX_SERIES 3600 /* per-second samples kept */
 #define BENCH_MAX_THREADS 64  /* and RX queues */
 #define BENCH_MAX_BATCH 1400  /* bytes of pipelined requests per segment */
@@ -74,6 +85,7 @@ struct bench_params {
 	uint32_t threads;     /* 0/1: one; N: one thread + socket per queue */
 	int v6;		      /* IPv6 target */
 	uint8_t src_addr[16]; /* network order; IPv4: the first 4 bytes */
+	uint32_t n_src;	      /* 0/1: src_addr; N: src_addr + 0..N-1 */
 	uint8_t dst_addr[16];
 	const char *host; /* Host header value ("ip:port", "[ip6]:port") */
 	uint8_t src_mac[6], dst_mac[6]; /* dst: the next hop's */
@@ -132,6 +144,8 @@ struct bench_result {
 	uint64_t tx_no_frame;	   /* sends that found no free TX frame */
 	uint64_t late_max_ns; /* open loop: the most a batch went out late */
 	uint64_t misrouted;   /* replies on another thread's queue (dropped) */
+	uint64_t hdr_pool_empty;   /* split headers with no buffer (reset) */
+	uint64_t peak_established; /* connections established at once */
 	uint32_t threads;
 	uint64_t bytes_rx; /* TCP payload received */
 	double elapsed_s;

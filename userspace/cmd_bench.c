@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * cmd_bench.c - `blitz bench <ip:port> [-c conns] [-d seconds] [-P pipeline]
- * [--path PATH] [-n requests] [--ports LO-HI] [--json] [-i ifname] [-q queue]`:
+ * [--path PATH] [-n requests] [--ports LO-HI] [--src-addrs N] [--json]
+ * [-i ifname] [-q queue]`:
  * the kernel-bypass HTTP load generator (the work is in bench_gen.c).
  *
  * Owns: the command line, finding the client interface, its address and
@@ -16,6 +17,7 @@
 #include <linux/netlink.h>
 #include <linux/rtnetlink.h>
 #include <getopt.h>
+#include <ifaddrs.h>
 #include <net/if.h>
 #include <net/if_arp.h>
 #include <signal.h>
@@ -43,7 +45,7 @@ static void on_signal(int sig)
 	bench_stop = 1;
 }
 
-enum { OPT_PATH = OPT_CMD_BASE, OPT_JSON, OPT_PORTS, OPT_CLOSE };
+enum { OPT_PATH = OPT_CMD_BASE, OPT_JSON, OPT_PORTS, OPT_CLOSE, OPT_SRC };
 
 #define STR_(x) #x
 #define STR(x) STR_(x)
@@ -75,6 +77,11 @@ static const struct opt_spec bench_opts[] = {
 		 DEFAULT_PORT_HI) "); the kernel must not use them for its own "
 				  "connections to ip:port",
 	 0, 0},
+	{OPT_SRC, "src-addrs", "N",
+	 "source addresses: the route's and the next N-1 after it (each must "
+	 "be on the interface), for more connections than one address's "
+	 "ports allow (default 1, max %d)",
+	 BENCH_MAX_SRC, 0},
 	{OPT_JSON, "json", NULL, "print the result as JSON", 0, 0},
 	{0},
 };
@@ -203,6 +210,75 @@ static int find_source(struct bench_params *p)
 	memcpy(p->src_addr,
 	       p->v6 ? (void *)&s6->sin6_addr : (void *)&s4->sin_addr,
 	       addr_len(p));
+	return 0;
+}
+
+/* Source address k of --src-addrs: src_addr + k (IPv6: in its last 32
+ * bits), as bench_gen.c counts them. */
+static void src_nth(const struct bench_params *p, uint32_t k, uint8_t a[16])
+{
+	uint32_t v;
+
+	memcpy(a, p->src_addr, 16);
+	memcpy(&v, p->v6 ? a + 12 : a, 4);
+	v = htonl(ntohl(v) + k);
+	memcpy(p->v6 ? a + 12 : a, &v, 4);
+}
+
+/* Whether a is an address of interface ifname in ifa. */
+static int if_has_addr(const struct bench_params *p, struct ifaddrs *ifa,
+		       const uint8_t *a)
+{
+	const void *ia;
+
+	for (; ifa; ifa = ifa->ifa_next) {
+		if (!ifa->ifa_addr || ifa->ifa_addr->sa_family != family(p) ||
+		    strcmp(ifa->ifa_name, p->ifname))
+			continue;
+		if (p->v6)
+			ia = &((struct sockaddr_in6 *)ifa->ifa_addr)->sin6_addr;
+		else
+			ia = &((struct sockaddr_in *)ifa->ifa_addr)->sin_addr;
+		if (!memcmp(ia, a, addr_len(p)))
+			return 1;
+	}
+	return 0;
+}
+
+/* With --src-addrs N: every one of src_addr + 0..N-1 must be an address
+ * of the interface, or the server's replies to it would find no one (a
+ * kernel server resolves it with ARP / neighbour discovery first). */
+static int check_sources(const struct bench_params *p)
+{
+	char first[INET6_ADDRSTRLEN], last[INET6_ADDRSTRLEN],
+		miss[INET6_ADDRSTRLEN];
+	struct ifaddrs *ifa;
+	uint8_t a[16];
+	uint32_t k;
+
+	if (p->n_src <= 1)
+		return 0;
+	if (getifaddrs(&ifa)) {
+		pr_warn("getifaddrs: %s\n", strerror(errno));
+		return -1;
+	}
+	for (k = 0; k < p->n_src; k++) {
+		src_nth(p, k, a);
+		if (if_has_addr(p, ifa, a))
+			continue;
+		inet_ntop(family(p), a, miss, sizeof(miss));
+		inet_ntop(family(p), p->src_addr, first, sizeof(first));
+		src_nth(p, p->n_src - 1, a);
+		inet_ntop(family(p), a, last, sizeof(last));
+		freeifaddrs(ifa);
+		pr_warn("--src-addrs %u needs %s to %s on %s, and %s is not "
+			"there: add it (ip addr add %s/%u dev %s) or lower "
+			"--src-addrs\n",
+			p->n_src, first, last, p->ifname, miss, miss,
+			p->v6 ? 128 : 32, p->ifname);
+		return -1;
+	}
+	freeifaddrs(ifa);
 	return 0;
 }
 
@@ -529,11 +605,13 @@ static void print_summary(const struct bench_params *p,
 	       (unsigned long long)r->err_closed,
 	       (unsigned long long)r->err_timeout,
 	       (unsigned long long)r->err_connect);
-	printf("  tcp        %llu handshakes (%.0f/s), retransmits %llu (SYN "
+	printf("  tcp        %llu handshakes (%.0f/s, at most %llu at once), "
+	       "retransmits %llu (SYN "
 	       "%llu, data %llu), resets received %llu, sent %llu, "
 	       "timeouts %llu\n",
 	       (unsigned long long)r->connects,
 	       r->elapsed_s > 0 ? (double)r->connects / r->elapsed_s : 0.0,
+	       (unsigned long long)r->peak_established,
 	       (unsigned long long)r->retransmits,
 	       (unsigned long long)r->syn_retransmits,
 	       (unsigned long long)r->data_retransmits,
@@ -592,7 +670,8 @@ static void print_json(const struct bench_params *p,
 	       "\"data_retransmits\":%llu,\"rst_rx\":%llu,\"rst_tx\":%llu,"
 	       "\"timeouts\":%llu,\"tx_no_frame\":%llu,\"late_max_us\":%.1f,"
 	       "\"client_limited\":%s,\"client_limit_why\":\"%s\","
-	       "\"threads\":%u,\"misrouted\":%llu",
+	       "\"threads\":%u,\"misrouted\":%llu,\"src_addrs\":%u,"
+	       "\"peak_established\":%llu,\"hdr_pool_empty\":%llu",
 	       p->close_each ? "close"
 	       : p->rate     ? "open"
 			     : "closed",
@@ -607,7 +686,9 @@ static void print_json(const struct bench_params *p,
 	       (unsigned long long)r->timeouts,
 	       (unsigned long long)r->tx_no_frame, (double)r->late_max_ns / 1e3,
 	       lim ? "true" : "false", lim ? lim : "", r->threads,
-	       (unsigned long long)r->misrouted);
+	       (unsigned long long)r->misrouted, p->n_src,
+	       (unsigned long long)r->peak_established,
+	       (unsigned long long)r->hdr_pool_empty);
 	print_series_json(r);
 	printf("}\n");
 }
@@ -638,6 +719,8 @@ int cmd_bench(int argc, char **argv)
 		{'q', "queue", 0, 63, 1, NULL, &p.queue},
 		{'t', "thread count", 1, BENCH_MAX_THREADS, 1, NULL,
 		 &p.threads},
+		{OPT_SRC, "source address count", 1, BENCH_MAX_SRC, 1, NULL,
+		 &p.n_src},
 	};
 
 	if (cli_parse_begin(&cp, &cmd_bench_spec))
@@ -710,10 +793,16 @@ int cmd_bench(int argc, char **argv)
 		pr_warn("--close sends one request per connection: drop -P\n");
 		return 1;
 	}
-	if ((uint32_t)(p.port_hi - p.port_lo + 1) < 2 * p.conns) {
-		pr_warn("%u connections need at least %u source ports: widen "
-			"--ports\n",
-			p.conns, 2 * p.conns);
+	if (!p.n_src)
+		p.n_src = 1;
+	if ((uint64_t)(p.port_hi - p.port_lo + 1) * p.n_src < 2ULL * p.conns) {
+		pr_warn("%u connections need at least %u source ports over "
+			"%u address%s (each port of each address is one "
+			"slot, twice the connections): widen --ports or add "
+			"--src-addrs %u\n",
+			p.conns, 2 * p.conns, p.n_src, p.n_src > 1 ? "es" : "",
+			(2 * p.conns + (uint32_t)(p.port_hi - p.port_lo)) /
+				(uint32_t)(p.port_hi - p.port_lo + 1));
 		return 1;
 	}
 	if (geteuid()) {
@@ -722,7 +811,8 @@ int cmd_bench(int argc, char **argv)
 		return 1;
 	}
 	blitz_log_quiet_libs();
-	if (find_macs(&p, ifname_buf, sizeof(ifname_buf)) || find_source(&p))
+	if (find_macs(&p, ifname_buf, sizeof(ifname_buf)) || find_source(&p) ||
+	    check_sources(&p))
 		return 1;
 	p.progress = json ? stderr : stdout;
 	if (!json) {
@@ -730,8 +820,10 @@ int cmd_bench(int argc, char **argv)
 
 		inet_ntop(p.v6 ? AF_INET6 : AF_INET, p.src_addr, src,
 			  sizeof(src));
-		printf("blitz bench %s from %s (%s), %u connections, %u s\n",
-		       p.host, p.ifname, src, p.conns, p.duration_s);
+		printf("blitz bench %s from %s (%s%s), %u connections, %u s\n",
+		       p.host, p.ifname, src,
+		       p.n_src > 1 ? " and the addresses after it" : "",
+		       p.conns, p.duration_s);
 	}
 
 	memset(&sa, 0, sizeof(sa));

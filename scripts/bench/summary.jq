@@ -30,6 +30,7 @@ def mostly: group_by(.) | max_by(length) | .[0];
 	 client_limit_pct: (map(.client_limit_pct) | median),
 	 bound_by: (map(.bound_by) | mostly), busy_poll: .[0].busy_poll,
 	 errors: (map(.errors // 0) | add), retransmits: (map(.retransmits) | median),
+	 established: (map(.peak_established) | median),
 	 lat_mean_us: (map(.lat_mean_us) | median), lat_p50_us: (map(.lat_p50_us) | median),
 	 lat_p90_us: (map(.lat_p90_us) | median), lat_p99_us: (map(.lat_p99_us) | median),
 	 lat_p999_us: (map(.lat_p999_us) | median), lat_max_us: (map(.lat_max_us) | max),

@@ -9,7 +9,7 @@
 "",
 "| engine | client | conns | P | RPS | spread | ns / req | p99 | CPU \(.host.client_cpu)/\(.host.server_cpu) busy | bound by | × nginx | ratio spread | cost × nginx | errors |",
 "|---|---|--:|--:|--:|--:|--:|--:|--:|---|--:|--:|--:|--:|",
-(.summary[] | "| \(.engine) | \(.client) | \(.conns) | \(.pipeline) | \(.rps) | \(.rps_spread_pct)% | \(.cost_ns // "-") | \(if .lat_p99_us then "\(.lat_p99_us) µs" else "-" end) | \(.client_cpu_busy_pct)/\(.server_cpu_busy_pct)% | \(.bound_by) | \(.ratio_nginx // "-") | \(if .ratio_spread_pct then "\(.ratio_spread_pct)%" else "-" end) | \(.cost_ratio_nginx // "-") | \(if .failed then "FAILED" else .errors end) |"),
+(.summary[] | "| \(.engine) | \(.client) | \(.conns)\(if .established != null and .established < .conns then " (\(.established) at once)" else "" end) | \(.pipeline) | \(.rps) | \(.rps_spread_pct)% | \(.cost_ns // "-") | \(if .lat_p99_us then "\(.lat_p99_us) µs" else "-" end) | \(.client_cpu_busy_pct)/\(.server_cpu_busy_pct)% | \(.bound_by) | \(.ratio_nginx // "-") | \(if .ratio_spread_pct then "\(.ratio_spread_pct)%" else "-" end) | \(.cost_ratio_nginx // "-") | \(if .failed then "FAILED" else .errors end) |"),
 "",
 (if (.latency | length) > 0 then
 "Open loop (blitz bench -R at fractions of each server's closed-loop peak; latency from when each request was due):",

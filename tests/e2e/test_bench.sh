@@ -1,7 +1,8 @@
 #!/bin/bash
 # test_bench.sh - `blitz bench` (the AF_XDP load generator) against nginx on
 # the testbed (closed loop, open loop, connections per second), its count
-# against the xdp engine's own counters, and a one-second `scripts/bench.sh`
+# against the xdp engine's own counters, many connections over several
+# source addresses (--src-addrs), and a one-second `scripts/bench.sh`
 # producing its JSON and PNG. Fair placement (scripts/placement.sh) unless
 # PLACEMENT=default.
 #
@@ -27,6 +28,9 @@ skip_all() {
 	echo "SKIP bench_ipv6: $1"
 	echo "SKIP bench_via_router: $1"
 	echo "SKIP bench_threads: $1"
+	echo "SKIP bench_src_addrs_refused: $1"
+	echo "SKIP bench_src_addrs_kernel: $1"
+	echo "SKIP bench_many_conns: $1"
 	echo "SKIP bench_script: $1"
 	exit 0
 }
@@ -47,7 +51,8 @@ cleanup() {
 }
 trap cleanup EXIT
 
-if ! env_out=$(scripts/testbed.sh up "$PREFIX" 2>"$tmp/tb.err"); then
+# Two client addresses for --src-addrs (BLITZ_TB_CLI_ADDRS).
+if ! env_out=$(BLITZ_TB_CLI_ADDRS=2 scripts/testbed.sh up "$PREFIX" 2>"$tmp/tb.err"); then
 	skip_all "testbed: $(tail -n1 "$tmp/tb.err")"
 fi
 eval "$env_out"
@@ -59,7 +64,7 @@ echo "# $(placement_apply)"
 
 # nginx as the bench config has it, plus a 404 location and a small
 # keepalive_requests on a second port to make it close connections.
-sed "s|@TMP@|$tmp|g;s|@IP@|$SRV_IP|g;s|@PORT@|$PORT|g" \
+sed "s|@TMP@|$tmp|g;s|@IP@|$SRV_IP|g;s|@PORT@|$PORT|g;s|@CONNS@|16384|g" \
 	scripts/bench/nginx.conf.in >"$tmp/nginx.conf"
 # Addresses behind a router: on the server's lo, reached from the client
 # through a route via the server's veth address (the next hop).
@@ -89,7 +94,8 @@ cat >>"$tmp/n2" <<EOF
 }
 EOF
 mv "$tmp/n2" "$tmp/nginx.conf"
-$SRV taskset -c "$SRV_CPUS" nginx -c "$tmp/nginx.conf" >"$tmp/nginx.log" 2>&1 &
+$SRV prlimit --nofile=16384:16384 taskset -c "$SRV_CPUS" nginx -c "$tmp/nginx.conf" \
+	>"$tmp/nginx.log" 2>&1 &
 nginx_pid=$!
 for _ in $(seq 50); do
 	[ "$($CLI curl -s -m 1 "http://$SRV_IP:$PORT/" 2>/dev/null)" = "Hello World!" ] && break
@@ -210,6 +216,51 @@ else
 	echo "FAIL bench_via_router: $why"
 fi
 
+# --src-addrs: too many connections for the ports of one address, or an
+# address that is not on the interface, are refused in one line that
+# says what to do, and the XDP program is left as it was.
+why=
+if $CLI timeout 30 "$BLITZ" bench "$SRV_IP:$PORT" -i "$CLI_IF" -c 20000 -d 1 >"$tmp/sa1.out" 2>&1; then
+	why="-c 20000 from one address did not fail"
+elif [ "$(wc -l <"$tmp/sa1.out")" != 1 ] || ! grep -q -- '--src-addrs 2' "$tmp/sa1.out"; then
+	why="-c 20000: want one line naming --src-addrs 2: $(cat "$tmp/sa1.out")"
+elif $CLI timeout 30 "$BLITZ" bench "$SRV_IP:$PORT" -i "$CLI_IF" -c 10 --src-addrs 3 -d 1 >"$tmp/sa3.out" 2>&1; then
+	why="--src-addrs 3 with two addresses did not fail"
+else
+	X4=${CLI_IP%.*}.4
+	if [ "$(wc -l <"$tmp/sa3.out")" != 1 ] || ! grep -q "$X4 is not there" "$tmp/sa3.out"; then
+		why="--src-addrs 3: want one line naming $X4: $(cat "$tmp/sa3.out")"
+	elif [ "$(xdp_id)" != "$id_before" ]; then
+		why="after the refusals the XDP program of $CLI_IF is $(xdp_id), was $id_before"
+	fi
+fi
+if [ -z "$why" ]; then echo "PASS bench_src_addrs_refused"; else echo "FAIL bench_src_addrs_refused: $why"; fi
+
+# A kernel server sees the connections come from both addresses: 4000
+# connections on 4000 ports need both; nginx's established sockets, counted
+# by source address while the run goes on.
+ALT_IP=${CLI_IP%.*}.3
+$CLI taskset -c "$CLI_CPUS" timeout 60 "$BLITZ" bench "$SRV_IP:$PORT" -i "$CLI_IF" --json \
+	-c 4000 --src-addrs 2 --ports 40000-43999 -d 5 >"$tmp/k2.json" 2>"$tmp/k2.err" &
+k2_pid=$!
+n1=0 n2=0
+for _ in $(seq 40); do
+	sleep 0.1
+	est=$($SRV ss -Htn state established "( sport = :$PORT )" 2>/dev/null)
+	n1=$(echo "$est" | grep -c " $CLI_IP:" || true)
+	n2=$(echo "$est" | grep -c " $ALT_IP:" || true)
+	[ "$n1" -ge 1900 ] && [ "$n2" -ge 1900 ] && break
+done
+wait "$k2_pid"
+k2_rc=$?
+if [ "$k2_rc" != 0 ]; then
+	echo "FAIL bench_src_addrs_kernel: exited $k2_rc: $(tail -n1 "$tmp/k2.err")"
+elif [ "$n1" -ge 1900 ] && [ "$n2" -ge 1900 ] && check k2 '.errors == 0 and .peak_established == 4000'; then
+	echo "PASS bench_src_addrs_kernel nginx had $n1 from $CLI_IP and $n2 from $ALT_IP established"
+else
+	echo "FAIL bench_src_addrs_kernel: nginx had $n1 from $CLI_IP and $n2 from $ALT_IP (want ~2000 each): $(jq -c 'del(.series)' "$tmp/k2.json")"
+fi
+
 # The xdp engine on another port of the same interface: what bench counts
 # is what the engine says it answered, to within 1%.
 XPORT=$((PORT + 2))
@@ -231,9 +282,29 @@ if $SRV "$BLITZ" load "$SRV_IF" -p "$XPORT" >"$tmp/load.log" 2>&1; then
 	else
 		echo "FAIL bench_matches_xdp_stats: bench exited non-zero: $(tail -n1 "$tmp/xdp.err")"
 	fi
+	# 20,000 connections at once over two source addresses: one address's
+	# 20,000 default ports hold only half as many (a connection takes two
+	# slots). Every one handshakes with the server (its SYN-ACK counter)
+	# and is established at the same time; no errors.
+	synacks() {
+		$SRV "$BLITZ" stats "$SRV_IF" --json 2>/dev/null | jq -r '.counters.synack // empty'
+	}
+	s0=$(synacks)
+	if bench many "$XPORT" -c 20000 --src-addrs 2 -d 6; then
+		s1=$(synacks)
+		if check many '.src_addrs == 2 and .peak_established == 20000 and .connects >= 20000 and .requests > 0 and .errors == 0' &&
+			[ -n "$s0" ] && [ -n "$s1" ] && [ $((s1 - s0)) -ge 20000 ]; then
+			echo "PASS bench_many_conns $(jq -r '"\(.peak_established) at once, \(.rps | floor) req/s, \(.syn_retransmits) SYN retransmits"' "$tmp/many.json"), server SYN-ACKs $((s1 - s0))"
+		else
+			echo "FAIL bench_many_conns: want 20000 established at once over 2 addresses, no errors, >= 20000 SYN-ACKs (server: ${s0:-?} -> ${s1:-?}): $(jq -c 'del(.series)' "$tmp/many.json")"
+		fi
+	else
+		echo "FAIL bench_many_conns: exited non-zero: $(tail -n1 "$tmp/many.err")"
+	fi
 	$SRV "$BLITZ" unload "$SRV_IF" >/dev/null 2>&1
 else
 	echo "FAIL bench_matches_xdp_stats: blitz load failed: $(tail -n1 "$tmp/load.log")"
+	echo "FAIL bench_many_conns: blitz load failed: $(tail -n1 "$tmp/load.log")"
 fi
 
 # -t 2: one thread and AF_XDP socket per RX queue. On the one-queue veth it
@@ -296,7 +367,7 @@ if ! command -v gnuplot >/dev/null; then
 	exit 0
 fi
 out=$tmp/results
-if timeout 400 env DURATION=1 RUNS=1 CONNS=10 BB_CONNS=10 LAT_FRACTIONS=0.5 \
+if timeout 400 env DURATION=1 RUNS=1 CONNS=10 BB_CONNS=10 BIG_CONNS=25000 LAT_FRACTIONS=0.5 \
 	BENCH_OUT="$out" BENCH_PREFIX=tb6b scripts/bench.sh >"$tmp/script.log" 2>&1; then
 	j=$out/latest.json
 	if ! [ -s "$j" ] || ! [ -s "$out/latest.png" ]; then
