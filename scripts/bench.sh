@@ -31,8 +31,8 @@
 # BLITZ_TB_CLI_ADDRS, `blitz bench --src-addrs`: 2 x connections / 20000);
 # the servers get the open files they need (prlimit, in the server's
 # namespace only), nginx and h2o as many worker connections, epoll
-# --max-conns. The generator keeps at most ~640 requests outstanding at
-# once (its RX frames): the rest of the connections wait their turn.
+# --max-conns. The generator keeps at most 192 batches outstanding at
+# once (veth's RX ring holds 256 frames): the other connections take turns.
 #
 # Environment: DURATION (s per run, default 3), RUNS (3), CONNS (wrk, default
 # "10 100"), BB_CONNS (blitz bench and the pipelined shape, 100), PIPELINE

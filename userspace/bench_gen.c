@@ -58,6 +58,14 @@
 /* Free TX frames a new connection's SYN leaves for the data of the
  * established ones: opening 100,000 connections must not starve them. */
 #define OPEN_TX_RESERVE 128
+/* Outstanding at once: batches and handshakes. A server's replies land in
+ * the client interface's RX ring while the generator may be descheduled:
+ * veth's holds 256 frames (a NIC's usually more), and what overflows it is
+ * lost (then retransmitted 200 ms later). 192 + 32 fit it. */
+#define MAX_OUT 192
+#define MAX_SYN 32
+#define RAMP_MAX_NS (10 * 1000000000ULL)
+#define RAMP_IDLE_NS (500 * 1000000ULL)
 #define OUR_MSS 1460  /* IPv4 on a 1500-byte link */
 #define OUR_MSS6 1440 /* IPv6 */
 #define OUR_WINDOW 65535
@@ -140,7 +148,9 @@ struct gen {
 	 * what goes out the TX frames: with 100,000 connections the rest
 	 * take turns (a queue) instead of being dropped in a burst. */
 	uint32_t out, max_out, n_syn, max_syn;
-	uint32_t open_next; /* connections not yet opened once: from here */
+	uint32_t open_next;   /* connections not yet opened once: from here */
+	bool ramping;	      /* opening them, before the run's clock starts */
+	uint64_t last_est_ns; /* when one was last established */
 	/* open loop */
 	uint64_t next_due, interval_ns;
 	/* the second being sampled */
@@ -451,7 +461,7 @@ static bool closed_send(struct gen *g, struct conn *c)
 		c->deadline = UINT64_MAX;
 		return false;
 	}
-	if (!g->n_idle && room(g)) {
+	if (!g->n_idle && room(g) && !g->ramping) {
 		conn_send_batch(g, c, g->now);
 		return true;
 	}
@@ -761,6 +771,7 @@ static void handle_syn_sent(struct gen *g, struct conn *c,
 	c->snd_una = ack;
 	c->state = C_EST;
 	g->n_syn--;
+	g->last_est_ns = g->now;
 	if (++g->n_est > g->r->peak_established)
 		g->r->peak_established = g->n_est;
 	g->r->connects++;
@@ -1129,10 +1140,12 @@ static int setup_xsk(struct gen *g)
 	/* RX: 3/4 of the frames for replies to batches and SYNs (a batch's
 	 * replies may take two frames: a third of them); TX: the batches
 	 * and SYNs leave OPEN_TX_RESERVE frames for ACKs and RSTs. */
-	g->max_syn = g->x.n_tx / 8;
+	g->max_syn = MAX_SYN;
 	g->max_out = g->x.n_rx / 3;
 	if (g->max_out > g->x.n_tx - OPEN_TX_RESERVE * 2 - g->max_syn)
 		g->max_out = g->x.n_tx - OPEN_TX_RESERVE * 2 - g->max_syn;
+	if (g->max_out > MAX_OUT)
+		g->max_out = MAX_OUT;
 	err = xsk_socket__update_xskmap(g->x.xsk,
 					bpf_map__fd(g->skel->maps.xsks));
 	if (err) {
@@ -1212,7 +1225,7 @@ static void run_loop(struct gen *g)
 {
 	const struct bench_params *p = g->p;
 	uint64_t t0, end, next_timer, next_sample, last_t, last_resp = 0,
-							   last_err = 0;
+							   last_err = 0, ramp0;
 	uint32_t i;
 
 	g->now = t0 = now_ns();
@@ -1234,10 +1247,18 @@ static void run_loop(struct gen *g)
 	}
 	/* The first handshakes are made in order (open_next), as fast as
 	 * max_syn and the TX frames allow; the timers see a connection only
-	 * once it was opened. */
+	 * once it was opened. Before the run proper, a ramp opens them all
+	 * (the SYNs may then take the batches' share too) and sends nothing
+	 * else: the run's clock starts when every connection is established,
+	 * none was for RAMP_IDLE_NS after each was tried, or after RAMP_MAX_NS.
+	 * Not with --close, where every request has its own connection. */
 	for (i = 0; i < p->conns; i++)
 		g->conns[i].deadline = UINT64_MAX;
 	g->open_next = 0;
+	g->ramping = !p->close_each;
+	if (g->ramping)
+		g->max_syn += g->max_out;
+	ramp0 = g->last_est_ns = t0;
 
 	while (g->running) {
 		uint64_t t_iter = g->now;
@@ -1245,13 +1266,38 @@ static void run_loop(struct gen *g)
 		bool work;
 
 		g->now = now_ns();
+		if (g->ramping &&
+		    (g->n_est == p->conns || g->now - ramp0 >= RAMP_MAX_NS ||
+		     (g->open_next == p->conns &&
+		      g->now - g->last_est_ns >= RAMP_IDLE_NS) ||
+		     (p->stop && *p->stop))) {
+			/* The run starts now. */
+			g->ramping = false;
+			g->max_syn -= g->max_out;
+			g->r->ramp_s = (double)(g->now - ramp0) / 1e9;
+			t0 = last_t = g->now;
+			end = t0 + (uint64_t)p->duration_s * 1000000000ULL;
+			next_sample = t0 + 1000000000ULL;
+			g->next_due = t0;
+			g->r->busy_ns = 0;
+		}
+		if (g->ramping && g->now >= next_sample) {
+			if (p->progress)
+				fprintf(p->progress,
+					"[ramp] %u/%u connections "
+					"established\n",
+					g->n_est, p->conns);
+			next_sample += 1000000000ULL;
+		}
 		if (g->now >= next_timer) {
 			run_timers(g);
 			next_timer = g->now + TIMER_TICK_NS;
 		}
 		if (g->open_next < p->conns)
 			open_first(g);
-		if (p->rate)
+		if (g->ramping)
+			; /* no requests yet */
+		else if (p->rate)
 			dispatch_due(g);
 		else if (g->n_idle)
 			dispatch_ready(g);
@@ -1265,10 +1311,12 @@ static void run_loop(struct gen *g)
 			g->now = now_ns();
 			g->r->busy_ns += g->now - t_iter;
 		}
-		if (g->now >= next_sample) {
+		if (!g->ramping && g->now >= next_sample) {
 			sample_second(g, t0, &last_t, &last_resp, &last_err);
 			next_sample += 1000000000ULL;
 		}
+		if (g->ramping)
+			continue;
 		if (g->now >= end || (p->stop && *p->stop) ||
 		    (p->max_requests && g->r->responses >= p->max_requests))
 			g->running = false;
@@ -1402,6 +1450,8 @@ static void result_add(struct bench_result *t, const struct bench_result *r)
 		t->late_max_ns = r->late_max_ns;
 	if (r->elapsed_s > t->elapsed_s)
 		t->elapsed_s = r->elapsed_s;
+	if (r->ramp_s > t->ramp_s)
+		t->ramp_s = r->ramp_s;
 	for (i = 0; i < BENCH_HIST_BUCKETS; i++)
 		t->hist.count[i] += r->hist.count[i];
 	t->hist.n += r->hist.n;

@@ -48,11 +48,11 @@
  * sent the request; replies that land elsewhere are counted (misrouted) and
  * dropped, their connections retransmit.
  *
- * Many connections: the first handshakes are made in order, at most
- * TX frames / 8 at once; at most about a third of the RX frames' worth of
- * batches is outstanding at once (closed loop: the other established
- * connections wait in a queue, in order; open loop: due batches wait), so
- * what the server sends back always fits the UMEM. Header buffers for
+ * Many connections: the first handshakes are made in order, at most 32
+ * at once; at most 192 batches are outstanding at once (closed loop: the
+ * other established connections wait in a queue, in order; open loop: due
+ * batches wait), so what the server sends back always fits the RX ring
+ * (veth's: 256 frames) and the UMEM. Header buffers for
  * responses split across segments come from a pool sized at start.
  *
  * Contract: bench_run() makes syscalls only for setup, to kick TX
@@ -149,6 +149,7 @@ struct bench_result {
 	uint32_t threads;
 	uint64_t bytes_rx; /* TCP payload received */
 	double elapsed_s;
+	double ramp_s;	      /* opening the connections, before elapsed_s */
 	uint64_t busy_ns;     /* loop iterations that received or sent */
 	const char *xsk_mode; /* "zero-copy" or "copy" */
 	const char *xdp_mode; /* "native" or "skb" */

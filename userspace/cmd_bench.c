@@ -605,12 +605,18 @@ static void print_summary(const struct bench_params *p,
 	       (unsigned long long)r->err_closed,
 	       (unsigned long long)r->err_timeout,
 	       (unsigned long long)r->err_connect);
+	if (r->ramp_s > 0)
+		printf("  connect    %.2f s to open the connections before the "
+		       "run (its clock starts when all are established)\n",
+		       r->ramp_s);
 	printf("  tcp        %llu handshakes (%.0f/s, at most %llu at once), "
 	       "retransmits %llu (SYN "
 	       "%llu, data %llu), resets received %llu, sent %llu, "
 	       "timeouts %llu\n",
 	       (unsigned long long)r->connects,
-	       r->elapsed_s > 0 ? (double)r->connects / r->elapsed_s : 0.0,
+	       r->elapsed_s > 0
+		       ? (double)r->connects / (r->elapsed_s + r->ramp_s)
+		       : 0.0,
 	       (unsigned long long)r->peak_established,
 	       (unsigned long long)r->retransmits,
 	       (unsigned long long)r->syn_retransmits,
@@ -671,7 +677,8 @@ static void print_json(const struct bench_params *p,
 	       "\"timeouts\":%llu,\"tx_no_frame\":%llu,\"late_max_us\":%.1f,"
 	       "\"client_limited\":%s,\"client_limit_why\":\"%s\","
 	       "\"threads\":%u,\"misrouted\":%llu,\"src_addrs\":%u,"
-	       "\"peak_established\":%llu,\"hdr_pool_empty\":%llu",
+	       "\"peak_established\":%llu,\"hdr_pool_empty\":%llu,"
+	       "\"ramp_s\":%.3f",
 	       p->close_each ? "close"
 	       : p->rate     ? "open"
 			     : "closed",
@@ -688,7 +695,7 @@ static void print_json(const struct bench_params *p,
 	       lim ? "true" : "false", lim ? lim : "", r->threads,
 	       (unsigned long long)r->misrouted, p->n_src,
 	       (unsigned long long)r->peak_established,
-	       (unsigned long long)r->hdr_pool_empty);
+	       (unsigned long long)r->hdr_pool_empty, r->ramp_s);
 	print_series_json(r);
 	printf("}\n");
 }
