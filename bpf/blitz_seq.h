@@ -108,15 +108,14 @@ BLITZ_INLINE int blitz_seq_action(const struct blitz_seq_at *at, __u32 ack,
 
 /* ---- per-flow soft state -------------------------------------------- */
 
-#define BLITZ_FLOW_TS_KEPT 4 /* TSvals of ours a TSecr may echo */
-#define BLITZ_FLOW_PTS 4     /* earlier points replies were made at */
-#define BLITZ_FLOW_NO_TS 1   /* the connection has no timestamps */
-#define BLITZ_FLOW_CLOSED 2  /* our FIN is at snd_nxt - 1 */
+#define BLITZ_FLOW_PTS 4    /* earlier points replies were made at */
+#define BLITZ_FLOW_CLOSED 2 /* our FIN is at snd_nxt - 1 */
 
 /*
- * One flow's entry (120 bytes). Made only from a segment that verified
- * (cookie or entry) and the reply we sent to it; losing it never yields
- * wrong bytes, only a segment left to the client's retransmission.
+ * One flow's entry (104 bytes), for a connection without timestamps. Made only
+ * from a segment that verified (cookie or entry) and the reply we sent to it;
+ * losing it never yields wrong bytes, only a segment left to the client's
+ * retransmission.
  */
 struct blitz_flow {
 	/* The cookie that verified (h.flow0 tags the entry; 0: empty): its
@@ -129,29 +128,13 @@ struct blitz_flow {
 	/* The points (x, pos(x)) our last replies were made at, for a
 	 * request retransmitted before its reply arrived. */
 	__u32 pt_rcv[BLITZ_FLOW_PTS], pt_snd[BLITZ_FLOW_PTS];
-	__u32 snd_una;		      /* the highest ack we took */
-	__u32 ts[BLITZ_FLOW_TS_KEPT]; /* TSvals we sent lately */
-	__u32 stamp;		      /* last use (LRU within the set) */
-	__u32 epoch;		      /* cookie epoch of the last use */
+	__u32 snd_una; /* the highest ack we took */
+	__u32 stamp;   /* last use (LRU within the set) */
+	__u32 epoch;   /* cookie epoch of the last use */
 	__u8 flags;
-	__u8 ts_next, pt_next;
+	__u8 pad, pt_next;
 	__u8 pt_closed; /* bit i: our FIN was sent before point i */
 };
-
-/* (An empty slot holds 0: a TSecr of 0 is never taken from the entry.) */
-BLITZ_INLINE int blitz_flow_ts_known(const struct blitz_flow *f, __u32 tsecr)
-{
-	return tsecr && (f->ts[0] == tsecr || f->ts[1] == tsecr ||
-			 f->ts[2] == tsecr || f->ts[3] == tsecr);
-}
-
-BLITZ_INLINE void blitz_flow_ts_push(struct blitz_flow *f, __u32 tsval)
-{
-	if (!tsval || blitz_flow_ts_known(f, tsval))
-		return;
-	f->ts[f->ts_next & (BLITZ_FLOW_TS_KEPT - 1)] = tsval;
-	f->ts_next = (__u8)((f->ts_next + 1) & (BLITZ_FLOW_TS_KEPT - 1));
-}
 
 BLITZ_INLINE void blitz_flow_pt_push(struct blitz_flow *f, __u32 rcv, __u32 snd,
 				     int closed)
@@ -177,12 +160,11 @@ BLITZ_INLINE int blitz_flow_live(const struct blitz_flow *f, __u64 e_now)
 }
 
 /*
- * Where the entry puts a segment that the cookie alone did not prove (a
- * TSecr that echoes an earlier reply of ours, RFC 7323's ts_recent rule
- * with delayed ACKs; no timestamps at all). It is authenticated by the
- * entry: with timestamps its TSecr is exactly one of the TSvals we sent
- * (4 in 2^32 per blind guess); without, its seq and its ack are exactly
- * a point we recorded (the client's ISN is unknown to a blind spoofer).
+ * Where the entry puts a segment of a connection without timestamps that
+ * is not the one completing the handshake (the ISN cookie proves only
+ * that one). It is authenticated by the entry: its seq and its ack are
+ * exactly a point we recorded (the client's ISN is unknown to a blind
+ * spoofer: 2^-32 for the seq alone, the ack too must be exact).
  * The point must be (seq, ack) itself, both exact: seq == x (in order:
  * no hole, no byte acked that we did not get) and ack == pos(x) (the
  * client has every byte we sent before the reply, so the ack the reply
@@ -193,16 +175,11 @@ BLITZ_INLINE int blitz_flow_live(const struct blitz_flow *f, __u64 e_now)
  * Anything else: 0.
  */
 BLITZ_INLINE int blitz_flow_at(const struct blitz_flow *f, __u64 e_now,
-			       __u32 seq, __u32 ack, int has_ts, __u32 tsecr,
-			       struct blitz_seq_at *at)
+			       __u32 seq, __u32 ack, struct blitz_seq_at *at)
 {
 	__u32 i;
 
 	if (!blitz_flow_live(f, e_now))
-		return 0;
-	if (!has_ts != !!(f->flags & BLITZ_FLOW_NO_TS))
-		return 0;
-	if (has_ts && !blitz_flow_ts_known(f, tsecr))
 		return 0;
 	at->by_state = 1;
 	at->rcv = seq;
@@ -226,7 +203,10 @@ struct blitz_seq_sent {
 	__u32 end_snd; /* our sequence number after it */
 	__u32 end_rcv; /* its ack */
 	__u32 closed;  /* our FIN is sent (in it or before) */
-	__u32 tsval;   /* its TSval, when the connection has timestamps */
+	/* (Entries are kept for connections without timestamps only: with
+	 * them every reply starts at the client's ack, at or before its
+	 * rcv_wup, so its ts_recent always moves to our latest TSval and the
+	 * cookie alone proves every segment that can be answered.) */
 	/* It carried our FIN: the point before the FINs (the end of its
 	 * data both ways), where a retransmitted client FIN is answered. */
 	__u32 fin_here, mid_rcv, mid_snd;
@@ -247,9 +227,9 @@ BLITZ_INLINE int blitz_flow_knows(const struct blitz_flow *f, __u32 rcv,
 }
 
 /*
- * Record a reply made at at to a verified segment (ack, TSecr) in entry f
+ * Record a reply made at at to a verified segment (its ack) in entry f
  * of flow h.flow0, made under key. An entry starts afresh from this reply
- * unless it is the same flow, alive, with the same timestamp use, and the
+ * unless it is the same flow, alive, and the
  * reply was made at a point it knows (a cookie-proved point it does not
  * know may be another connection's sequence space on the same 4-tuple);
  * a resend that ends before the entry's last reply keeps the newer point.
@@ -258,28 +238,22 @@ BLITZ_INLINE void blitz_flow_note(struct blitz_flow *f,
 				  const struct blitz_ck2_hit *h, __u64 key,
 				  __u64 e_now, __u32 stamp,
 				  const struct blitz_seq_at *at, __u32 ack,
-				  int has_ts, __u32 tsecr,
 				  const struct blitz_seq_sent *sent)
 {
 	int fresh = f->h.flow0 != h->flow0 || !blitz_flow_live(f, e_now) ||
-		    f->key != key ||
-		    !has_ts != !!(f->flags & BLITZ_FLOW_NO_TS) ||
-		    !blitz_flow_knows(f, at->rcv, at->snd);
+		    f->key != key || !blitz_flow_knows(f, at->rcv, at->snd);
 	__u32 i;
 
 	f->h = *h;
 	f->key = key;
 	if (fresh) {
 		f->snd_una = ack;
-		f->flags = has_ts ? 0 : BLITZ_FLOW_NO_TS;
-		for (i = 0; i < BLITZ_FLOW_TS_KEPT; i++)
-			f->ts[i] = 0;
+		f->flags = 0;
 		for (i = 0; i < BLITZ_FLOW_PTS; i++) {
 			f->pt_rcv[i] = at->rcv;
 			f->pt_snd[i] = at->snd;
 		}
 		f->pt_closed = at->closed ? 0xf : 0;
-		f->ts_next = 0;
 		f->pt_next = 0;
 	} else if (blitz_seq_before(sent->end_snd, f->snd_nxt) ||
 		   (sent->end_snd == f->snd_nxt &&
@@ -308,10 +282,6 @@ learn:
 	if (blitz_seq_before(f->snd_una, ack) &&
 	    blitz_seq_within(ack, f->snd_una, f->snd_nxt))
 		f->snd_una = ack;
-	if (has_ts) {
-		blitz_flow_ts_push(f, tsecr);
-		blitz_flow_ts_push(f, sent->tsval);
-	}
 	f->stamp = stamp;
 	f->epoch = (__u32)e_now;
 }

@@ -850,7 +850,6 @@ answer(struct xdp_md *ctx, const struct blitz_config *cfg, const struct seg *s,
 	sent->end_snd = r.seq + total + (r.flags & TH_FIN ? 1 : 0);
 	sent->end_rcv = r.ack;
 	sent->closed = (r.flags & TH_FIN) ? 1 : 0;
-	sent->tsval = 0;
 	sent->fin_here = sent->closed;
 	sent->mid_rcv = at->rcv + plen;
 	sent->mid_snd = r.seq + total;
@@ -858,7 +857,6 @@ answer(struct xdp_md *ctx, const struct blitz_config *cfg, const struct seg *s,
 		rc->q.a = sent->end_snd;
 		rc->q.x = blitz_seq_mint_x(r.ack, sent->closed);
 		r.tsval = blitz_ck2_q_tsval(&rc->r, &rc->q);
-		sent->tsval = r.tsval;
 	}
 	payoff = l4 + reply_thlen(&r);
 	if (resize(ctx, payoff + total))
@@ -931,7 +929,6 @@ static __always_inline int bare_at(struct xdp_md *ctx, const struct seg *s,
 	sent->end_snd = r.seq + (fin ? 1 : 0);
 	sent->end_rcv = r.ack;
 	sent->closed = 1;
-	sent->tsval = 0;
 	sent->fin_here = fin;
 	sent->mid_rcv = at->rcv;
 	sent->mid_snd = at->snd;
@@ -939,7 +936,6 @@ static __always_inline int bare_at(struct xdp_md *ctx, const struct seg *s,
 		rc->q.a = sent->end_snd;
 		rc->q.x = blitz_seq_mint_x(r.ack, 1);
 		r.tsval = blitz_ck2_q_tsval(&rc->r, &rc->q);
-		sent->tsval = r.tsval;
 	}
 	return send_bare(ctx, s, &r,
 			 fin ? BLITZ_CNT_FINACK : BLITZ_CNT_ACK_AFTER_FIN);
@@ -977,7 +973,7 @@ static __always_inline int reply_at(struct xdp_md *ctx,
 		verdict = bare_at(ctx, s, rc, at, &rec->sent,
 				  act == BLITZ_SEQ_FINACK);
 	}
-	if (verdict == XDP_TX) {
+	if (verdict == XDP_TX && !s->has_ts) {
 		rec->src = (__u64)s->saddr[0] |
 			   (s->v6 ? (__u64)s->saddr[1] << 32 : 0);
 		blitz_flow_record(rc, rec);
@@ -1046,7 +1042,7 @@ static __always_inline int handle_tcp(struct xdp_md *ctx,
 		return send_rst(ctx, s);
 	if (v == BLITZ_CK2_OK) {
 		blitz_seq_at_cookie(&sc->rec.at, s->seq, s->ack, q->h.fin);
-	} else if (!blitz_flow_locate(rc, &sc->rec)) {
+	} else if (s->has_ts || !blitz_flow_locate(rc, &sc->rec)) {
 		return drop(s->has_ts ? BLITZ_CNT_DROP_BAD_COOKIE
 				      : BLITZ_CNT_DROP_NO_TS);
 	}

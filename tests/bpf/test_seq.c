@@ -796,7 +796,7 @@ static int one_get(const uint8_t *src, uint16_t sport)
 	memset(&c, 0, offsetof(struct conn, to_srv));
 	c.n_to_srv = c.n_to_cli = 0;
 	c.fail = NULL;
-	c.ts = 1;
+	c.ts = 0; /* entries are for connections without timestamps */
 	c.iclose = -1;
 	c.srv_fin = -1;
 	inet_pton(AF_INET, "10.0.0.1", c.a.dst);
