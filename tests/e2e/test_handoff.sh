@@ -376,8 +376,10 @@ part3() {
 		skip "${T}_serve_sigkill" "blitz serve $SRV_IF --engine xdp did not start: $(tail -1 "$TMP/serve_xdp.log")"
 		return
 	fi
-	# The listener comes up before the fast path: wait for the latter.
-	for ((i = 0; i < 30; i++)); do
+	# The listener comes up before the fast path: wait for the latter
+	# (the verifier takes seconds on the xdp program, more on a loaded
+	# machine: up to 20 s).
+	for ((i = 0; i < 200; i++)); do
 		grep -q 'tier xdp' "$TMP/serve_xdp.log" && break
 		sleep 0.1
 	done
