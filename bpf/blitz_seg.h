@@ -41,6 +41,8 @@
 
 /* TC only: the headers run past the linear part of the skb. */
 #define BLITZ_SEG_NEED_PULL (-1)
+/* XDP only: an ICMP or ICMPv6 message, for blitz_seg_icmp(). */
+#define BLITZ_SEG_ICMP (-2)
 
 #define BLITZ_ETH_HLEN 14
 #define BLITZ_ETH_P_IP 0x0800
@@ -275,8 +277,13 @@ static __always_inline int blitz_seg_v4(void *ctx, const int kind,
 	tot = bpf_ntohs(iph->tot_len);
 	if (tot < ihl || (__u64)BLITZ_ETH_HLEN + tot > blitz_pkt_len(ctx, kind))
 		return BLITZ_CNT_PASS_MALFORMED;
-	if (iph->protocol != IPPROTO_TCP)
+	if (iph->protocol != IPPROTO_TCP) {
+		if (kind == BLITZ_PKT_XDP && iph->protocol == IPPROTO_ICMP &&
+		    ihl == 20 &&
+		    !(iph->frag_off & bpf_htons(BLITZ_IP_MF | BLITZ_IP_OFFSET)))
+			return BLITZ_SEG_ICMP;
 		return BLITZ_CNT_PASS_HOST;
+	}
 	/* Fragments: the kernel reassembles them (after TC, too). */
 	if (iph->frag_off & bpf_htons(BLITZ_IP_MF | BLITZ_IP_OFFSET))
 		return BLITZ_CNT_PASS_FRAGMENT;
@@ -325,8 +332,11 @@ static __always_inline int blitz_seg_v6(void *ctx, const int kind,
 		return BLITZ_CNT_PASS_FRAGMENT;
 	if (blitz_ipv6_ext_hdr(ip6->nexthdr))
 		return BLITZ_CNT_PASS_IP_OPTIONS;
-	if (ip6->nexthdr != IPPROTO_TCP)
+	if (ip6->nexthdr != IPPROTO_TCP) {
+		if (kind == BLITZ_PKT_XDP && ip6->nexthdr == 58 /* ICMPv6 */)
+			return BLITZ_SEG_ICMP;
 		return BLITZ_CNT_PASS_HOST;
+	}
 	th = (void *)(ip6 + 1);
 	if ((void *)(th + 1) > end)
 		return blitz_seg_short(kind);
@@ -391,6 +401,113 @@ static __always_inline int blitz_seg_parse(void *ctx, const int kind,
 	if (blitz_seg_vlan(eth->h_proto))
 		return BLITZ_CNT_PASS_VLAN;
 	return BLITZ_CNT_PASS_HOST;
+}
+
+/* ---- ICMP "fragmentation needed" and ICMPv6 "packet too big" ---- */
+
+/*
+ * An ICMP error about a reply we sent (the parser returned BLITZ_SEG_ICMP):
+ * IPv4 type 3 code 4 or ICMPv6 type 2, to our MAC and an address of ours,
+ * quoting an IP header from that address and a TCP header from the
+ * service port with our reply layout (ACK, NOP NOP TS, nothing else):
+ * s becomes the segment the client would send to that reply (its address
+ * and port as the source; seq = the reply's ack; ack = where the reply
+ * ended: seq + payload + FIN; TSecr = the reply's TSval), so the cookie
+ * check of an ordinary segment says whether the reply was ours; *mtu gets
+ * the MTU the message reports. 0 then; PASS_HOST for any other ICMP;
+ * ICMP_PMTU_BAD for a frag-needed/too-big that quotes no reply we can
+ * check (too short a quote, another address or port, no timestamps, an
+ * MTU the quoted packet would have fitted).
+ */
+static __always_inline int blitz_seg_icmp(void *ctx, const int kind,
+					  const struct blitz_config *cfg,
+					  struct seg *s, __u32 *mtu)
+{
+	void *data = blitz_pkt_data(ctx, kind);
+	void *end = blitz_pkt_end(ctx, kind);
+	struct ethhdr *eth = data;
+	const struct tcphdr *th;
+	const __u8 *ic;
+	const __u32 *o;
+	__u32 qlen, i;
+	__u8 fl;
+
+	if ((void *)(eth + 1) > end)
+		return BLITZ_CNT_PASS_MALFORMED;
+	if (eth->h_proto == bpf_htons(BLITZ_ETH_P_IP)) {
+		struct iphdr *ip = data + BLITZ_ETH_HLEN;
+		const struct iphdr *q = data + BLITZ_ETH_HLEN + 28;
+
+		ic = data + BLITZ_ETH_HLEN + 20;
+		if ((void *)(ic + 8) > end || ic[0] != 3 || ic[1] != 4)
+			return BLITZ_CNT_PASS_HOST;
+		*mtu = (__u32)ic[6] << 8 | ic[7];
+		th = data + BLITZ_ETH_HLEN + 48;
+		o = (const void *)(th + 1);
+		if ((void *)(o + 3) > end)
+			return BLITZ_CNT_ICMP_PMTU_BAD;
+		if (((const __u8 *)q)[0] != 0x45 ||
+		    q->protocol != IPPROTO_TCP || q->saddr != ip->daddr)
+			return BLITZ_CNT_ICMP_PMTU_BAD;
+		qlen = bpf_ntohs(q->tot_len);
+		if (qlen < 20 + 32 || *mtu >= qlen)
+			return BLITZ_CNT_ICMP_PMTU_BAD;
+		qlen -= 20 + 32;
+		s->saddr[0] = q->daddr;
+		s->daddr[0] = q->saddr;
+	} else if (eth->h_proto == bpf_htons(BLITZ_ETH_P_IPV6)) {
+		struct ipv6hdr *ip6 = data + BLITZ_ETH_HLEN;
+		const struct ipv6hdr *q = data + BLITZ_ETH_HLEN + 48;
+
+		ic = data + BLITZ_ETH_HLEN + 40;
+		if ((void *)(ic + 8) > end || ic[0] != 2 || ic[1] != 0)
+			return BLITZ_CNT_PASS_HOST;
+		*mtu = bpf_ntohl(*(const __u32 *)(ic + 4));
+		th = data + BLITZ_ETH_HLEN + 88;
+		o = (const void *)(th + 1);
+		if ((void *)(o + 3) > end)
+			return BLITZ_CNT_ICMP_PMTU_BAD;
+		if ((((const __u8 *)q)[0] >> 4) != 6 ||
+		    q->nexthdr != IPPROTO_TCP)
+			return BLITZ_CNT_ICMP_PMTU_BAD;
+		for (i = 0; i < 4; i++) {
+			s->saddr[i] = q->daddr.in6_u.u6_addr32[i];
+			s->daddr[i] = q->saddr.in6_u.u6_addr32[i];
+			if (s->daddr[i] != ip6->daddr.in6_u.u6_addr32[i])
+				return BLITZ_CNT_ICMP_PMTU_BAD;
+		}
+		qlen = bpf_ntohs(q->payload_len);
+		if (qlen < 32 || *mtu >= qlen + 40)
+			return BLITZ_CNT_ICMP_PMTU_BAD;
+		qlen -= 32;
+		s->v6 = 1;
+	} else {
+		return BLITZ_CNT_PASS_HOST;
+	}
+	/* Our reply's layout: ACK (no SYN, RST), doff 8, NOP NOP TS. */
+	fl = ((const __u8 *)th)[13];
+	if (th->source != cfg->port_be || ((const __u8 *)th)[12] >> 4 != 8 ||
+	    o[0] != bpf_htonl(0x0101080a) || !(fl & 0x10) || (fl & 0x06))
+		return BLITZ_CNT_ICMP_PMTU_BAD;
+	/* Only what is ours (blitz_addr.h), as for the client's segment. */
+	if (!blitz_pkt_link_ours(ctx, kind, cfg, eth->h_dest))
+		return BLITZ_CNT_ICMP_PMTU_BAD;
+	if (s->v6 ? !blitz_dst6_ours(ctx, cfg, blitz_pkt_ifindex(ctx, kind),
+				     s->saddr, s->daddr, th->dest,
+				     th->source) ||
+			    blitz_src6_martian(s->saddr, s->daddr)
+		  : !blitz_dst4_ours(ctx, cfg, blitz_pkt_ifindex(ctx, kind),
+				     s->saddr[0], s->daddr[0], th->dest,
+				     th->source) ||
+			    blitz_src4_martian(s->saddr[0], s->daddr[0]))
+		return BLITZ_CNT_ICMP_PMTU_BAD;
+	s->sport = th->dest;
+	s->dport = th->source;
+	s->seq = bpf_ntohl(th->ack_seq);
+	s->ack = bpf_ntohl(th->seq) + qlen + (fl & 0x01);
+	s->has_ts = 1;
+	s->tsecr = bpf_ntohl(o[1]);
+	return 0;
 }
 
 #endif /* BLITZ_SEG_H */

@@ -168,7 +168,11 @@ static inline __u64 blitz_mac_u64(const __u8 *m)
 	X(FLOW_NEW, "flow_new", "per-flow state entries made")                 \
 	X(FLOW_EVICT, "flow_evict", "live per-flow entries evicted (LRU)")     \
 	X(FLOW_SRC_CAP, "flow_src_cap",                                        \
-	  "per-flow entries refused: the source is at its cap")
+	  "per-flow entries refused: the source is at its cap")                \
+	X(ICMP_PMTU, "icmp_pmtu",                                              \
+	  "ICMP frag-needed/too-big for a reply of ours: client MSS lowered")  \
+	X(ICMP_PMTU_BAD, "icmp_pmtu_unverified",                               \
+	  "ICMP frag-needed/too-big quoting no reply of ours: ignored")
 
 enum blitz_counter {
 #define BLITZ_CNT_ENUM(id, name, help) BLITZ_CNT_##id,

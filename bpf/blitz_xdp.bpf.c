@@ -35,6 +35,7 @@
 #include "blitz_flow.h"
 #include "blitz_http_dfa.h"
 #include "blitz_ring.h"
+#include "blitz_pmtu.h"
 #include "blitz_seg.h"
 #include "blitz_seq.h"
 
@@ -827,6 +828,7 @@ answer(struct xdp_md *ctx, const struct blitz_config *cfg, const struct seg *s,
 	if (limit > our_mss(cfg, s))
 		limit = our_mss(cfg, s);
 	limit -= s->has_ts ? 12 : 0;
+	limit = blitz_pmtu_limit(s, limit); /* ICMP said less (blitz_pmtu.h) */
 	if (total > limit)
 		return pass(BLITZ_CNT_PASS_TOO_BIG);
 	win = (__u32)s->win << blitz_ck2_opts_wscale(opts);
@@ -1050,6 +1052,39 @@ static __always_inline int handle_tcp(struct xdp_md *ctx,
 }
 
 /*
+ * ICMP "fragmentation needed" / ICMPv6 "packet too big" about a reply of
+ * ours (blitz_seg_icmp): when the quoted reply's TSval is our cookie for
+ * where it ended, the client's path MTU goes into blitz_pmtu.h's cache and
+ * bounds the next replies. Always passed on: the message is the host's
+ * too (a kernel socket of the same client learns from it).
+ */
+static __always_inline int
+handle_icmp(struct xdp_md *ctx, const struct blitz_config *cfg, struct seg *s)
+{
+	struct blitz_ring_cache *rc;
+	struct blitz_ck2_q *q;
+	__u32 mtu = 0;
+	int why;
+
+	why = blitz_seg_icmp(ctx, BLITZ_PKT_XDP, cfg, s, &mtu);
+	if (why)
+		return pass(why);
+	rc = blitz_ring_now(cfg);
+	if (!rc)
+		return XDP_PASS;
+	q = &rc->q;
+	seg_tuple(s, &q->t);
+	q->seq = s->seq;
+	q->ack = s->ack;
+	q->tsecr = s->tsecr;
+	q->has_ts = 1;
+	if (blitz_ck2_q_check(&rc->r, q) != BLITZ_CK2_OK)
+		return pass(BLITZ_CNT_ICMP_PMTU_BAD);
+	blitz_pmtu_note(s, mtu);
+	return pass(BLITZ_CNT_ICMP_PMTU);
+}
+
+/*
  * Multi-buffer (xdp.frags): native XDP at an MTU over a page (jumbo
  * frames). Headers are read from the linear part (data..data_end, which
  * always holds them); lengths come from bpf_xdp_get_buff_len() and the
@@ -1073,6 +1108,8 @@ int blitz_xdp(struct xdp_md *ctx)
 		return XDP_PASS;
 	/* One parser for XDP and TC (blitz_seg.h). */
 	why = blitz_seg_parse(ctx, BLITZ_PKT_XDP, cfg, &s, sc->opts, sc->zero);
+	if (why == BLITZ_SEG_ICMP)
+		return handle_icmp(ctx, cfg, &s);
 	if (why == BLITZ_CNT_DROP_MARTIAN)
 		return drop(why);
 	if (why)

@@ -1865,6 +1865,219 @@ static void t_vlan_tagged(void)
 	vlan_case(&f, qinq, 2);
 }
 
+/* ------------------------------------------------------------------ */
+/* ICMP fragmentation needed / packet too big                          */
+/* ------------------------------------------------------------------ */
+
+/* An ICMP frag-needed (IPv4) or packet-too-big (IPv6) from a router
+ * (10.0.0.3 / fd00::3) about the reply frame in r, reporting mtu and
+ * quoting the reply's IP header and qtcp bytes of its TCP segment. */
+static size_t icmp_about(uint8_t *buf, const struct run *r, int v6,
+			 uint32_t mtu, size_t qtcp)
+{
+	const uint8_t *rip = r->out + 14;
+	size_t iphl = v6 ? 40 : 20, q = iphl + qtcp;
+	uint8_t *ip = buf + 14, *ic;
+
+	memset(buf, 0, OUT_MAX);
+	memcpy(buf, srv_mac, 6);
+	memcpy(buf + 6, cli_mac, 6);
+	if (!v6) {
+		uint16_t c;
+
+		buf[12] = 0x08;
+		ip[0] = 0x45;
+		ip[2] = (uint8_t)((20 + 8 + q) >> 8);
+		ip[3] = (uint8_t)(20 + 8 + q);
+		ip[8] = 64;
+		ip[9] = IPPROTO_ICMP;
+		inet_pton(AF_INET, "10.0.0.3", ip + 12);
+		memcpy(ip + 16, rip + 12, 4); /* to the reply's source */
+		c = fold_inv(sum_be(ip, 20, 0));
+		ip[10] = (uint8_t)(c >> 8);
+		ip[11] = (uint8_t)c;
+		ic = ip + 20;
+		ic[0] = 3;
+		ic[1] = 4;
+		ic[6] = (uint8_t)(mtu >> 8);
+		ic[7] = (uint8_t)mtu;
+	} else {
+		buf[12] = 0x86;
+		buf[13] = 0xdd;
+		ip[0] = 0x60;
+		ip[4] = (uint8_t)((8 + q) >> 8);
+		ip[5] = (uint8_t)(8 + q);
+		ip[6] = 58;
+		ip[7] = 64;
+		inet_pton(AF_INET6, "fd00::3", ip + 8);
+		memcpy(ip + 24, rip + 8, 16);
+		ic = ip + 40;
+		ic[0] = 2;
+		*(uint32_t *)(ic + 4) = htonl(mtu);
+	}
+	memcpy(ic + 8, rip, q);
+	return 14 + iphl + 8 + q;
+}
+
+/* Run an ICMP frame: passed untouched, and the counter that moved. */
+static int icmp_run(const uint8_t *frame, size_t n)
+{
+	struct run r;
+	struct cnt_snap s;
+	int got = -1;
+
+	snap(&s);
+	run_frame(&r, frame, n);
+	T_EQ_INT(r.retval, XDP_PASS);
+	T_CHECK(r.outlen == n && !memcmp(r.in, r.out, n));
+	if (moved(&s, BLITZ_CNT_ICMP_PMTU) == 1)
+		got = BLITZ_CNT_ICMP_PMTU;
+	else if (moved(&s, BLITZ_CNT_ICMP_PMTU_BAD) == 1)
+		got = BLITZ_CNT_ICMP_PMTU_BAD;
+	else if (moved(&s, BLITZ_CNT_PASS_HOST) == 1)
+		got = BLITZ_CNT_PASS_HOST;
+	T_EQ_INT(moved(&s, BLITZ_CNT_REPLIES) + moved(&s, BLITZ_CNT_SERVICE),
+		 0);
+	return got;
+}
+
+/* n pipelined small GETs in buf from client src, with a valid cookie
+ * (data_spec's connection, from another address). */
+static void pmtu_spec(struct fspec *f, char *buf, int v6, const char *src,
+		      int n)
+{
+	int i;
+
+	buf[0] = 0;
+	for (i = 0; i < n; i++)
+		strcat(buf, "GET / HTTP/1.1\r\nHost: h\r\n\r\n");
+	spec_init(f, v6);
+	f->src = src;
+	f->flags = 0x18;
+	f->payload = buf;
+	f->plen = (int)strlen(buf);
+	f->ack = isn_of(f, f->seq - 1) + 1 + 777;
+	with_ts(f, 0xabc00001, tsecr_for(f, conn_opts(f), f->seq, f->ack));
+}
+
+/* The reply to f (XDP_TX expected); its TCP payload length, -1 if none. */
+static int pmtu_answered(struct run *r, const struct fspec *f)
+{
+	struct reply p;
+
+	run_spec(r, f);
+	if (r->retval != XDP_TX || !parse_reply(r, f, &p))
+		return -1;
+	return p.plen;
+}
+
+static void pmtu_case(int v6)
+{
+	const char *c1 = v6 ? "fd00::21" : "10.0.0.21";
+	const char *c2 = v6 ? "fd00::22" : "10.0.0.22";
+	const char *c3 = v6 ? "fd00::23" : "10.0.0.23";
+	uint32_t R = resp.len[BLITZ_RESP_GET_KA], lim, small;
+	uint32_t cls = v6 ? 1440 : 1460, full = cls - 12;
+	uint8_t icmp[OUT_MAX], bad[OUT_MAX];
+	char fb[8 * 32], gb[32];
+	struct fspec f, g;
+	struct run r, r2;
+	struct cnt_snap s;
+	size_t n, qtcp;
+	int nget, plen;
+
+	/* The smallest bound a verified message can set: 552 - 40 - 12
+	 * (IPv4), 1280 - 60 - 12 (IPv6): n GETs just above it. */
+	lim = v6 ? 1280 - 60 - 12 : 552 - 40 - 12;
+	nget = (int)(lim / R) + 1;
+	if (nget > 8 || (uint32_t)nget * R > full) {
+		printf("  %s: no batch of GETs between %u and %u bytes\n",
+		       v6 ? "v6" : "v4", lim, full);
+		return;
+	}
+	/* control: answered in one segment before any ICMP */
+	pmtu_spec(&f, fb, v6, c1, nget);
+	pmtu_spec(&g, gb, v6, c1, 1);
+	plen = pmtu_answered(&r, &f);
+	T_EQ_INT(plen, (int)(nget * R));
+	if (plen < 0)
+		return;
+	qtcp = r.outlen - 14 - (v6 ? 40 : 20);
+	if (qtcp > 500)
+		qtcp = 500; /* a router quotes what fits 576 bytes */
+
+	/* Spoofs: none of them lowers anything. */
+	n = icmp_about(bad, &r, v6, v6 ? 1280 : 552, qtcp);
+	bad[n - qtcp + 24 + 3] ^= 1; /* the quoted TSval */
+	T_EQ_INT(icmp_run(bad, n), BLITZ_CNT_ICMP_PMTU_BAD);
+	n = icmp_about(bad, &r, v6, v6 ? 1280 : 552, qtcp);
+	bad[n - qtcp + 7] ^= 1; /* the quoted seq: not where it ended */
+	T_EQ_INT(icmp_run(bad, n), BLITZ_CNT_ICMP_PMTU_BAD);
+	n = icmp_about(bad, &r, v6, v6 ? 1280 : 552, 8); /* RFC 792's 8 */
+	T_EQ_INT(icmp_run(bad, n), BLITZ_CNT_ICMP_PMTU_BAD);
+	n = icmp_about(bad, &r, v6, r.outlen - 14, qtcp); /* it fitted */
+	T_EQ_INT(icmp_run(bad, n), BLITZ_CNT_ICMP_PMTU_BAD);
+	n = icmp_about(bad, &r, v6, v6 ? 1280 : 552, qtcp);
+	bad[n - qtcp + 1] ^= 1; /* another source port */
+	T_EQ_INT(icmp_run(bad, n), BLITZ_CNT_ICMP_PMTU_BAD);
+	n = icmp_about(bad, &r, v6, v6 ? 1280 : 552, qtcp);
+	bad[n - qtcp - (v6 ? 40 - 23 : 20 - 15)] ^= 1; /* from another addr */
+	T_EQ_INT(icmp_run(bad, n), BLITZ_CNT_ICMP_PMTU_BAD);
+	n = icmp_about(bad, &r, v6, v6 ? 1280 : 552, qtcp);
+	memset(bad, 0xee, 6); /* to another host's MAC */
+	T_EQ_INT(icmp_run(bad, n), BLITZ_CNT_ICMP_PMTU_BAD);
+	n = icmp_about(bad, &r, v6, v6 ? 1280 : 552, qtcp);
+	bad[14 + (v6 ? 40 : 20)] = v6 ? 1 : 11; /* another ICMP type */
+	T_EQ_INT(icmp_run(bad, n), BLITZ_CNT_PASS_HOST);
+	T_EQ_INT(pmtu_answered(&r2, &f), (int)(nget * R));
+
+	/* The real one: the next replies to that client fit the path. */
+	n = icmp_about(icmp, &r, v6, v6 ? 1000 : 552, qtcp);
+	T_EQ_INT(icmp_run(icmp, n), BLITZ_CNT_ICMP_PMTU);
+	snap(&s);
+	run_spec(&r2, &f);
+	T_EQ_INT(r2.retval, XDP_PASS);
+	T_EQ_INT(moved(&s, BLITZ_CNT_PASS_TOO_BIG), 1);
+	small = (uint32_t)pmtu_answered(&r2, &g);
+	T_EQ_INT(small, R);
+	T_CHECK(small <= lim);
+	/* a larger MTU later does not raise the bound before it expires */
+	n = icmp_about(icmp, &r, v6, r.outlen - 14 - 1, qtcp);
+	T_EQ_INT(icmp_run(icmp, n), BLITZ_CNT_ICMP_PMTU);
+	run_spec(&r2, &f);
+	T_EQ_INT(r2.retval, XDP_PASS);
+	/* another client is not affected */
+	pmtu_spec(&f, fb, v6, c2, nget);
+	T_EQ_INT(pmtu_answered(&r2, &f), (int)(nget * R));
+
+	/* IPv4 below 552: that client's replies go to the kernel; IPv6
+	 * below 1280 counts as 1280 (the batch above 1208 is passed). */
+	pmtu_spec(&f, fb, v6, c3, nget);
+	plen = pmtu_answered(&r, &f);
+	T_EQ_INT(plen, (int)(nget * R));
+	if (plen < 0)
+		return;
+	n = icmp_about(icmp, &r, v6, v6 ? 600 : 300, qtcp);
+	T_EQ_INT(icmp_run(icmp, n), BLITZ_CNT_ICMP_PMTU);
+	pmtu_spec(&g, gb, v6, c3, 1);
+	snap(&s);
+	run_spec(&r2, v6 ? &f : &g);
+	T_EQ_INT(r2.retval, XDP_PASS);
+	T_EQ_INT(moved(&s, BLITZ_CNT_PASS_TOO_BIG), 1);
+	if (v6)
+		T_EQ_INT(pmtu_answered(&r2, &g), (int)R);
+}
+
+static void t_icmp_pmtu_v4(void)
+{
+	pmtu_case(0);
+}
+
+static void t_icmp_pmtu_v6(void)
+{
+	pmtu_case(1);
+}
+
 static void t_truncated(void)
 {
 	struct fspec f;
@@ -3133,6 +3346,8 @@ int main(void)
 	T_RUN(t_other_mac);
 	T_RUN(t_arp_icmp_vlan);
 	T_RUN(t_vlan_tagged);
+	T_RUN(t_icmp_pmtu_v4);
+	T_RUN(t_icmp_pmtu_v6);
 	T_RUN(t_truncated);
 	T_RUN(t_bad_headers);
 	T_RUN(t_ethernet_padding);
