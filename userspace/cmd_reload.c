@@ -27,6 +27,7 @@
 #include "blitz_cookie2.h"
 #include "cli.h"
 #include "http.h"
+#include "listener.h"
 #include "loader.h"
 #include "log.h"
 #include "secret_file.h"
@@ -362,6 +363,13 @@ int blitz_reload(struct reload_args *a)
 			  : "same configuration, this build's program",
 	       res.maps_kept, res.fresh[0] ? ", new (layout changed): " : "",
 	       res.fresh);
+	{
+		char why[320];
+
+		kernel_listener_line(ntohs(cfg.port_be), true, why,
+				     sizeof(why));
+		printf("blitz: %s\n", why);
+	}
 	ret = 0;
 out:
 	if (st)

@@ -81,7 +81,7 @@ for ((i = 1; i <= RELOADS; i++)); do
 	8) extra=(-a "$SRV_IP") ;;
 	10) extra=(--secret-file "$KB") ;;
 	12) extra=(--mac 02:00:5e:00:01:07) ;;
-	15) extra=(--content-type text/plain) ;;
+	15) extra=(--content-type application/json) ;;
 	esac
 	if $SRV "$BLITZ" reload "$SRV_IF" --body "v$i" "${extra[@]}" >"$TMP/r$i.out" 2>&1; then
 		ok=$((ok + 1))
@@ -121,9 +121,10 @@ srv_clean() { [ "$bad0" = "$bad1" ] && [ "$rst0" = "$rst1" ]; }
 check "${T}_no_bad_cookie" "server drop_bad_cookie $bad0 -> $bad1, rst_expired $rst0 -> $rst1" srv_clean
 check "${T}_new_body_after" "after the reloads: '$(get)'" [ "$(get)" = "v$RELOADS" ]
 ctype=$($CLI curl -s -m 5 -o /dev/null -w '%{content_type}' "http://$SRV_IP:$PORT/")
-check "${T}_content_type_kept" "Content-Type '$ctype' (set at reload 15, kept since)" [ "$ctype" = text/plain ]
+check "${T}_content_type_kept" "Content-Type '$ctype' (set at reload 15, read back from the loaded template since)" \
+	[ "$ctype" = application/json ]
 echo "# reload: $RELOADS reloads in $(echo "$t1 - $t0" | bc) s under 1000 req/s (bench) + 400 req/s (keep-alive)"
-echo "# reload: bench p99 $BASE_P99 us without reloads, $LOAD_P99 us with; max $(jf "$TMP/base.json" lat_max_us) / $(jf "$TMP/load.json" lat_max_us) us"
+echo "# reload: bench p99 $BASE_P99 us without reloads, $LOAD_P99 us with; max $(jf "$TMP/base.json" lat_max_us) / $(jf "$TMP/load.json" lat_max_us) us; retransmits $(jf "$TMP/base.json" retransmits) / $(jf "$TMP/load.json" retransmits)"
 
 # ---- bad arguments: one line each, nothing changed ----
 PID0=$(prog_id)
