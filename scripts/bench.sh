@@ -493,6 +493,15 @@ for e in $ENGINES; do
 		rate=$(awk -v p="$peak" -v f="$f" 'BEGIN {printf "%d", p * f}')
 		if [ "$rate" -gt 0 ] && alive; then measure "$e" blitz-bench "$BB_CONNS" 1 "$rate" 1; fi
 	done
+	# The generator's headroom: on the epoll engine (kernel sockets take
+	# 16 pipelined requests cheaply), blitz bench -P 16 open loop at
+	# HEADROOM (1.5) x the xdp engine's blitz-bench peak: RPS at the rate
+	# asked, and not busy, say the generator is not the limit at that rate.
+	xpeak=$(jq -s '[.[] | select(.engine == "xdp" and .client == "blitz-bench" and .conns == '"$BB_CONNS"' and .mode == "closed" and .rps > 0) | .rps] | sort | if length > 0 then .[length / 2 | floor] else 0 end' "$results")
+	if [ "$e" = epoll ] && [ "$xpeak" -gt 0 ] && has_client blitz-bench-pipe && alive; then
+		rate=$(awk -v p="$xpeak" -v f="${HEADROOM:-1.5}" 'BEGIN {printf "%d", p * f}')
+		measure "$e" blitz-bench-headroom "$BB_CONNS" "$PIPELINE" "$rate" 1
+	fi
 	if ! alive; then echo "[$i/$n_eng] $e: the server has exited"; fi
 	stop_server
 	w=$(engine_work_ns "$tmp/$e.log")
@@ -530,6 +539,7 @@ jq -r 'if (.latency | length) > 0 then "open loop (blitz bench -R, latency from 
 	(.latency[] | [.engine, .rate, .fraction, .rps, .lat_p50_us, .lat_p90_us, .lat_p99_us, .lat_p999_us, .lat_max_us, .retransmits] | @tsv)
 	else empty end' "$json" | column -t -s $'\t'
 jq -r '.skipped[] | "skipped \(.engine): \(.reason)"' "$json"
+jq -r '.headroom[] | "generator: blitz bench -P \(.pipeline) on one CPU drove \(.rps) req/s of \(.rate) asked (\(.of_xdp_peak)x the xdp engine'"'"'s blitz-bench peak \(.xdp_peak)) against \(.engine), busy \(.self_busy_pct)%: \(if .client_limited then "it was the limit (\(.client_limit_why))" else "not the limit" end)"' "$json"
 jq -r '.headline[] | "peak (server-bound): \(.engine) \(.rps) req/s at \(.cost_ns) ns/req via \(.client) c=\(.conns) P=\(.pipeline): \(.ratio_nginx // "-")x nginx in RPS, \(.cost_ratio_nginx // "-")x in cost"' "$json"
 jq -r '"load average before the run \(.host.loadavg_before), after \(.host.loadavg_after) (\(.host.cpus) CPUs); placement \(.placement)"' "$json"
 echo "results: $json"

@@ -57,7 +57,12 @@ def mostly: group_by(.) | max_by(length) | .[0];
 	cost_ratio_nginx: (if $np != null and $np.cost_ns != null and $p.cost_ns != null and $p.cost_ns > 0 then $np.cost_ns / $p.cost_ns | r2 else null end),
 	work_ns: ([$en[] | select(.engine == $p.engine) | .work_ns] | first)}],
  summary: $summary,
- latency: [$r[] | select(.mode == "open") | . as $o |
+ headroom: [$r[] | select(.client == "blitz-bench-headroom") | . as $h |
+	($summary | map(select(.engine == "xdp" and .client == "blitz-bench" and .pipeline == 1)) | max_by(.rps)) as $x |
+	{engine, pipeline, rate, rps, errors, self_busy_pct: .client_limit_pct, client_cpu_busy_pct,
+	 client_limited: (.client_limited // false), client_limit_why: (.client_limit_why // ""),
+	 xdp_peak: ($x.rps // null), of_xdp_peak: (if $x != null and $x.rps > 0 then .rate / $x.rps | r2 else null end)}],
+ latency: [$r[] | select(.mode == "open" and .client != "blitz-bench-headroom") | . as $o |
 	($summary | map(select(.engine == $o.engine and .client == "blitz-bench")) | first) as $pk |
 	{engine, rate, fraction: (if $pk != null and $pk.rps > 0 then $o.rate / $pk.rps | r2 else null end),
 	 rps, lat_p50_us, lat_p90_us, lat_p99_us, lat_p999_us, lat_p9999_us, lat_max_us, retransmits, errors}],
