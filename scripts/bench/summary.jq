@@ -58,7 +58,7 @@ def mostly: group_by(.) | max_by(length) | .[0];
 	work_ns: ([$en[] | select(.engine == $p.engine) | .work_ns] | first)}],
  summary: $summary,
  headroom: [$r[] | select(.client == "blitz-bench-headroom") | . as $h |
-	($summary | map(select(.engine == "xdp" and .client == "blitz-bench" and .pipeline == 1)) | max_by(.rps)) as $x |
+	($summary | map(select(.engine == "xdp" and .client == "blitz-bench" and .pipeline == 1 and .conns == $h.conns)) | first) as $x |
 	{engine, pipeline, rate, rps, errors, self_busy_pct: .client_limit_pct, client_cpu_busy_pct,
 	 client_limited: (.client_limited // false), client_limit_why: (.client_limit_why // ""),
 	 xdp_peak: ($x.rps // null), of_xdp_peak: (if $x != null and $x.rps > 0 then .rate / $x.rps | r2 else null end)}],
