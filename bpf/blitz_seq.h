@@ -82,23 +82,24 @@ enum blitz_seq_act {
 	BLITZ_SEQ_DROP = 0, /* nothing to send (pure ACK), or not provable */
 	BLITZ_SEQ_ANSWER,   /* the requests (and FIN) at at.snd */
 	BLITZ_SEQ_FINACK,   /* a bare FIN: FIN|ACK at at.snd, acking seq + 1 */
-	BLITZ_SEQ_ACK, /* a FIN after ours: ACK at at.snd, acking seq + 1 */
-	BLITZ_SEQ_RST, /* data after our FIN: RST at at.snd (== its ack) */
+	/* after our FIN: ACK at at.snd, acking seq + len (+1 for a FIN) */
+	BLITZ_SEQ_ACK,
 };
 
 /*
- * What a segment at at (its seq == at.rcv) gets. After our FIN a client
- * FIN is acked (no second FIN), data is reset as Linux resets data sent to
- * a closed socket, but only once the client has our FIN (its ack is past
- * it; before that it cannot take a RST in sequence: its retransmission
- * comes back with the FIN acked).
+ * What a segment at at (its seq == at.rcv) gets. After our FIN the
+ * connection is half-closed: a client FIN or data is acked and the data
+ * discarded (no second FIN, no answer), as the kernel path does (the epoll
+ * engine keeps reading after its FIN, RFC 9112 section 9.6), but data only
+ * once the client has our FIN (ack == at.snd; before that its
+ * retransmission comes back with our FIN acked).
  */
 BLITZ_INLINE int blitz_seq_action(const struct blitz_seq_at *at, __u32 ack,
 				  __u32 plen, int fin)
 {
 	if (at->closed) {
 		if (plen)
-			return ack == at->snd ? BLITZ_SEQ_RST : BLITZ_SEQ_DROP;
+			return ack == at->snd ? BLITZ_SEQ_ACK : BLITZ_SEQ_DROP;
 		return fin ? BLITZ_SEQ_ACK : BLITZ_SEQ_DROP;
 	}
 	if (plen)

@@ -161,8 +161,8 @@ static inline __u64 blitz_mac_u64(const __u8 *m)
 	X(ANSWERED_FROM_FLOW, "answered_from_flow",                            \
 	  "requests answered from per-flow state (sent before our reply "      \
 	  "came)")                                                             \
-	X(ACK_AFTER_FIN, "ack_after_fin", "ACKs to a client FIN after ours")   \
-	X(RST_AFTER_FIN, "rst_after_fin", "RSTs to data after our FIN")        \
+	X(ACK_AFTER_FIN, "ack_after_fin",                                      \
+	  "ACKs (no data) to a client FIN or data after our FIN")              \
 	X(DROP_AFTER_FIN, "drop_after_fin",                                    \
 	  "data after our FIN sent before the client had it: dropped")         \
 	X(FLOW_NEW, "flow_new", "per-flow state entries made")                 \

@@ -914,7 +914,8 @@ static __always_inline int send_rst(struct xdp_md *ctx, const struct seg *s)
 	return send_bare(ctx, s, &r, BLITZ_CNT_RST_EXPIRED);
 }
 
-/* A reply without payload at at: FIN|ACK, or an ACK of a FIN after ours. */
+/* A reply without payload at at: FIN|ACK to a bare FIN, or after our FIN an
+ * ACK of the client's FIN or (discarded) data. */
 static __always_inline int bare_at(struct xdp_md *ctx, const struct seg *s,
 				   struct blitz_ring_cache *rc,
 				   const struct blitz_seq_at *at,
@@ -923,7 +924,7 @@ static __always_inline int bare_at(struct xdp_md *ctx, const struct seg *s,
 	struct reply r = {};
 
 	r.seq = at->snd;
-	r.ack = at->rcv + 1;
+	r.ack = at->rcv + s->plen + (s->flags & TH_FIN ? 1 : 0);
 	r.flags = fin ? TH_FIN | TH_ACK : TH_ACK;
 	r.win = our_win(rc->q.h.opts);
 	r.wscale = BLITZ_CK2_WS_NONE;
@@ -952,21 +953,12 @@ static __always_inline int reply_at(struct xdp_md *ctx,
 {
 	struct blitz_seq_rec *rec = &sc->rec;
 	const struct blitz_seq_at *at = &rec->at;
-	struct reply r = {};
 	int act, verdict;
 
 	act = blitz_seq_action(at, s->ack, s->plen, s->flags & TH_FIN);
 	if (act == BLITZ_SEQ_DROP)
 		return drop(s->plen ? BLITZ_CNT_DROP_AFTER_FIN
 				    : BLITZ_CNT_DROP_PURE_ACK);
-	if (act == BLITZ_SEQ_RST) {
-		/* Data after our FIN, which the client has: what Linux
-		 * answers to data for a closed socket. */
-		r.seq = s->ack;
-		r.flags = TH_RST;
-		r.wscale = BLITZ_CK2_WS_NONE;
-		return send_bare(ctx, s, &r, BLITZ_CNT_RST_AFTER_FIN);
-	}
 	if (act == BLITZ_SEQ_ANSWER) {
 		if (!s->win)
 			return pass(BLITZ_CNT_PASS_ZERO_WINDOW);
