@@ -186,7 +186,8 @@ struct worker {
 	struct rte_mbuf *tx_tap[TXBUF];
 	struct tcp_core *tcp; /* this queue's TCP core (tcp_glue.c) */
 	uint64_t now_tsc;
-	uint64_t now_ns; /* CLOCK_MONOTONIC, once per poll */
+	uint64_t now_ns;	   /* CLOCK_MONOTONIC, once per poll */
+	uint64_t next_publish_tsc; /* registry.c */
 	struct dpdk_stats st;
 } __rte_cache_aligned;
 
@@ -259,5 +260,12 @@ void tcp_glue_set_wallclock(struct worker *w, uint64_t mono_ns,
 			    uint64_t unix_ns);
 /* This worker's core counters (racy reads are fine: aligned u64s). */
 const struct tcp_core_counters *tcp_glue_counters(struct worker *w);
+
+/* registry.c: the counter registry (userspace/counters.h). open: once
+ * the workers' cores exist; publish: from the worker's own lcore (every
+ * 100 ms, or now); close: after the lcores stopped, the area removed. */
+void registry_open(struct engine *eng);
+void registry_publish(struct worker *w, bool now);
+void registry_close(void);
 
 #endif /* BLITZ_DPDK_ENGINE_H */

@@ -358,7 +358,9 @@ int worker_main(void *arg)
 			w->st.busy_tsc += rte_rdtsc() - t0;
 		}
 		print_periodic(w, &next_stats);
+		registry_publish(w, false);
 	}
 	worker_flush(w);
+	registry_publish(w, true);
 	return 0;
 }

@@ -375,6 +375,7 @@ int main(int argc, char **argv)
 	       eng.nb_queues, eng.have_tap ? eng.tap_ifname : "none");
 	fflush(stdout);
 
+	registry_open(&eng);
 	/* Queue 0 runs on the main lcore, queue i on the i-th worker. */
 	q = 1;
 	RTE_LCORE_FOREACH_WORKER(lcore)
@@ -386,6 +387,7 @@ int main(int argc, char **argv)
 	worker_main(&eng.workers[0]);
 	rte_eal_mp_wait_lcore();
 	engine_print_stats(&eng, true);
+	registry_close();
 	status = 0;
 
 out_cores:

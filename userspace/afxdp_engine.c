@@ -31,6 +31,7 @@
 #include <bpf/libbpf.h>
 
 #include "afxdp_engine.h"
+#include "counters.h"
 #include "log.h"
 #include "tcp_core.h"
 #include "xsk.h"
@@ -374,6 +375,59 @@ static void publish_counters(const struct afxdp_engine_opts *o, struct xq *qs,
 	free(vals);
 }
 
+/* The counter registry's area (o->registry): a slot per queue, each
+ * queue's core counters plus what the area held when it was made (an
+ * engine that serve restarted carries on from the killed one's totals).
+ * This thread alone writes it. */
+struct registry {
+	struct counters_area area;
+	uint64_t *base; /* [nq][TCP_CORE_N_COUNTERS] */
+	int nq;
+};
+
+static void registry_open(struct registry *r, const struct afxdp_engine_opts *o,
+			  int nq)
+{
+	int i;
+
+	memset(r, 0, sizeof(*r));
+	if (!o->registry ||
+	    counters_create(&r->area, "afxdp", o->ifname, o->svc->port,
+			    tcp_core_counter_names, TCP_CORE_N_COUNTERS,
+			    (unsigned int)nq))
+		return;
+	r->base = calloc((size_t)nq * TCP_CORE_N_COUNTERS, sizeof(uint64_t));
+	if (!r->base) {
+		counters_close(&r->area, true);
+		return;
+	}
+	for (i = 0; i < nq; i++)
+		memcpy(r->base + (size_t)i * TCP_CORE_N_COUNTERS,
+		       counters_slot(&r->area, (unsigned int)i),
+		       TCP_CORE_N_COUNTERS * sizeof(uint64_t));
+	r->nq = nq;
+}
+
+static void registry_publish(struct registry *r, struct xq *qs)
+{
+	int i;
+
+	for (i = 0; r->base && i < r->nq; i++)
+		if (qs[i].core)
+			tcp_core_counters_publish(
+				tcp_core_counters(qs[i].core),
+				r->base + (size_t)i * TCP_CORE_N_COUNTERS,
+				counters_slot(&r->area, (unsigned int)i));
+}
+
+static void registry_close(struct registry *r)
+{
+	if (r->base)
+		counters_close(&r->area, true);
+	free(r->base);
+	r->base = NULL;
+}
+
 /* The i-th CPU (wrapping) of the set, -1 when it is empty. */
 static int nth_cpu(const cpu_set_t *set, int i)
 {
@@ -420,6 +474,7 @@ int afxdp_engine_run(const struct afxdp_engine_opts *o,
 	int nq, i, ret = 0, ncpu;
 	uint64_t busy = 0, polls = 0, rxf = 0, kick = 0, kicks = 0;
 	uint64_t base[N_ENGINE_KEYS];
+	struct registry reg = {0};
 
 	if (!o || !o->ifname || !o->svc || o->xsks_fd < 0) {
 		pr_warn("afxdp engine: missing interface, service or xsks "
@@ -462,6 +517,7 @@ int afxdp_engine_run(const struct afxdp_engine_opts *o,
 	}
 	if (o->mode_report)
 		write_mode_report(o, qs, nq);
+	registry_open(&reg, o, nq);
 	for (i = 0; i < nq; i++) {
 		ret = -pthread_create(&qs[i].th, NULL, xq_thread, &qs[i]);
 		if (ret) {
@@ -477,12 +533,15 @@ int afxdp_engine_run(const struct afxdp_engine_opts *o,
 		struct timespec ts = {.tv_nsec = 250 * 1000000L};
 
 		publish_counters(o, qs, nq, base);
+		registry_publish(&reg, qs);
 		nanosleep(&ts, NULL);
 	}
 	for (i = 0; i < nq; i++)
 		if (qs[i].started)
 			pthread_join(qs[i].th, NULL);
 	publish_counters(o, qs, nq, base);
+	registry_publish(&reg, qs);
+	registry_close(&reg);
 out:
 	if (o->mode_report)
 		unlink(o->mode_report);

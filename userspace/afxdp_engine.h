@@ -72,6 +72,11 @@ struct afxdp_engine_opts {
 	 * replies, tx_bytes, finack, drop_bad_cookie, drop_rst: keys the XDP
 	 * program leaves alone in afxdp mode) so `blitz stats` shows them. */
 	int counters_fd;
+	/* Publish every queue's TCP core counters (all of them: challenge
+	 * ACKs, TLP probes, header timeouts, ...) to the counter registry
+	 * (counters.h) as engine "afxdp", a slot per queue, every 250 ms,
+	 * for `blitz stats` and Prometheus under serve. */
+	bool registry;
 	/* When set: once every socket is open, one line per queue
 	 * "<queue> <zero-copy|copy> <why>" is written to this file (whole,
 	 * by rename), for `blitz status`; removed when the engine stops. */

@@ -47,6 +47,52 @@ static void def_fill(struct counters_def *d, const struct counter_name *c)
 	}
 }
 
+/* A child engine (afxdp, blitz-dpdk) of a `blitz serve` counts for that
+ * serve: its parent is the process called "blitz". Run alone (blitz-dpdk
+ * from a shell), it counts for itself. */
+static pid_t area_owner(const char *engine)
+{
+	pid_t parent = getppid();
+	char path[64], comm[32] = "";
+	FILE *f;
+
+	if (!strcmp(engine, "epoll") || parent <= 1)
+		return getpid();
+	snprintf(path, sizeof(path), "/proc/%d/comm", (int)parent);
+	f = fopen(path, "re");
+	if (!f)
+		return getpid();
+	if (!fgets(comm, sizeof(comm), f))
+		comm[0] = '\0';
+	fclose(f);
+	comm[strcspn(comm, "\n")] = '\0';
+	return strcmp(comm, "blitz") ? getpid() : parent;
+}
+
+static int area_open(const char *path, struct counters_area *a);
+
+/* An area at path of the same shape (a child engine serve restarted):
+ * its values into a's, so what `blitz stats` shows never goes back. */
+static void carry_over(struct counters_area *a, const char *path)
+{
+	struct counters_area old;
+	unsigned int k;
+
+	if (area_open(path, &old))
+		return;
+	if (old.hdr->n_counters == a->hdr->n_counters &&
+	    old.hdr->n_slots == a->hdr->n_slots) {
+		for (k = 0; k < a->hdr->n_counters; k++)
+			if (strcmp(old.defs[k].name, a->defs[k].name))
+				break;
+		if (k == a->hdr->n_counters)
+			memcpy(a->values, old.values,
+			       (size_t)a->hdr->n_counters * a->hdr->n_slots *
+				       sizeof(uint64_t));
+	}
+	munmap(old.hdr, old.size);
+}
+
 int counters_create(struct counters_area *a, const char *engine,
 		    const char *ifname, unsigned int port,
 		    const struct counter_name *names, unsigned int n,
@@ -54,7 +100,7 @@ int counters_create(struct counters_area *a, const char *engine,
 {
 	char tmp[sizeof(a->path) + 8];
 	struct counters_hdr h;
-	pid_t owner = getpid();
+	pid_t owner = area_owner(engine);
 	unsigned int k;
 	void *base;
 	int fd, err;
@@ -62,9 +108,6 @@ int counters_create(struct counters_area *a, const char *engine,
 	memset(a, 0, sizeof(*a));
 	if (!n || n > COUNTERS_MAX || !n_slots)
 		return -EINVAL;
-	/* A child engine (afxdp, blitz-dpdk) counts for its serve. */
-	if (getppid() > 1 && !strcmp(engine, "dpdk"))
-		owner = getppid();
 	snprintf(a->path, sizeof(a->path), "%s/" FILE_PREFIX "%d-%s",
 		 COUNTERS_DIR, (int)owner, engine);
 	snprintf(tmp, sizeof(tmp), "%s.tmp", a->path);
@@ -99,6 +142,7 @@ int counters_create(struct counters_area *a, const char *engine,
 	map_parts(a, base);
 	for (k = 0; k < n; k++)
 		def_fill(&a->defs[k], &names[k]);
+	carry_over(a, a->path);
 	/* Whole before a reader can see it. */
 	if (rename(tmp, a->path)) {
 		munmap(base, a->size);

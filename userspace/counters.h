@@ -67,8 +67,12 @@ struct counter_name {
  * Create the area of an engine of the serve pid owner on ifname (NULL:
  * every interface) with the counters names[0..n) (family and reason are
  * derived: "pass_X" -> passed/X, "drop_X" -> dropped/X) and n_slots
- * slots, all zero. The file is counters-<owner pid>-<engine>. 0, or
- * -errno with one line printed.
+ * slots, all zero, or the values of the area it replaces when that has
+ * the same counters and slots (a child engine that serve restarted: its
+ * totals never go back; the writer reads them as its base). The file is
+ * counters-<owner pid>-<engine>; the owner is the serve: this process,
+ * or for a child engine (afxdp, blitz-dpdk) its parent when that is
+ * `blitz`. 0, or -errno with one line printed.
  */
 int counters_create(struct counters_area *a, const char *engine,
 		    const char *ifname, unsigned int port,

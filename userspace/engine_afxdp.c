@@ -45,6 +45,7 @@ afxdp_child(struct serve_ctx *c, pid_t parent)
 		.resp = c->resp,
 		.cpu_first = -1,
 		.counters_fd = blitz_loaded_counters_fd(c->xdp),
+		.registry = true,
 	};
 	int keep[2] = {xo.xsks_fd, xo.counters_fd};
 	char report[192];

@@ -1981,6 +1981,25 @@ const struct tcp_core_counters *tcp_core_counters(const struct tcp_core *c)
 	return &c->cnt;
 }
 
+const struct counter_name tcp_core_counter_names[TCP_CORE_N_COUNTERS] = {
+#define TCP_CORE_CNT_ROW(name, help) {#name, help},
+	TCP_CORE_COUNTERS(TCP_CORE_CNT_ROW)
+#undef TCP_CORE_CNT_ROW
+};
+
+void tcp_core_counters_publish(const struct tcp_core_counters *c,
+			       const uint64_t *base, uint64_t *slot)
+{
+	const uint64_t *v = (const uint64_t *)c;
+	unsigned int k;
+
+	for (k = 0; k < TCP_CORE_N_COUNTERS; k++)
+		counters_store(
+			slot, k,
+			(base ? base[k] : 0) +
+				__atomic_load_n(&v[k], __ATOMIC_RELAXED));
+}
+
 void tcp_core_counters_add_blitz(const struct tcp_core_counters *cnt,
 				 uint64_t out[BLITZ_CNT_MAX])
 {

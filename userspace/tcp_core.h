@@ -130,6 +130,7 @@
 #include <netinet/in.h>
 
 #include "../bpf/blitz_shared.h"
+#include "counters.h"
 
 struct http_responses;
 
@@ -276,6 +277,21 @@ struct tcp_core_counters {
 	TCP_CORE_COUNTERS(TCP_CORE_CNT_FIELD)
 #undef TCP_CORE_CNT_FIELD
 };
+
+#define TCP_CORE_CNT_ONE(name, help) +1
+enum { TCP_CORE_N_COUNTERS = 0 TCP_CORE_COUNTERS(TCP_CORE_CNT_ONE) };
+#undef TCP_CORE_CNT_ONE
+
+/* The counters as rows of the counter registry (counters.h), in the
+ * order of struct tcp_core_counters: an engine that publishes a core
+ * puts these in its area (after rows of its own, if any). */
+extern const struct counter_name tcp_core_counter_names[TCP_CORE_N_COUNTERS];
+
+/* Store base[k] + c's k-th counter into slot[k] for every k (one aligned
+ * store each: a reader of the area sees no torn value). base may be
+ * NULL. From any thread: c's counters are read racily, which is fine. */
+void tcp_core_counters_publish(const struct tcp_core_counters *c,
+			       const uint64_t *base, uint64_t *slot);
 
 struct tcp_core; /* opaque */
 

@@ -1,10 +1,14 @@
 #!/bin/bash
 # tests/e2e/test_metrics.sh - one counter registry for every engine, in
 # the Prometheus text format: `blitz serve --engine E --metrics
-# 127.0.0.1:PORT` for the epoll and xdp engines; N curl requests from the
-# client namespace move blitz_requests_total{engine=E} by exactly N, read
-# with a real parser (python3-prometheus-client) both from /metrics and
-# from `blitz stats IFNAME --prometheus`; /metrics is bound to loopback only.
+# 127.0.0.1:PORT` for the epoll, xdp, afxdp and dpdk engines; N curl
+# requests from the client namespace move blitz_requests_total{engine=E}
+# by exactly N, read with a real parser (python3-prometheus-client) both
+# from /metrics and from `blitz stats IFNAME --prometheus`; for the engines
+# on the userspace TCP core (afxdp, dpdk) blitz_conn_open_total moves by N
+# too (one connection per curl) and `blitz stats` lists the core's own
+# counters (challenge_acks, tlp_probes, ...); /metrics is bound to
+# loopback only. dpdk says SKIP where blitz-dpdk cannot start.
 # shellcheck disable=SC2086
 # shellcheck source=tests/e2e/lib.sh
 source "$(dirname "$0")/lib.sh"
@@ -29,35 +33,59 @@ on_exit "rm -rf '$TMP'"
 on_exit "$SRV '$BLITZ' unload '$SRV_IF'"
 PV="$(dirname "$0")/prom_value.py"
 
-# value SOURCE ENGINE - blitz_requests_total of ENGINE from /metrics
-# (SOURCE metrics) or from blitz stats --prometheus (SOURCE stats).
+# value SOURCE ENGINE [FAMILY] - blitz_FAMILY_total (default requests) of
+# ENGINE from /metrics (SOURCE metrics) or from blitz stats --prometheus
+# (SOURCE stats).
 value() {
 	if [ "$1" = metrics ]; then
 		$SRV timeout 5 curl -sS "http://127.0.0.1:$MPORT/metrics"
 	else
 		$SRV "$BLITZ" stats "$SRV_IF" --prometheus
-	fi 2>/dev/null | /usr/bin/python3 "$PV" "$2" blitz_requests_total
+	fi 2>/dev/null | /usr/bin/python3 "$PV" "$2" "blitz_${3:-requests}_total"
 }
 
-for engine in epoll xdp; do
+# ready ENGINE LOG PID - the engine answers on the service port: 0, 1
+# failed, 2 cannot run here (dpdk without a usable EAL).
+ready() {
+	local what="serving on" secs=10
+	case $1 in
+	afxdp) what="^afxdp: $SRV_IF queue 0" ;;
+	dpdk) what="^blitz-dpdk: serving" secs=30 ;;
+	esac
+	if ! wait_line "$2" "$what" "$3" "$secs"; then
+		[ "$1" = dpdk ] && grep -qiE "not available|cannot start|did not start" "$2" && return 2
+		return 1
+	fi
+	wait_port "$CLI" "$SRV_IP" "$PORT" 5 || return 1
+}
+
+for engine in epoll xdp afxdp dpdk; do
 	log=$TMP/serve-$engine.log
 	$SRV "$BLITZ" serve "$SRV_IF" --engine "$engine" -p "$PORT" -t 1 \
 		--metrics "127.0.0.1:$MPORT" >"$log" 2>&1 &
 	pid=$!
 	on_exit "kill -9 $pid 2>/dev/null"
-	if ! wait_line "$log" "serving on" "$pid" 10 || ! wait_port "$CLI" "$SRV_IP" "$PORT" 5; then
-		fail "${T}_${engine}_start" "$(tr '\n' ' ' <"$log")"
+	ready "$engine" "$log" "$pid"
+	rc=$?
+	if [ "$rc" != 0 ]; then
+		if [ "$rc" = 2 ]; then
+			skip "${T}_${engine}_start" "blitz-dpdk cannot start here: $(tail -2 "$log" | tr '\n' ' ')"
+		else
+			fail "${T}_${engine}_start" "$(tr '\n' ' ' <"$log")"
+		fi
 		stop_pid "$pid" TERM 5
 		continue
 	fi
 	sleep 0.3
 	m0=$(value metrics "$engine")
 	s0=$(value stats "$engine")
+	c0=$(value stats "$engine" conn_open)
 	ok=0
 	for ((i = 0; i < N; i++)); do
 		[ "$($CLI timeout 5 curl -sS -m 3 "http://$SRV_IP:$PORT/")" = "$BODY" ] && ok=$((ok + 1))
 	done
-	sleep 0.5 # the epoll engine publishes every 100 ms
+	# epoll and dpdk publish every 100 ms, afxdp every 250 ms
+	sleep 0.7
 	m1=$(value metrics "$engine")
 	s1=$(value stats "$engine")
 	if [ "$ok" = "$N" ] && [[ $m0 =~ ^[0-9]+$ ]] && [[ $m1 =~ ^[0-9]+$ ]] &&
@@ -70,6 +98,25 @@ for engine in epoll xdp; do
 		pass "${T}_${engine}_stats_prometheus_requests"
 	else
 		fail "${T}_${engine}_stats_prometheus_requests" "blitz stats --prometheus requests $s0 -> $s1"
+	fi
+	# The userspace TCP core's counters, all of them, under its engine.
+	if [ "$engine" = afxdp ] || [ "$engine" = dpdk ]; then
+		c1=$(value stats "$engine" conn_open)
+		if [[ $c0 =~ ^[0-9]+$ ]] && [[ $c1 =~ ^[0-9]+$ ]] && [ $((c1 - c0)) = "$N" ]; then
+			pass "${T}_${engine}_conn_open_equals_clients"
+		else
+			fail "${T}_${engine}_conn_open_equals_clients" "$N curls, blitz_conn_open_total{engine=$engine} $c0 -> $c1"
+		fi
+		text=$($SRV "$BLITZ" stats "$SRV_IF" 2>&1)
+		missing=
+		for k in requests challenge_acks tlp_probes header_timeout rx_evicted persist_giveup; do
+			grep -qE "^$k +[0-9]+" <<<"$(sed -n "/engine $engine\$/,/^\$/p" <<<"$text")" || missing="$missing $k"
+		done
+		if grep -q "engine $engine\$" <<<"$text" && [ -z "$missing" ]; then
+			pass "${T}_${engine}_stats_shows_core_counters"
+		else
+			fail "${T}_${engine}_stats_shows_core_counters" "missing:${missing:- the engine $engine table}: $(head -c 300 <<<"$text" | tr '\n' ' ')"
+		fi
 	fi
 	# Loopback only: the client cannot reach it on the service address.
 	if $CLI timeout 3 curl -sS -m 2 "http://$SRV_IP:$MPORT/metrics" >/dev/null 2>&1; then
