@@ -18,25 +18,12 @@
 #include <arpa/inet.h>
 #include <sys/random.h>
 
-#include "../bpf/blitz_cookie.h"
+#include "../bpf/blitz_siphash.h"
 #include "csum.h"
 #include "http.h"
 #include "log.h"
 #include "tcp_core.h"
-
-#define ETH_HLEN_ 14
-#define IP4_HLEN 20
-#define IP6_HLEN 40
-#define TCP_HLEN 20
-#define ETHERTYPE_IP4 0x0800
-#define ETHERTYPE_IP6 0x86dd
-#define IPPROTO_TCP_ 6
-
-#define TH_FIN 0x01
-#define TH_SYN 0x02
-#define TH_RST 0x04
-#define TH_PSH 0x08
-#define TH_ACK 0x10
+#include "wire.h"
 
 #define RXBUF_SIZE                                                 \
 	HTTP_MAX_HEADER	 /* a full buffer makes the parser say 431 \
@@ -207,37 +194,12 @@ static inline bool seq_gt(uint32_t a, uint32_t b)
 	return (int32_t)(a - b) > 0;
 }
 
-static inline uint16_t rd16(const uint8_t *p)
-{
-	return (uint16_t)(p[0] << 8 | p[1]);
-}
-
-static inline uint32_t rd32(const uint8_t *p)
-{
-	return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 |
-	       (uint32_t)p[2] << 8 | p[3];
-}
-
-static inline void wr16(uint8_t *p, uint16_t v)
-{
-	p[0] = (uint8_t)(v >> 8);
-	p[1] = (uint8_t)v;
-}
-
-static inline void wr32(uint8_t *p, uint32_t v)
-{
-	p[0] = (uint8_t)(v >> 24);
-	p[1] = (uint8_t)(v >> 16);
-	p[2] = (uint8_t)(v >> 8);
-	p[3] = (uint8_t)v;
-}
-
 static inline uint32_t min_u32(uint32_t a, uint32_t b)
 {
 	return a < b ? a : b;
 }
 
-/* __u64: the message type of blitz_siphash_cd() (bpf/blitz_cookie.h). */
+/* __u64: the message type of blitz_siphash_cd() (bpf/blitz_siphash.h). */
 static void tuple_words(const struct tcp_tuple *t, __u64 w[5])
 {
 	memcpy(&w[0], t->laddr, 16);
@@ -532,69 +494,30 @@ static uint32_t write_hdrs(struct tcp_core *c, uint8_t *d,
 			   uint32_t ack, uint8_t flags, uint16_t win,
 			   uint32_t optlen, uint32_t paylen)
 {
-	uint32_t tcplen = TCP_HLEN + optlen + paylen;
-	uint32_t off;
+	const struct wire_seg s = {
+		.src_mac = c->have_mac ? c->mac : t->lmac,
+		.dst_mac = t->rmac,
+		.v6 = t->v6,
+		.saddr = t->v6 ? t->laddr : t->laddr + 12,
+		.daddr = t->v6 ? t->raddr : t->raddr + 12,
+		.sport_be = t->lport_be,
+		.dport_be = t->rport_be,
+		.seq = seq,
+		.ack = ack,
+		.flags = flags,
+		.win = win,
+	};
 
-	memcpy(d, t->rmac, 6);
-	memcpy(d + 6, c->have_mac ? c->mac : t->lmac, 6);
-	if (!t->v6) {
-		uint8_t *ip = d + ETH_HLEN_;
-
-		wr16(d + 12, ETHERTYPE_IP4);
-		ip[0] = 0x45;
-		ip[1] = 0;
-		wr16(ip + 2, (uint16_t)(IP4_HLEN + tcplen));
-		wr16(ip + 4, 0);
-		wr16(ip + 6, 0x4000); /* DF */
-		ip[8] = 64;
-		ip[9] = IPPROTO_TCP_;
-		wr16(ip + 10, 0);
-		memcpy(ip + 12, t->laddr + 12, 4);
-		memcpy(ip + 16, t->raddr + 12, 4);
-		wr16(ip + 10, csum_finish(csum_add(0, ip, IP4_HLEN)));
-		off = ETH_HLEN_ + IP4_HLEN;
-	} else {
-		uint8_t *ip = d + ETH_HLEN_;
-
-		wr16(d + 12, ETHERTYPE_IP6);
-		wr32(ip, 0x60000000);
-		wr16(ip + 4, (uint16_t)tcplen);
-		ip[6] = IPPROTO_TCP_;
-		ip[7] = 64;
-		memcpy(ip + 8, t->laddr, 16);
-		memcpy(ip + 24, t->raddr, 16);
-		off = ETH_HLEN_ + IP6_HLEN;
-	}
-	{
-		uint8_t *th = d + off;
-
-		memcpy(th, &t->lport_be, 2);
-		memcpy(th + 2, &t->rport_be, 2);
-		wr32(th + 4, seq);
-		wr32(th + 8, ack);
-		th[12] = (uint8_t)(((TCP_HLEN + optlen) / 4) << 4);
-		th[13] = flags;
-		wr16(th + 14, win);
-		wr16(th + 16, 0);
-		wr16(th + 18, 0);
-	}
-	return off;
+	return wire_write_tcp_hdrs(d, &s, optlen, paylen);
 }
 
-/* Fill the TCP checksum once header, options and payload are written. */
-static void tcp_csum(uint8_t *d, const struct tcp_tuple *t, uint32_t off,
-		     uint32_t tcplen)
+/* Fill the TCP checksum once header, options and payload are written.
+ * Not inlined into its callers: there GCC does not vectorize the sum's
+ * loop (+100 instructions a request, tests/perf/tcp_core_cost.c). */
+static __attribute__((noinline)) void
+tcp_csum(uint8_t *d, const struct tcp_tuple *t, uint32_t off, uint32_t tcplen)
 {
-	uint64_t sum = 0;
-
-	if (!t->v6) {
-		sum = csum_add(sum, d + ETH_HLEN_ + 12, 8);
-	} else {
-		sum = csum_add(sum, d + ETH_HLEN_ + 8, 32);
-	}
-	sum += IPPROTO_TCP_ + tcplen;
-	sum = csum_add(sum, d + off, tcplen);
-	wr16(d + off + 16, csum_finish(sum));
+	wire_tcp_csum(d, t->v6, off, tcplen);
 }
 
 /* A segment without payload (ACK, RST, FIN, SYN-ACK with options). */
@@ -608,24 +531,25 @@ static void send_ctl(struct tcp_core *c, const struct tcp_tuple *t,
 	if (!f)
 		return;
 	off = write_hdrs(c, f->data, t, seq, ack, flags,
-			 flags & TH_RST ? 0 : OUR_WINDOW, optlen, 0);
+			 flags & TCPHDR_RST ? 0 : OUR_WINDOW, optlen, 0);
 	if (optlen)
-		memcpy(f->data + off + TCP_HLEN, opts, optlen);
-	tcp_csum(f->data, t, off, TCP_HLEN + optlen);
-	f->len = off + TCP_HLEN + optlen;
+		memcpy(f->data + off + WIRE_TCP_HLEN, opts, optlen);
+	tcp_csum(f->data, t, off, WIRE_TCP_HLEN + optlen);
+	f->len = off + WIRE_TCP_HLEN + optlen;
 	tx_put(c, f);
 }
 
 static void send_rst(struct tcp_core *c, const struct tcp_tuple *t,
 		     uint32_t seq, uint32_t ack, bool with_ack)
 {
-	send_ctl(c, t, seq, ack, TH_RST | (with_ack ? TH_ACK : 0), NULL, 0);
+	send_ctl(c, t, seq, ack, TCPHDR_RST | (with_ack ? TCPHDR_ACK : 0), NULL,
+		 0);
 	c->cnt.rst_sent++;
 }
 
 static void send_ack(struct tcp_core *c, struct tcp_conn *k)
 {
-	send_ctl(c, &k->t, k->snd_nxt, k->rcv_nxt, TH_ACK, NULL, 0);
+	send_ctl(c, &k->t, k->snd_nxt, k->rcv_nxt, TCPHDR_ACK, NULL, 0);
 	c->cnt.acks++;
 }
 
@@ -701,7 +625,8 @@ static void send_data(struct tcp_core *c, struct tcp_conn *k, uint32_t seq,
 {
 	struct tcp_frame *f = tx_get(c);
 	uint32_t off;
-	uint8_t flags = TH_ACK | (n ? TH_PSH : 0) | (fin ? TH_FIN : 0);
+	uint8_t flags =
+		TCPHDR_ACK | (n ? TCPHDR_PSH : 0) | (fin ? TCPHDR_FIN : 0);
 
 	if (!f)
 		return;
@@ -709,9 +634,9 @@ static void send_data(struct tcp_core *c, struct tcp_conn *k, uint32_t seq,
 			 0, n);
 	if (n)
 		copy_stream(c, k, seq - k->snd_una, n,
-			    f->data + off + TCP_HLEN);
-	tcp_csum(f->data, &k->t, off, TCP_HLEN + n);
-	f->len = off + TCP_HLEN + n;
+			    f->data + off + WIRE_TCP_HLEN);
+	tcp_csum(f->data, &k->t, off, WIRE_TCP_HLEN + n);
+	f->len = off + WIRE_TCP_HLEN + n;
 	tx_put(c, f);
 	if (fin)
 		c->cnt.finack++;
@@ -1027,7 +952,7 @@ static void conn_reset(struct tcp_core *c, struct tcp_conn *k, bool send)
 static void answer_syn(struct tcp_core *c, const struct seg *s)
 {
 	uint8_t opts[8], info, mi = 0;
-	uint32_t optlen = 4, isn, i;
+	uint32_t optlen, isn, i;
 	uint16_t our_mss = s->t.v6 ? c->mss6 : c->mss4;
 
 	for (i = 0; i < 8; i++)
@@ -1035,19 +960,13 @@ static void answer_syn(struct tcp_core *c, const struct seg *s)
 			mi = (uint8_t)i;
 	info = (uint8_t)(mi | (s->wscale == 0xff ? 15 : s->wscale) << 3);
 	isn = cookie_make(c, &s->t, s->seq, info);
-	opts[0] = 2;
-	opts[1] = 4;
-	wr16(opts + 2, our_mss);
-	if (s->wscale != 0xff) {
-		/* Shift 0: we need no big receive window, but offering the
-		 * option enables the peer's scaling. */
-		opts[4] = 1;
-		opts[5] = 3;
-		opts[6] = 3;
-		opts[7] = 0;
-		optlen = 8;
-	}
-	send_ctl(c, &s->t, isn, s->seq + 1, TH_SYN | TH_ACK, opts, optlen);
+	optlen = wire_opt_mss(opts, our_mss);
+	/* Shift 0: we need no big receive window, but offering the option
+	 * enables the peer's scaling. */
+	if (s->wscale != 0xff)
+		optlen += wire_opt_wscale(opts + optlen, 0);
+	send_ctl(c, &s->t, isn, s->seq + 1, TCPHDR_SYN | TCPHDR_ACK, opts,
+		 optlen);
 	c->cnt.synack++;
 }
 
@@ -1061,13 +980,13 @@ static void handle_unknown(struct tcp_core *c, const struct seg *s, uint32_t h)
 	uint8_t info;
 	uint16_t mss;
 
-	if (s->flags & TH_RST)
+	if (s->flags & TCPHDR_RST)
 		return;
-	if ((s->flags & (TH_SYN | TH_ACK)) == TH_SYN) {
+	if ((s->flags & (TCPHDR_SYN | TCPHDR_ACK)) == TCPHDR_SYN) {
 		answer_syn(c, s);
 		return;
 	}
-	if (!(s->flags & TH_ACK) || (s->flags & TH_SYN))
+	if (!(s->flags & TCPHDR_ACK) || (s->flags & TCPHDR_SYN))
 		return;
 	if (!cookie_check(c, &s->t, s->seq, s->ack, &info)) {
 		c->cnt.drop_bad_cookie++;
@@ -1324,11 +1243,11 @@ static void conn_handle(struct tcp_core *c, struct tcp_conn *k,
 {
 	const uint8_t *data = s->data;
 	uint32_t len = s->len, seq = s->seq;
-	bool fin = s->flags & TH_FIN, need_ack = false;
+	bool fin = s->flags & TCPHDR_FIN, need_ack = false;
 
 	uint32_t una0 = k->snd_una, wnd = (uint32_t)s->win << k->snd_wscale;
 
-	if (s->flags & TH_RST) {
+	if (s->flags & TCPHDR_RST) {
 		/* RFC 5961 3.2: only a RST at exactly RCV.NXT resets (or at
 		 * the FIN we took, as Linux's tcp_reset_check); one elsewhere
 		 * in the window gets a challenge ACK, so a blind attacker
@@ -1344,7 +1263,7 @@ static void conn_handle(struct tcp_core *c, struct tcp_conn *k,
 		}
 		return;
 	}
-	if (s->flags & TH_SYN) {
+	if (s->flags & TCPHDR_SYN) {
 		/* RFC 5961 4.2: a SYN, wherever it falls, on a synchronized
 		 * connection never resets it: a challenge ACK. A peer that
 		 * really restarted answers it with a RST at RCV.NXT and its
@@ -1352,7 +1271,7 @@ static void conn_handle(struct tcp_core *c, struct tcp_conn *k,
 		send_ack_limited(c, k, true);
 		return;
 	}
-	if (!(s->flags & TH_ACK))
+	if (!(s->flags & TCPHDR_ACK))
 		return;
 	if (seq_lt(seq + len + fin, k->rcv_nxt) ||
 	    seq_gt(seq, k->rcv_nxt + OUR_WINDOW)) {
@@ -1487,62 +1406,66 @@ static void conn_handle(struct tcp_core *c, struct tcp_conn *k,
 }
 
 /* Parse one frame into s. 0: TCP for the service; 1: not ours;
- * -1: ours but malformed. */
+ * -1: ours but malformed. Reads the headers through the kernel's structs
+ * (wire.h) but in its own order: the port is checked before anything is
+ * copied, as most frames that are not ours fail there. */
 static int parse_frame(struct tcp_core *c, const struct tcp_frame *f,
 		       struct seg *s)
 {
-	const uint8_t *d = f->data, *th;
+	const uint8_t *d = f->data;
+	const struct ethhdr *eth = (const void *)f->data;
+	const struct tcphdr *th;
 	uint32_t len = f->len, l3, tcplen, doff, i;
-	uint16_t et;
 
-	if (len < ETH_HLEN_ + IP4_HLEN)
+	if (len < ETH_HLEN + WIRE_IP4_HLEN)
 		return 1;
-	et = rd16(d + 12);
 	memset(&s->t, 0, sizeof(s->t));
-	memcpy(s->t.lmac, d, 6);
-	memcpy(s->t.rmac, d + 6, 6);
-	if (et == ETHERTYPE_IP4) {
-		const uint8_t *ip = d + ETH_HLEN_;
+	memcpy(s->t.lmac, eth->h_dest, ETH_ALEN);
+	memcpy(s->t.rmac, eth->h_source, ETH_ALEN);
+	if (eth->h_proto == htons(ETH_P_IP)) {
+		const struct iphdr *ip = (const void *)(d + ETH_HLEN);
 		uint32_t tot;
 
-		if ((ip[0] >> 4) != 4 || ip[9] != IPPROTO_TCP_)
+		if (ip->version != 4 || ip->protocol != IPPROTO_TCP)
 			return 1;
-		if (len < ETH_HLEN_ + IP4_HLEN + TCP_HLEN)
+		if (len < ETH_HLEN + WIRE_IP4_HLEN + WIRE_TCP_HLEN)
 			return 1;
-		th = ip + (ip[0] & 15) * 4;
-		if ((ip[0] & 15) < 5 || th + 4 > d + len)
+		th = (const void *)((const uint8_t *)ip + ip->ihl * 4u);
+		if (ip->ihl < 5 || (const uint8_t *)th + 4 > d + len)
 			return 1;
-		if (rd16(th + 2) != c->p.port)
+		if (wire_get16(&th->dest) != c->p.port)
 			return 1;
 		s->t.laddr[10] = s->t.laddr[11] = 0xff;
 		s->t.raddr[10] = s->t.raddr[11] = 0xff;
-		memcpy(s->t.laddr + 12, ip + 16, 4);
-		memcpy(s->t.raddr + 12, ip + 12, 4);
-		if ((ip[0] & 15) != 5 || (rd16(ip + 6) & 0x3fff))
+		memcpy(s->t.laddr + 12, &ip->daddr, 4);
+		memcpy(s->t.raddr + 12, &ip->saddr, 4);
+		if (ip->ihl != 5 || (wire_get16(&ip->frag_off) &
+				     (WIRE_IP_MF | WIRE_IP_OFFMASK)))
 			return -1; /* options or a fragment */
-		tot = rd16(ip + 2);
-		if (tot < IP4_HLEN + TCP_HLEN || tot > len - ETH_HLEN_)
+		tot = wire_get16(&ip->tot_len);
+		if (tot < WIRE_IP4_HLEN + WIRE_TCP_HLEN || tot > len - ETH_HLEN)
 			return -1;
-		l3 = ETH_HLEN_ + IP4_HLEN;
-		tcplen = tot - IP4_HLEN;
-	} else if (et == ETHERTYPE_IP6) {
-		const uint8_t *ip = d + ETH_HLEN_;
+		l3 = ETH_HLEN + WIRE_IP4_HLEN;
+		tcplen = tot - WIRE_IP4_HLEN;
+	} else if (eth->h_proto == htons(ETH_P_IPV6)) {
+		const struct ipv6hdr *ip = (const void *)(d + ETH_HLEN);
 		uint32_t plen;
 
-		if (len < ETH_HLEN_ + IP6_HLEN + TCP_HLEN)
+		if (len < ETH_HLEN + WIRE_IP6_HLEN + WIRE_TCP_HLEN)
 			return 1;
-		if ((ip[0] >> 4) != 6 || ip[6] != IPPROTO_TCP_)
+		if (ip->version != 6 || ip->nexthdr != IPPROTO_TCP)
 			return 1;
-		th = ip + IP6_HLEN;
-		if (rd16(th + 2) != c->p.port)
+		th = (const void *)(ip + 1);
+		if (wire_get16(&th->dest) != c->p.port)
 			return 1;
 		s->t.v6 = 1;
-		memcpy(s->t.laddr, ip + 24, 16);
-		memcpy(s->t.raddr, ip + 8, 16);
-		plen = rd16(ip + 4);
-		if (plen < TCP_HLEN || plen > len - ETH_HLEN_ - IP6_HLEN)
+		memcpy(s->t.laddr, &ip->daddr, 16);
+		memcpy(s->t.raddr, &ip->saddr, 16);
+		plen = wire_get16(&ip->payload_len);
+		if (plen < WIRE_TCP_HLEN ||
+		    plen > len - ETH_HLEN - WIRE_IP6_HLEN)
 			return -1;
-		l3 = ETH_HLEN_ + IP6_HLEN;
+		l3 = ETH_HLEN + WIRE_IP6_HLEN;
 		tcplen = plen;
 	} else {
 		return 1;
@@ -1554,38 +1477,29 @@ static int parse_frame(struct tcp_core *c, const struct tcp_frame *f,
 		if (i == (uint32_t)c->nladdr)
 			return 1;
 	}
-	th = d + l3;
-	doff = (uint32_t)(th[12] >> 4) * 4;
-	if (doff < TCP_HLEN || doff > tcplen)
+	th = (const void *)(d + l3);
+	doff = wire_tcp_hlen(th);
+	if (doff < WIRE_TCP_HLEN || doff > tcplen)
 		return -1;
-	memcpy(&s->t.rport_be, th, 2);
-	memcpy(&s->t.lport_be, th + 2, 2);
-	s->seq = rd32(th + 4);
-	s->ack = rd32(th + 8);
-	s->flags = th[13];
-	s->win = rd16(th + 14);
-	s->data = th + doff;
+	memcpy(&s->t.rport_be, &th->source, 2);
+	memcpy(&s->t.lport_be, &th->dest, 2);
+	s->seq = wire_get32(&th->seq);
+	s->ack = wire_get32(&th->ack_seq);
+	s->flags = wire_tcp_flags(th);
+	s->win = wire_get16(&th->window);
+	s->data = (const uint8_t *)th + doff;
 	s->len = tcplen - doff;
 	s->mss = 536;
 	s->wscale = 0xff;
-	if (s->flags & TH_SYN) {
-		const uint8_t *o = th + TCP_HLEN, *oe = th + doff;
+	if (s->flags & TCPHDR_SYN) {
+		struct wire_tcp_opts o;
 
-		while (o < oe) {
-			if (o[0] == 0)
-				break;
-			if (o[0] == 1) {
-				o++;
-				continue;
-			}
-			if (o + 2 > oe || o[1] < 2 || o + o[1] > oe)
-				break;
-			if (o[0] == 2 && o[1] == 4)
-				s->mss = rd16(o + 2);
-			else if (o[0] == 3 && o[1] == 3)
-				s->wscale = o[2] > 14 ? 14 : o[2];
-			o += o[1];
-		}
+		/* What precedes a malformed option counts, as Linux. */
+		wire_tcp_opts_parse(th, &o);
+		if (o.has_mss)
+			s->mss = o.mss;
+		if (o.has_wscale)
+			s->wscale = o.wscale;
 	}
 	return 0;
 }
@@ -1874,11 +1788,11 @@ struct tcp_core *tcp_core_new(const struct tcp_core_params *p)
 		goto fail;
 	}
 	c->mss4 = (uint16_t)min_u32(p->mss ? p->mss : 1460,
-				    c->p.frame_cap - ETH_HLEN_ - IP4_HLEN -
-					    TCP_HLEN);
+				    c->p.frame_cap - ETH_HLEN - WIRE_IP4_HLEN -
+					    WIRE_TCP_HLEN);
 	c->mss6 = (uint16_t)min_u32(p->mss ? p->mss : 1440,
-				    c->p.frame_cap - ETH_HLEN_ - IP6_HLEN -
-					    TCP_HLEN);
+				    c->p.frame_cap - ETH_HLEN - WIRE_IP6_HLEN -
+					    WIRE_TCP_HLEN);
 	c->have_mac = memcmp(p->mac, "\0\0\0\0\0\0", 6) != 0;
 	memcpy(c->mac, p->mac, 6);
 	for (i = 0; i < (uint32_t)p->n_addr4; i++) {

@@ -5,36 +5,7 @@
  * Owns: nothing but code. Must never read outside the frame it is given,
  * allocate, or make a syscall.
  */
-#include "csum.h"
 #include "wire.h"
-
-static inline uint16_t rd16(const void *p)
-{
-	uint16_t v;
-
-	memcpy(&v, p, 2);
-	return ntohs(v);
-}
-
-static inline uint32_t rd32(const void *p)
-{
-	uint32_t v;
-
-	memcpy(&v, p, 4);
-	return ntohl(v);
-}
-
-static inline void wr16(void *p, uint16_t v)
-{
-	v = htons(v);
-	memcpy(p, &v, 2);
-}
-
-static inline void wr32(void *p, uint32_t v)
-{
-	v = htonl(v);
-	memcpy(p, &v, 4);
-}
 
 enum wire_verdict wire_parse(const void *frame, uint32_t len,
 			     struct wire_pkt *p)
@@ -59,9 +30,9 @@ enum wire_verdict wire_parse(const void *frame, uint32_t len,
 		p->ip4 = ip;
 		p->l4_off = l4;
 		p->tcp = (const void *)(f + l4);
-		if (rd16(&ip->frag_off) & (WIRE_IP_MF | WIRE_IP_OFFMASK))
+		if (wire_get16(&ip->frag_off) & (WIRE_IP_MF | WIRE_IP_OFFMASK))
 			return WIRE_FRAGMENT;
-		ip_len = rd16(&ip->tot_len);
+		ip_len = wire_get16(&ip->tot_len);
 		if (ip_len < l4 - l3 + WIRE_TCP_HLEN || ip_len > len - l3)
 			return WIRE_BAD_IP_LENGTH;
 		p->tcp_len = ip_len - (l4 - l3);
@@ -75,7 +46,7 @@ enum wire_verdict wire_parse(const void *frame, uint32_t len,
 		p->ip6 = ip;
 		p->l4_off = l4;
 		p->tcp = (const void *)(f + l4);
-		ip_len = rd16(&ip->payload_len);
+		ip_len = wire_get16(&ip->payload_len);
 		if (ip_len < WIRE_TCP_HLEN || ip_len > len - l4)
 			return WIRE_BAD_IP_LENGTH;
 		p->tcp_len = ip_len;
@@ -111,7 +82,7 @@ int wire_tcp_opts_parse(const struct tcphdr *th, struct wire_tcp_opts *o)
 			return -1;
 		olen = op[1];
 		if (kind == TCPOPT_MAXSEG && olen == TCPOLEN_MAXSEG) {
-			o->mss = rd16(op + 2);
+			o->mss = wire_get16(op + 2);
 			o->has_mss = true;
 		} else if (kind == TCPOPT_WINDOW && olen == TCPOLEN_WINDOW) {
 			o->wscale =
@@ -122,64 +93,13 @@ int wire_tcp_opts_parse(const struct tcphdr *th, struct wire_tcp_opts *o)
 			o->sack_ok = true;
 		} else if (kind == TCPOPT_TIMESTAMP &&
 			   olen == TCPOLEN_TIMESTAMP) {
-			o->tsval = rd32(op + 2);
-			o->tsecr = rd32(op + 6);
+			o->tsval = wire_get32(op + 2);
+			o->tsecr = wire_get32(op + 6);
 			o->has_ts = true;
 		}
 		op += olen;
 	}
 	return 0;
-}
-
-uint32_t wire_write_tcp_hdrs(void *frame, const struct wire_seg *s,
-			     uint32_t optlen, uint32_t paylen)
-{
-	uint8_t *f = frame;
-	struct ethhdr *eth = frame;
-	uint32_t tcp_len = WIRE_TCP_HLEN + optlen + paylen, l4;
-	uint8_t ttl = s->ttl ? s->ttl : 64;
-	struct tcphdr *th;
-
-	memcpy(eth->h_dest, s->dst_mac, ETH_ALEN);
-	memcpy(eth->h_source, s->src_mac, ETH_ALEN);
-	if (!s->v6) {
-		struct iphdr *ip = (void *)(f + ETH_HLEN);
-
-		eth->h_proto = htons(ETH_P_IP);
-		memset(ip, 0, WIRE_IP4_HLEN);
-		ip->version = 4;
-		ip->ihl = 5;
-		wr16(&ip->tot_len, (uint16_t)(WIRE_IP4_HLEN + tcp_len));
-		wr16(&ip->id, s->ip_id);
-		wr16(&ip->frag_off, WIRE_IP_DF);
-		ip->ttl = ttl;
-		ip->protocol = IPPROTO_TCP;
-		memcpy(&ip->saddr, s->saddr, 4);
-		memcpy(&ip->daddr, s->daddr, 4);
-		wr16(&ip->check, csum_finish(csum_add(0, ip, WIRE_IP4_HLEN)));
-		l4 = ETH_HLEN + WIRE_IP4_HLEN;
-	} else {
-		struct ipv6hdr *ip = (void *)(f + ETH_HLEN);
-
-		eth->h_proto = htons(ETH_P_IPV6);
-		wr32(ip, 0x60000000); /* version 6, class 0, flow 0 */
-		wr16(&ip->payload_len, (uint16_t)tcp_len);
-		ip->nexthdr = IPPROTO_TCP;
-		ip->hop_limit = ttl;
-		memcpy(&ip->saddr, s->saddr, 16);
-		memcpy(&ip->daddr, s->daddr, 16);
-		l4 = ETH_HLEN + WIRE_IP6_HLEN;
-	}
-	th = (void *)(f + l4);
-	memset(th, 0, WIRE_TCP_HLEN);
-	memcpy(&th->source, &s->sport_be, 2);
-	memcpy(&th->dest, &s->dport_be, 2);
-	wr32(&th->seq, s->seq);
-	wr32(&th->ack_seq, s->ack);
-	th->doff = (uint16_t)((WIRE_TCP_HLEN + optlen) / 4);
-	wire_tcp_set_flags(th, s->flags);
-	wr16(&th->window, s->win);
-	return l4;
 }
 
 uint16_t wire_tcp_csum_of(const void *frame, bool v6, uint32_t l4_off,
@@ -200,18 +120,11 @@ uint16_t wire_tcp_csum_of(const void *frame, bool v6, uint32_t l4_off,
 	return csum_finish(sum);
 }
 
-void wire_tcp_csum(void *frame, bool v6, uint32_t l4_off, uint32_t tcp_len)
-{
-	uint8_t *f = frame;
-
-	wr16(f + l4_off + 16, wire_tcp_csum_of(frame, v6, l4_off, tcp_len));
-}
-
 uint32_t wire_opt_mss(uint8_t *o, uint16_t mss)
 {
 	o[0] = TCPOPT_MAXSEG;
 	o[1] = TCPOLEN_MAXSEG;
-	wr16(o + 2, mss);
+	wire_put16(o + 2, mss);
 	return 4;
 }
 
@@ -239,7 +152,7 @@ uint32_t wire_opt_timestamps(uint8_t *o, uint32_t tsval, uint32_t tsecr)
 	o[1] = TCPOPT_NOP;
 	o[2] = TCPOPT_TIMESTAMP;
 	o[3] = TCPOLEN_TIMESTAMP;
-	wr32(o + 4, tsval);
-	wr32(o + 8, tsecr);
+	wire_put32(o + 4, tsval);
+	wire_put32(o + 8, tsecr);
 	return 12;
 }

@@ -31,6 +31,8 @@
 #include <linux/ipv6.h>
 #include <linux/tcp.h>
 
+#include "csum.h"
+
 /* TCP header flag bits (the byte at offset 13), as the kernel names them. */
 #define TCPHDR_FIN 0x01
 #define TCPHDR_SYN 0x02
@@ -148,6 +150,87 @@ struct wire_seg {
 };
 
 /*
+ * The writers are inline: the TCP core writes every segment with them, and
+ * inlined (the struct wire_seg a caller fills dissolves into registers)
+ * they cost what hand-written offsets cost (docs/tcp-core.md, Cost).
+ */
+
+/* Host-order loads and stores of a header field that may be unaligned. */
+static inline uint16_t wire_get16(const void *field)
+{
+	uint16_t v;
+
+	memcpy(&v, field, 2);
+	return ntohs(v);
+}
+
+static inline uint32_t wire_get32(const void *field)
+{
+	uint32_t v;
+
+	memcpy(&v, field, 4);
+	return ntohl(v);
+}
+
+static inline void wire_put16(void *field, uint16_t v)
+{
+	v = htons(v);
+	memcpy(field, &v, 2);
+}
+
+static inline void wire_put32(void *field, uint32_t v)
+{
+	v = htonl(v);
+	memcpy(field, &v, 4);
+}
+
+/* An IPv4 header without options, DF set, its checksum filled. */
+static inline void wire_put_ip4(struct iphdr *ip, const void *saddr,
+				const void *daddr, uint32_t l4_len, uint16_t id,
+				uint8_t ttl)
+{
+	memset(ip, 0, WIRE_IP4_HLEN);
+	ip->version = 4;
+	ip->ihl = 5;
+	wire_put16(&ip->tot_len, (uint16_t)(WIRE_IP4_HLEN + l4_len));
+	wire_put16(&ip->id, id);
+	wire_put16(&ip->frag_off, WIRE_IP_DF);
+	ip->ttl = ttl;
+	ip->protocol = IPPROTO_TCP;
+	memcpy(&ip->saddr, saddr, 4);
+	memcpy(&ip->daddr, daddr, 4);
+	wire_put16(&ip->check, csum_finish(csum_add(0, ip, WIRE_IP4_HLEN)));
+}
+
+/* An IPv6 header (class 0, flow 0) followed by TCP. */
+static inline void wire_put_ip6(struct ipv6hdr *ip, const void *saddr,
+				const void *daddr, uint32_t l4_len,
+				uint8_t hop_limit)
+{
+	wire_put32(ip, 0x60000000); /* version 6, class 0, flow 0 */
+	wire_put16(&ip->payload_len, (uint16_t)l4_len);
+	ip->nexthdr = IPPROTO_TCP;
+	ip->hop_limit = hop_limit;
+	memcpy(&ip->saddr, saddr, 16);
+	memcpy(&ip->daddr, daddr, 16);
+}
+
+/* The fixed TCP header, checksum and urgent pointer 0, the data offset
+ * counting optlen option bytes. */
+static inline void wire_put_tcp(struct tcphdr *th, const struct wire_seg *s,
+				uint32_t optlen)
+{
+	memset(th, 0, WIRE_TCP_HLEN);
+	memcpy(&th->source, &s->sport_be, 2);
+	memcpy(&th->dest, &s->dport_be, 2);
+	wire_put32(&th->seq, s->seq);
+	wire_put32(&th->ack_seq, s->ack);
+	th->doff = (uint16_t)((WIRE_TCP_HLEN + optlen) / 4);
+	wire_tcp_set_flags(th, s->flags);
+	wire_put16(&th->window, s->win);
+}
+
+/*
  * Write Ethernet, IP (DF set on IPv4, header checksum filled) and the
  * fixed TCP header (checksum 0, urgent 0, data offset for optlen option
  * bytes) of a segment with paylen payload bytes. The caller then writes
@@ -155,16 +238,55 @@ struct wire_seg {
  * calls wire_tcp_csum(). Returns the TCP header's offset; the frame is
  * that + 20 + optlen + paylen bytes long. optlen must be a multiple of 4.
  */
-uint32_t wire_write_tcp_hdrs(void *frame, const struct wire_seg *s,
-			     uint32_t optlen, uint32_t paylen);
+static inline uint32_t wire_write_tcp_hdrs(void *frame,
+					   const struct wire_seg *s,
+					   uint32_t optlen, uint32_t paylen)
+{
+	struct ethhdr *eth = frame;
+	uint32_t tcp_len = WIRE_TCP_HLEN + optlen + paylen, l4;
+	uint8_t ttl = s->ttl ? s->ttl : 64;
+	void *l3 = (uint8_t *)frame + ETH_HLEN;
 
-/* Fill the TCP checksum of a frame written by wire_write_tcp_hdrs(), over
- * the pseudo-header and tcp_len bytes of header, options and payload. */
-void wire_tcp_csum(void *frame, bool v6, uint32_t l4_off, uint32_t tcp_len);
+	memcpy(eth->h_dest, s->dst_mac, ETH_ALEN);
+	memcpy(eth->h_source, s->src_mac, ETH_ALEN);
+	if (!s->v6) {
+		eth->h_proto = htons(ETH_P_IP);
+		wire_put_ip4(l3, s->saddr, s->daddr, tcp_len, s->ip_id, ttl);
+		l4 = ETH_HLEN + WIRE_IP4_HLEN;
+	} else {
+		eth->h_proto = htons(ETH_P_IPV6);
+		wire_put_ip6(l3, s->saddr, s->daddr, tcp_len, ttl);
+		l4 = ETH_HLEN + WIRE_IP6_HLEN;
+	}
+	wire_put_tcp((void *)((uint8_t *)frame + l4), s, optlen);
+	return l4;
+}
 
-/* The TCP checksum a segment should carry (host order), for checks. */
+/* The TCP checksum a segment should carry (host order), over the
+ * pseudo-header and tcp_len bytes of header, options and payload; the
+ * checksum field itself counts as zero. For checks of frames. */
 uint16_t wire_tcp_csum_of(const void *frame, bool v6, uint32_t l4_off,
 			  uint32_t tcp_len);
+
+/* Fill the TCP checksum of a frame written by wire_write_tcp_hdrs() (its
+ * checksum field still 0): one pass over the segment, inline, as the TCP
+ * core calls it for every segment it sends. */
+static inline void wire_tcp_csum(void *frame, bool v6, uint32_t l4_off,
+				 uint32_t tcp_len)
+{
+	const uint8_t *f = frame;
+	struct tcphdr *th = (void *)(f + l4_off);
+	uint64_t sum;
+
+	/* The pseudo-header: both addresses, protocol and TCP length. */
+	if (!v6)
+		sum = csum_add(0, f + ETH_HLEN + 12, 8);
+	else
+		sum = csum_add(0, f + ETH_HLEN + 8, 32);
+	sum += IPPROTO_TCP + tcp_len;
+	sum = csum_add(sum, th, tcp_len);
+	wire_put16(&th->check, csum_finish(sum));
+}
 
 /*
  * Option writers: each writes at o and returns the bytes written, padded
