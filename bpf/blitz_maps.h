@@ -3,8 +3,8 @@
  * blitz_maps.h - the maps the XDP program (blitz_xdp.bpf.c) and the TC
  * hand-off (blitz_tc.bpf.c) share, and the counter helper both use.
  *
- * Owns: the definitions of the "config" and "counters" maps. The loader
- * gives the TC program the XDP program's fds for them (by name), so both
+ * Owns: the definitions of the "config", "responses" and "counters" maps.
+ * The loader gives the TC program the XDP program's fds for them, so both
  * must declare them identically: change them here only, and never rename
  * them (the CLI, the pins and the skeletons use these names).
  * Must never define a map only one of the programs uses: every map here
@@ -27,6 +27,15 @@ struct {
 	__type(key, __u32);
 	__type(value, struct blitz_config);
 } config SEC(".maps");
+
+/* The prebuilt responses: the XDP program's replies and the TC program's
+ * multi-segment ones copy the same bytes. */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, BLITZ_RESP_KINDS);
+	__type(key, __u32);
+	__type(value, struct blitz_resp);
+} responses SEC(".maps");
 
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);

@@ -172,7 +172,16 @@ static inline __u64 blitz_mac_u64(const __u8 *m)
 	X(ICMP_PMTU, "icmp_pmtu",                                              \
 	  "ICMP frag-needed/too-big for a reply of ours: client MSS lowered")  \
 	X(ICMP_PMTU_BAD, "icmp_pmtu_unverified",                               \
-	  "ICMP frag-needed/too-big quoting no reply of ours: ignored")
+	  "ICMP frag-needed/too-big quoting no reply of ours: ignored")        \
+	X(TC_REQUESTS, "tc_requests",                                          \
+	  "requests answered by TC in multi-segment replies")                  \
+	X(TC_SEGMENTS, "tc_segments", "reply segments TC sent")                \
+	X(TC_PARTIAL, "tc_partial",                                            \
+	  "batches TC answered in part (window, burst, limits): rest unacked") \
+	X(TC_GSO, "tc_gso", "GRO-merged segments TC answered")                 \
+	X(TC_NO_WINDOW, "tc_no_window",                                        \
+	  "batches TC held back: not one reply fits the peer window")          \
+	X(TC_FAIL, "tc_fail", "multi-segment replies TC could not finish")
 
 enum blitz_counter {
 #define BLITZ_CNT_ENUM(id, name, help) BLITZ_CNT_##id,

@@ -38,8 +38,12 @@
 #include <bpf/bpf_endian.h>
 
 #include "blitz_addr.h"
+#include "blitz_date.h"
+#include "blitz_http_dfa.h"
 #include "blitz_ring.h"
 #include "blitz_seg.h"
+
+#include "blitz_pipe.h"
 
 /* linux/pkt_cls.h's verdicts; vmlinux.h has no #defines. */
 #define TC_ACT_OK 0
@@ -225,6 +229,91 @@ static __always_inline int hand_off(struct __sk_buff *skb, struct seg *s,
 	return TC_ACT_OK;
 }
 
+/*
+ * A verified segment of complete requests whose replies XDP could not put
+ * in one frame: answered here as a burst of segments (blitz_pipe.h).
+ * Returns PIPE_NOT_MINE, PIPE_ANSWERED or PIPE_NO_WINDOW. The segments are
+ * sent from here, not from a function of blitz_pipe.h: this frame is the
+ * only one the stack has room for next to the cookie calls.
+ */
+static __always_inline int pipe_try(struct __sk_buff *skb,
+				    const struct blitz_config *cfg,
+				    const struct seg *s,
+				    struct blitz_ring_cache *rc)
+{
+	__u32 key = 0, l4 = s->v6 ? BLITZ_L4_V6 : BLITZ_L4_V4, tsval = 0, k;
+	struct pipe_scratch *sc = bpf_map_lookup_elem(&pipe_scratch, &key);
+	struct pipe_in *in;
+	int r;
+
+	/* IP options and extension headers are the kernel's. */
+	if (!sc || !rc || !s->plen || s->l4off != l4)
+		return PIPE_NOT_MINE;
+	in = &sc->in;
+	__builtin_memcpy(in->saddr, s->saddr, sizeof(in->saddr));
+	__builtin_memcpy(in->daddr, s->daddr, sizeof(in->daddr));
+	in->seq = s->seq;
+	in->ack = s->ack;
+	in->plen = s->plen;
+	in->payoff = l4 + s->thlen;
+	in->tsval_be = s->tsval_be;
+	in->sport = s->sport;
+	in->dport = s->dport;
+	in->win = s->win;
+	in->v6 = s->v6;
+	in->has_ts = s->has_ts;
+	in->fin = s->flags & PIPE_TH_FIN;
+	in->gso = skb->gso_segs > 1;
+	if (bpf_skb_load_bytes(skb, 6, in->mac_src, 6) ||
+	    bpf_skb_load_bytes(skb, 0, in->mac_dst, 6))
+		return PIPE_NOT_MINE;
+	if (blitz_pipe_load(skb) != PIPE_READY)
+		return PIPE_NOT_MINE;
+	bpf_loop((sc->parsed + 7) / 8, pipe_dfa_word, NULL, 0);
+	r = blitz_pipe_parsed();
+	if (r == PIPE_READY)
+		r = blitz_pipe_plan(rc->q.h.opts);
+	if (r != PIPE_READY)
+		return r;
+	/* here: date_fill() needs this frame's room */
+	if (!date_now(cfg) || blitz_pipe_fill() != PIPE_READY)
+		return PIPE_NOT_MINE;
+	/* Every segment carries the TSval of the burst's end: whichever one
+	 * the client stores as ts_recent (GRO may merge them too: their
+	 * options are equal), its next segment acks the burst's end and
+	 * verifies (docs/tcp-security.md, "Pipelined batches"). */
+	if (in->has_ts) {
+		rc->q.a = sc->seq0 + sc->total + sc->fin;
+		rc->q.x = sc->ack;
+		tsval = blitz_ck2_q_tsval(&rc->r, &rc->q);
+	}
+	if (blitz_pipe_headers(sc->ack,
+			       blitz_ck2_opts_wscale_ok(rc->q.h.opts)
+				       ? PIPE_WINDOW >> PIPE_WSCALE
+				       : PIPE_WINDOW,
+			       tsval))
+		return PIPE_NOT_MINE;
+	for (k = 0; k < PIPE_BURST_SEGS; k++) {
+		if (k >= sc->nseg)
+			break;
+		if (blitz_pipe_emit(skb, k)) {
+			cnt_add(BLITZ_CNT_TC_FAIL, 1);
+			return PIPE_ANSWERED; /* what went out stays out */
+		}
+		cnt_add(BLITZ_CNT_TC_SEGMENTS, 1);
+	}
+	cnt_add(BLITZ_CNT_TX_BYTES, sc->nseg * sc->hlen + sc->total);
+	cnt_add(BLITZ_CNT_TC_REQUESTS, sc->nans);
+	if (sc->kinds[(sc->nans - 1) & (PIPE_MAX_REQS - 1)] >=
+	    BLITZ_RESP_OK_KINDS)
+		cnt_add(BLITZ_CNT_HTTP_ERRORS, 1);
+	if (!sc->closing && (sc->nans < sc->nreq || sc->cut))
+		cnt_add(BLITZ_CNT_TC_PARTIAL, 1);
+	if (in->gso)
+		cnt_add(BLITZ_CNT_TC_GSO, 1);
+	return PIPE_ANSWERED;
+}
+
 SEC("tc")
 int blitz_handoff(struct __sk_buff *skb)
 {
@@ -233,7 +322,7 @@ int blitz_handoff(struct __sk_buff *skb)
 	struct bpf_sock *skc;
 	struct tcp_sock *tp;
 	struct blitz_ring_cache *rc;
-	__u8 optbuf[BLITZ_TCPOPT_BUF];
+	struct pipe_scratch *psc;
 	struct seg s = {};
 	__u32 key = 0, tlen, why;
 	int verdict;
@@ -251,36 +340,54 @@ int blitz_handoff(struct __sk_buff *skb)
 
 	tlen = fill_tuple(&s, &tuple);
 	skc = bpf_skc_lookup_tcp(skb, &tuple, tlen, BPF_F_CURRENT_NETNS, 0);
-	if (!skc)
-		return TC_ACT_OK; /* nobody listens: the kernel resets */
-	if (skc->state != BPF_TCP_LISTEN) {
+	if (skc && skc->state != BPF_TCP_LISTEN) {
 		/* Already the kernel's: established, closing, request sock. */
 		bpf_sk_release(skc);
 		return TC_ACT_OK;
 	}
-	tp = bpf_skc_to_tcp_sock(skc);
-	if (!tp) {
+	tp = skc ? bpf_skc_to_tcp_sock(skc) : NULL;
+	if (skc && !tp) {
 		bpf_sk_release(skc);
 		return TC_ACT_OK;
 	}
 
 	/* The options only now: most segments here are the kernel's. */
-	if (blitz_seg_opts(skb, BLITZ_PKT_SKB, &s, optbuf, 0, s.l4off)) {
-		bpf_sk_release(skc);
+	psc = bpf_map_lookup_elem(&pipe_scratch, &key);
+	if (!psc ||
+	    blitz_seg_opts(skb, BLITZ_PKT_SKB, &s, psc->optbuf, 0, s.l4off)) {
+		if (skc)
+			bpf_sk_release(skc);
 		return TC_ACT_OK;
 	}
 	rc = blitz_ring_now(cfg);
 	why = rc ? cookie_check(cfg, &s, rc) : BLITZ_CNT_DROP_BAD_COOKIE;
 	if (why) {
+		/* Nobody listens: the kernel resets it, as it always did. */
+		if (!skc)
+			return TC_ACT_OK;
 		cnt_add(why, 1);
 		verdict = TC_ACT_SHOT;
-	} else if (follows_handoff(&s)) {
+	} else if (skc && follows_handoff(&s)) {
 		verdict = TC_ACT_OK;
 	} else {
-		verdict = hand_off(skb, &s, (struct sock *)tp,
-				   rc ? rc->q.h.opts : 0);
+		/* The fast path first: a pipelined batch of trivial requests
+		 * is answered here, listener or not. */
+		int p = pipe_try(skb, cfg, &s, rc);
+
+		if (p == PIPE_NO_WINDOW)
+			cnt_add(BLITZ_CNT_TC_NO_WINDOW, 1);
+		if (p == PIPE_ANSWERED)
+			verdict = TC_ACT_SHOT;
+		else if (skc)
+			verdict = hand_off(skb, &s, (struct sock *)tp,
+					   rc ? rc->q.h.opts : 0);
+		/* No listener: a batch that waits for the window is dropped
+		 * (the client retransmits it), the kernel resets the rest. */
+		else
+			verdict = p == PIPE_NO_WINDOW ? TC_ACT_SHOT : TC_ACT_OK;
 	}
-	bpf_sk_release(skc);
+	if (skc)
+		bpf_sk_release(skc);
 	return verdict;
 }
 

@@ -1010,6 +1010,11 @@ int blitz_loaded_config_fd(const struct blitz_loaded *l)
 	return bpf_map__fd(l->skel->maps.config);
 }
 
+int blitz_loaded_responses_fd(const struct blitz_loaded *l)
+{
+	return bpf_map__fd(l->skel->maps.responses);
+}
+
 const char *blitz_loaded_mode(const struct blitz_loaded *l)
 {
 	return mode_name(l->mode);

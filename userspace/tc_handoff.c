@@ -336,7 +336,7 @@ int tc_handoff_remove(int ifindex)
 }
 
 int tc_handoff_attach(const char *ifname, int ifindex, int config_map_fd,
-		      int counters_map_fd, bool persist,
+		      int counters_map_fd, int responses_map_fd, bool persist,
 		      struct tc_handoff **out)
 {
 	struct tc_handoff *h;
@@ -376,6 +376,11 @@ int tc_handoff_attach(const char *ifname, int ifindex, int config_map_fd,
 	if (!err)
 		err = bpf_map__reuse_fd(h->skel->maps.counters,
 					counters_map_fd);
+	/* Without the responses (a test's bare maps) the program has an
+	 * empty map of its own and answers nothing itself. */
+	if (!err && responses_map_fd >= 0)
+		err = bpf_map__reuse_fd(h->skel->maps.responses,
+					responses_map_fd);
 	if (err) {
 		pr_warn("could not share the XDP program's maps with the tc "
 			"hand-off: %s\n",

@@ -12,8 +12,8 @@
  *     the process exits; removing the pin (or tc_handoff_remove) detaches.
  *   persist = false (blitz serve): the link belongs to the process, so the
  *     hand-off goes away with it even when the process is SIGKILLed.
- * The program shares the XDP program's "config" and "counters" maps (the
- * caller passes their fds; they are reused, never created here).
+ * The program shares the XDP program's "config", "counters" and
+ * "responses" maps (the caller passes their fds; reused, never created).
  * Must never touch the XDP attachment or any tc filter it did not create.
  * Every function returns 0 or -errno and prints one line for the user on
  * failure.
@@ -55,13 +55,14 @@ int tc_handoff_prereqs(void);
 int tc_handoff_kfunc_probe(void);
 
 /*
- * Load the TC program with the XDP program's config and counters maps and
- * attach it to ifindex's ingress. -EOPNOTSUPP (with a line saying why)
- * when tc_handoff_supported() is false; -EEXIST when a blitz hand-off is
- * already attached there.
+ * Load the TC program with the XDP program's config, counters and
+ * responses maps (responses_map_fd -1: none, the program then answers
+ * no pipelined batch itself) and attach it to ifindex's ingress. -EOPNOTSUPP
+ * (with a line saying why) when tc_handoff_supported() is false; -EEXIST when a
+ * blitz hand-off is already attached there.
  */
 int tc_handoff_attach(const char *ifname, int ifindex, int config_map_fd,
-		      int counters_map_fd, bool persist,
+		      int counters_map_fd, int responses_map_fd, bool persist,
 		      struct tc_handoff **out);
 
 /*

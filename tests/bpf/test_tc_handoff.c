@@ -16,6 +16,8 @@
  * one made by unshare().
  */
 #include <arpa/inet.h>
+#include <linux/if_ether.h>
+#include <linux/if_packet.h>
 #include <errno.h>
 #include <net/if.h>
 #include <netinet/in.h>
@@ -26,6 +28,7 @@
 #include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/time.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -902,6 +905,363 @@ static void t_follow_up_segment_passed(void)
 	T_CHECK(!bpf_map_delete_elem(fd, &k));
 }
 
+/* ---- multi-segment replies to pipelined batches (blitz_pipe.h) ---- */
+
+#define PIPE_RESP_LEN 300 /* 16 of them need 4 segments of 1448 bytes */
+#define PIPE_DATE_OFF 23
+
+static uint8_t pipe_tmpl[BLITZ_RESP_KINDS][PIPE_RESP_LEN];
+
+/* Templates of PIPE_RESP_LEN bytes per kind (the kind in the status
+ * line), the Date at PIPE_DATE_OFF, as the loader would fill them. */
+static int pipe_fill_responses(void)
+{
+	struct blitz_resp r;
+	uint32_t k;
+
+	for (k = 0; k < BLITZ_RESP_KINDS; k++) {
+		char *t = (char *)pipe_tmpl[k];
+
+		memset(t, 'x', PIPE_RESP_LEN);
+		memcpy(t, "HTTP/1.1 200 OK\r\nDate: ", PIPE_DATE_OFF);
+		memset(t + PIPE_DATE_OFF, 0, BLITZ_DATE_LEN);
+		t[PIPE_RESP_LEN - 5] = (char)('0' + k);
+		memcpy(t + PIPE_RESP_LEN - 4, "\r\n\r\n", 4);
+		memset(&r, 0, sizeof(r));
+		memcpy(r.bytes, t, PIPE_RESP_LEN);
+		if (bpf_map_update_elem(bpf_map__fd(skel->maps.responses), &k,
+					&r, BPF_ANY))
+			return -1;
+		cfg.resp[k].len = PIPE_RESP_LEN;
+		cfg.resp[k].date_off = PIPE_DATE_OFF;
+	}
+	set_config(&cfg);
+	return 0;
+}
+
+/* The ones' complement sum of n bytes, big-endian words. */
+static uint32_t sum_be(const uint8_t *p, size_t n, uint32_t sum)
+{
+	size_t i;
+
+	for (i = 0; i + 1 < n; i += 2)
+		sum += (uint32_t)p[i] << 8 | p[i + 1];
+	if (n & 1)
+		sum += (uint32_t)p[n - 1] << 8;
+	return sum;
+}
+
+static uint16_t fold16(uint32_t sum)
+{
+	while (sum >> 16)
+		sum = (sum & 0xffff) + (sum >> 16);
+	return (uint16_t)sum;
+}
+
+static uint32_t get32(const uint8_t *p)
+{
+	return (uint32_t)p[0] << 24 | p[1] << 16 | p[2] << 8 | p[3];
+}
+
+/* A raw socket on bzt1, where what the program sends out of bzt0 lands. */
+static int pipe_sniffer(void)
+{
+	struct sockaddr_ll a = {.sll_family = AF_PACKET,
+				.sll_protocol = htons(ETH_P_ALL)};
+	struct timeval tv = {.tv_sec = 0, .tv_usec = 200000};
+	int fd = socket(AF_PACKET, SOCK_RAW, htons(ETH_P_ALL));
+
+	a.sll_ifindex = if_nametoindex("bzt1");
+	if (fd < 0 || !a.sll_ifindex ||
+	    bind(fd, (struct sockaddr *)&a, sizeof(a))) {
+		if (fd >= 0)
+			close(fd);
+		return -1;
+	}
+	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+	return fd;
+}
+
+/* What one segment of the burst said. */
+struct pipe_seg {
+	uint32_t seq, ack, tsval, tsecr, len;
+	uint8_t flags;
+	bool csum_ok, mac_ok;
+	uint8_t payload[4096];
+};
+
+/* The next TCP segment from port PORT on the sniffer, or -1. */
+static int pipe_recv(int fd, bool v6, const uint8_t *client_mac,
+		     struct pipe_seg *o)
+{
+	uint8_t f[9216];
+	ssize_t n;
+
+	while ((n = recv(fd, f, sizeof(f), 0)) > 0) {
+		size_t l3 = v6 ? 40 : 20, thl, tot;
+		uint8_t *ip = f + 14, *tcp = ip + l3;
+		uint32_t sum;
+
+		if ((size_t)n < 14 + l3 + 20 || f[12] != (v6 ? 0x86 : 0x08) ||
+		    f[13] != (v6 ? 0xdd : 0x00))
+			continue;
+		if ((tcp[0] << 8 | tcp[1]) != PORT)
+			continue;
+		thl = (tcp[12] >> 4) * 4;
+		tot = v6 ? 40 + (ip[4] << 8 | ip[5]) : (ip[2] << 8 | ip[3]);
+		if (tot + 14 > (size_t)n || tot < l3 + thl)
+			return -1;
+		o->len = (uint32_t)(tot - l3 - thl);
+		o->seq = get32(tcp + 4);
+		o->ack = get32(tcp + 8);
+		o->flags = tcp[13];
+		o->tsval = o->tsecr = 0;
+		if (thl == 32 && tcp[20] == 1 && tcp[21] == 1 && tcp[22] == 8) {
+			o->tsval = get32(tcp + 24);
+			o->tsecr = get32(tcp + 28);
+		}
+		/* pseudo-header + TCP header + payload, then the IP sum */
+		sum = v6 ? sum_be(ip + 8, 32, 0) : sum_be(ip + 12, 8, 0);
+		sum += IPPROTO_TCP + (uint32_t)(tot - l3);
+		sum = sum_be(tcp, tot - l3, sum);
+		o->csum_ok = fold16(sum) == 0xffff &&
+			     (v6 || fold16(sum_be(ip, 20, 0)) == 0xffff);
+		o->mac_ok = !memcmp(f, client_mac, 6);
+		memcpy(o->payload, tcp + thl,
+		       o->len < sizeof(o->payload) ? o->len : 0);
+		return 0;
+	}
+	return -1;
+}
+
+static int bzt0_mac(uint8_t *mac)
+{
+	struct ifreq ifr = {0};
+	int fd = socket(AF_INET, SOCK_DGRAM, 0), err;
+
+	if (fd < 0)
+		return -1;
+	strcpy(ifr.ifr_name, "bzt0");
+	err = ioctl(fd, SIOCGIFHWADDR, &ifr);
+	close(fd);
+	if (err)
+		return -1;
+	memcpy(mac, ifr.ifr_hwaddr.sa_data, 6);
+	return 0;
+}
+
+/* Run frame f on bzt0's ingress (a test run with its ifindex: the clones
+ * leave by bzt0 and arrive on bzt1). */
+static int run_frame_on(const uint8_t *f, size_t len, int ifindex,
+			uint32_t gso_segs)
+{
+	struct __sk_buff ctx = {.ifindex = (uint32_t)ifindex,
+				.gso_segs = gso_segs,
+				.gso_size = gso_segs > 1 ? 1448 : 0};
+	struct bpf_test_run_opts o = {
+		.sz = sizeof(o),
+		.data_in = f,
+		.data_size_in = len,
+		.ctx_in = &ctx,
+		.ctx_size_in = sizeof(ctx),
+		.repeat = 1,
+	};
+
+	if (bpf_prog_test_run_opts(bpf_program__fd(skel->progs.blitz_handoff),
+				   &o)) {
+		printf("  test run failed: %s\n", strerror(errno));
+		return -1;
+	}
+	return (int)o.retval;
+}
+
+/*
+ * One batch of nreq GETs from the client (no kernel listener on the
+ * address), window win (its shift is 7): the program's burst must be
+ * n_answer responses in ceil(bytes / MSS) segments of at most MSS
+ * (1448 with timestamps), in sequence from the client's ack, each acking
+ * the requests answered (all, or only those of a partial answer), with
+ * good checksums, PSH (and nothing else) on the last, and every TSval the
+ * burst-end cookie a later segment of the client verifies with.
+ */
+static void pipe_case(bool v6, int nreq, uint16_t win, int n_answer,
+		      uint32_t gso_segs)
+{
+	static const char req[] = "GET / HTTP/1.1\r\nHost: a\r\n\r\n";
+	char payload[2048] = "";
+	uint8_t f[4096], mymac[6], client_mac[6] = {0x02, 0, 0, 0, 0, 0x42};
+	struct seg_spec s = {
+		.v6 = v6,
+		.saddr = v6 ? "fd09::2" : "10.9.0.2",
+		.daddr = v6 ? "fd09::1" : "10.9.0.1",
+		.sport = 40100,
+		.dport = PORT,
+		.seq = 777000,
+		.ack = 5550000,
+		.flags = F_ACK | F_PSH,
+		.ts = true,
+		.tsval = 31337,
+		.payload = payload,
+	};
+	static struct pipe_seg seg;
+	struct blitz_ck2_tuple t;
+	struct blitz_ck2_hit h;
+	uint64_t req0 = counter(BLITZ_CNT_TC_REQUESTS),
+		 seg0 = counter(BLITZ_CNT_TC_SEGMENTS),
+		 part0 = counter(BLITZ_CNT_TC_PARTIAL),
+		 gso0 = counter(BLITZ_CNT_TC_GSO);
+	uint32_t mss = v6 ? 1440 - 12 : 1460 - 12, want_bytes, got = 0,
+		 nseg = 0, want_ack;
+	uint8_t *tcp;
+	size_t len;
+	int fd, v, i;
+
+	for (i = 0; i < nreq; i++)
+		strcat(payload, req);
+	s.tsecr = tsecr_of(&s);
+	len = build(f, &s);
+	T_CHECK(!bzt0_mac(mymac));
+	memcpy(f, mymac, 6);
+	memcpy(f + 6, client_mac, 6);
+	tcp = f + 14 + (v6 ? 40 : 20);
+	put16(tcp + 14, win);
+	fd = pipe_sniffer();
+	T_CHECK(fd >= 0);
+	if (fd < 0)
+		return;
+	v = run_frame_on(f, len, if_nametoindex("bzt0"), gso_segs);
+	T_EQ_INT(v, TC_ACT_SHOT);
+	want_bytes = (uint32_t)n_answer * PIPE_RESP_LEN;
+	want_ack = s.seq + (uint32_t)n_answer * (sizeof(req) - 1);
+	tuple_of(&s, &t);
+	while (got < want_bytes && pipe_recv(fd, v6, client_mac, &seg) == 0) {
+		bool last;
+
+		T_EQ_INT(seg.seq, s.ack + got);
+		T_EQ_INT(seg.ack, want_ack);
+		T_CHECK_MSG(seg.len <= mss && seg.len > 0, "len %u", seg.len);
+		T_CHECK(seg.csum_ok);
+		T_CHECK(seg.mac_ok);
+		T_EQ_INT(seg.tsecr, s.tsval);
+		/* the client's next segment (seq = what we acked, ack = the
+		 * burst's end, echoing this TSval) verifies */
+		T_EQ_INT(blitz_ck2_check_ts(ring_now(), &t, want_ack,
+					    s.ack + want_bytes, seg.tsval, &h),
+			 BLITZ_CK2_OK);
+		/* the bytes: the templates in order (Date aside) */
+		for (i = 0; i < (int)seg.len; i++) {
+			uint32_t at = got + (uint32_t)i,
+				 off = at % PIPE_RESP_LEN;
+
+			if (off >= PIPE_DATE_OFF &&
+			    off < PIPE_DATE_OFF + BLITZ_DATE_LEN)
+				continue;
+			if (seg.payload[i] !=
+			    pipe_tmpl[BLITZ_RESP_GET_KA][off]) {
+				T_CHECK_MSG(0, "byte %u differs", at);
+				break;
+			}
+		}
+		got += seg.len;
+		nseg++;
+		last = got >= want_bytes;
+		T_EQ_INT(seg.flags, F_ACK | (last ? F_PSH : 0));
+	}
+	if (getenv("PIPE_DEBUG"))
+		printf("  fail %llu nowin %llu len %u payload %.40s\n",
+		       (unsigned long long)counter(BLITZ_CNT_TC_FAIL),
+		       (unsigned long long)counter(BLITZ_CNT_TC_NO_WINDOW),
+		       seg.len, seg.payload);
+	T_EQ_INT(got, want_bytes);
+	T_EQ_INT(nseg, (want_bytes + mss - 1) / mss);
+	/* and nothing more */
+	T_CHECK(pipe_recv(fd, v6, client_mac, &seg) < 0);
+	close(fd);
+	T_EQ_INT(counter(BLITZ_CNT_TC_REQUESTS), req0 + (uint64_t)n_answer);
+	T_EQ_INT(counter(BLITZ_CNT_TC_SEGMENTS), seg0 + nseg);
+	T_EQ_INT(counter(BLITZ_CNT_TC_PARTIAL),
+		 part0 + (n_answer < nreq ? 1 : 0));
+	T_EQ_INT(counter(BLITZ_CNT_TC_GSO), gso0 + (gso_segs > 1 ? 1 : 0));
+}
+
+static int pipe_ready(void)
+{
+	if (setup_skip)
+		return (void)T_SKIP(setup_skip), 0;
+	if (pipe_fill_responses())
+		return (void)T_SKIP("cannot fill the responses map"), 0;
+	return 1;
+}
+
+/* 16 pipelined GETs: 16 responses of 300 bytes in 4 segments. */
+static void t_pipeline_16_v4(void)
+{
+	if (pipe_ready())
+		pipe_case(false, 16, 64240, 16, 0);
+}
+
+static void t_pipeline_16_v6(void)
+{
+	if (pipe_ready())
+		pipe_case(true, 16, 64240, 16, 0);
+}
+
+/* A GRO-merged skb (gso_segs 2) is answered the same way, and counted. */
+static void t_pipeline_gso(void)
+{
+	if (pipe_ready())
+		pipe_case(false, 16, 64240, 16, 2);
+}
+
+/* A window of 8 << 7 = 1024 bytes holds 3 responses: only those are sent
+ * and only their requests acked; the client sends the rest again. */
+static void t_pipeline_window_partial(void)
+{
+	if (pipe_ready())
+		pipe_case(false, 16, 8, 3, 0);
+}
+
+/* IW10: 60 GETs need 18 000 bytes; a burst of 10 segments of 1448
+ * (14 480 bytes) holds 48 responses of 300: those are sent and acked. */
+static void t_pipeline_burst_bound(void)
+{
+	if (pipe_ready())
+		pipe_case(false, 60, 64240, 48, 0);
+}
+
+/* A bad cookie on a pipelined batch: nothing sent, dropped only when a
+ * listener would have got it; with no listener the kernel resets it. */
+static void t_pipeline_bad_cookie_silent(void)
+{
+	uint8_t f[4096];
+	struct seg_spec s = data_seg(false);
+	char payload[1024] = "";
+	uint64_t seg0;
+	int fd, i;
+	static struct pipe_seg seg;
+
+	if (!pipe_ready())
+		return;
+	for (i = 0; i < 16; i++)
+		strcat(payload, "GET / HTTP/1.1\r\nHost: a\r\n\r\n");
+	s.saddr = "10.9.0.2";
+	s.daddr = "10.9.0.1";
+	s.payload = payload;
+	s.ts = true;
+	s.tsval = 1;
+	s.tsecr = tsecr_of(&s) ^ 0x40;
+	seg0 = counter(BLITZ_CNT_TC_SEGMENTS);
+	fd = pipe_sniffer();
+	T_CHECK(fd >= 0);
+	T_EQ_INT(run_frame_on(f, build(f, &s), if_nametoindex("bzt0"), 0),
+		 TC_ACT_OK);
+	T_EQ_INT(counter(BLITZ_CNT_TC_SEGMENTS), seg0);
+	if (fd >= 0) {
+		T_CHECK(pipe_recv(fd, false, f + 6, &seg) < 0);
+		close(fd);
+	}
+}
+
 /* ---- setup ---- */
 
 static int lo_up(void)
@@ -1119,7 +1479,8 @@ static int tool(int argc, char **argv)
 			ifname);
 		return 1;
 	}
-	err = tc_handoff_attach(ifname, ifindex, cfd, kfd, true, &h);
+	err = tc_handoff_attach(ifname, ifindex, cfd, kfd,
+				pinned_fd(ifname, "responses"), true, &h);
 	if (err)
 		return 1;
 	tc_handoff_release(h);
@@ -1149,6 +1510,12 @@ int main(int argc, char **argv)
 	T_RUN(t_no_ts_only_handshake);
 	T_RUN(t_spoofs_never_handed_off);
 	T_RUN(t_follow_up_segment_passed);
+	T_RUN(t_pipeline_16_v4);
+	T_RUN(t_pipeline_16_v6);
+	T_RUN(t_pipeline_gso);
+	T_RUN(t_pipeline_window_partial);
+	T_RUN(t_pipeline_burst_bound);
+	T_RUN(t_pipeline_bad_cookie_silent);
 	printf("  good cookies: %d request socks made, %d refused by the "
 	       "kfunc (not a real ingress hook)\n",
 	       n_assigned, n_refused);

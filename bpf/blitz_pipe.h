@@ -1,0 +1,530 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * blitz_pipe.h - the TC program's multi-segment replies (issue 12 part 2,
+ * docs/tcp-security.md "Pipelined batches"): a segment of complete
+ * trivial requests whose replies do not fit the one frame XDP can send
+ * (XDP passed it: pass_too_big, pass_no_room) is answered here, in full,
+ * as several segments within the client's MSS class, its (scaled) window
+ * and an IW10 burst: the request skb is rewritten into each reply segment
+ * in turn and sent with bpf_clone_redirect() to the device's egress; the
+ * request itself is then dropped.
+ *
+ * Owns: the request parse for TC (the XDP program's DFA, with the end of
+ * each request), the reply stream (the prebuilt responses and the Date
+ * from the per-CPU scratch), the segment headers and checksums.
+ * Must never: answer a segment whose cookie the caller did not verify in
+ * this program (blitz_pipe_answer() is only called after cookie_check()),
+ * ack a byte of a request it does not answer (a partial answer acks up to
+ * the end of the last request answered), put different bytes at one
+ * sequence range (every segment of a burst is cut from one stream; the
+ * TSval of every segment is the burst's end, docs/tcp-security.md),
+ * send a segment above the cookie's MSS class, or more than the client's
+ * window or PIPE_BURST_SEGS segments.
+ * Include after blitz_maps.h, blitz_ring.h, blitz_date.h and
+ * blitz_http_dfa.h.
+ */
+#ifndef BLITZ_PIPE_H
+#define BLITZ_PIPE_H
+
+#define PIPE_REQ_MAX 4096     /* request bytes parsed per segment */
+#define PIPE_MAX_REQS 64      /* requests answered per segment */
+#define PIPE_STREAM_MAX 16384 /* reply bytes per burst */
+#define PIPE_SEG_MAX 4096     /* payload bytes per segment (<= MSS too) */
+#define PIPE_BURST_SEGS 10    /* IW10 (RFC 6928): segments per burst */
+#define PIPE_HDR_MAX 128      /* Ethernet + IP + TCP with timestamps */
+#define PIPE_DEFAULT_MSS 1460
+#define PIPE_WINDOW 65535 /* our window field, as XDP's OUR_WINDOW */
+#define PIPE_WSCALE 7	  /* our shift when the client scales (XDP's) */
+
+#define PIPE_TH_FIN 0x01
+#define PIPE_TH_PSH 0x08
+#define PIPE_TH_ACK 0x10
+
+/* What the caller parsed out of the verified segment. */
+struct pipe_in {
+	__u32 saddr[4], daddr[4]; /* network order, IPv4 in [0] */
+	__u32 seq, ack;		  /* host order */
+	__u32 plen, payoff;	  /* payload bytes and where they start */
+	__u32 tsval_be;		  /* the client's TSval, echoed */
+	__u16 sport, dport;	  /* network order */
+	__u16 win;		  /* host order, unscaled */
+	__u8 v6, has_ts, fin, gso;
+	__u8 mac_src[6], mac_dst[6]; /* the client's, ours */
+};
+
+struct pipe_scratch {
+	/* the TC program's TCP option bytes (blitz_seg_opts()): off its
+	 * stack, which the calls below need */
+	__u8 optbuf[BLITZ_TCPOPT_BUF];
+	struct pipe_in in;
+	__u8 req[PIPE_REQ_MAX];
+	__u64 slots[BLITZ_DFA_SLOTS];
+	__u16 ends[BLITZ_DFA_SLOTS]; /* byte after request k */
+	__u8 kinds[PIPE_MAX_REQS];
+	__u8 hdr[PIPE_HDR_MAX];
+	/* the burst's payload; PIPE_SEG_MAX of slack so that a masked
+	 * offset plus a bounded length stays inside */
+	__u8 stream[PIPE_STREAM_MAX + PIPE_SEG_MAX];
+	struct blitz_dfa_run d;	  /* the request parse */
+	__u32 parsed;		  /* request bytes parsed */
+	__u32 nreq;		  /* requests to answer (<= PIPE_MAX_REQS) */
+	__u32 nslots;		  /* of them complete ones (the DFA's slots) */
+	__u32 endkind;		  /* else the last is this error (400, 505) */
+	__u32 cut;		  /* stopped at our limits, not at the end */
+	__u32 budget;		  /* reply bytes this burst may carry */
+	__u32 nans, closing, err; /* requests answered; the last closes */
+	__u32 ack;		  /* what the burst acknowledges */
+	__u32 hlen, thlen, l4;	  /* the reply's header lengths, TCP offset */
+	__u32 total, seglen, nseg, seq0;
+	__u32 addrsum; /* native sum of both addresses (pseudo-header) */
+	__u32 fin;     /* our last segment carries FIN */
+	__u32 zero;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct pipe_scratch);
+} pipe_scratch SEC(".maps");
+
+static __always_inline __u32 pipe_fold(__u32 s)
+{
+	s = (s & 0xffff) + (s >> 16);
+	s = (s & 0xffff) + (s >> 16);
+	return s;
+}
+
+/* v & mask, kept: clang drops a mask it proves useless, the verifier
+ * needs to see it. */
+static __always_inline __u32 pipe_mask(__u32 v, __u32 mask)
+{
+	asm volatile("" : "+r"(v));
+	return v & mask;
+}
+
+/* ---- the requests ---- */
+
+/* The bpf_loop callbacks get no context: they look the per-CPU maps up
+ * themselves (inlined array lookups), so that their callers' frames stay
+ * small (the TC program's own frame is nearly the whole stack). */
+static __always_inline struct pipe_scratch *pipe_sc(void)
+{
+	__u32 key = 0;
+
+	return bpf_map_lookup_elem(&pipe_scratch, &key);
+}
+
+static __always_inline struct blitz_config *pipe_cfg(void)
+{
+	__u32 key = 0;
+
+	return bpf_map_lookup_elem(&config, &key);
+}
+
+/* Eight request bytes per call; ends[k] ends up one past the byte that
+ * completed request k (written for every byte of it, branch-free). */
+static long pipe_dfa_word(__u64 idx, void *arg)
+{
+	struct pipe_scratch *sc = pipe_sc();
+	__u32 off = (__u32)idx * 8, j, n0, len;
+	__u64 w;
+
+	if (!sc)
+		return 1;
+	len = sc->parsed;
+	w = *(__u64 *)&sc->req[off & (PIPE_REQ_MAX - 8)];
+	for (j = 0; j < 8; j++) {
+		if (off + j >= len)
+			break;
+		n0 = sc->d.n;
+		blitz_dfa_step(&sc->d, (__u32)(w >> (8 * j)), sc->slots);
+		sc->ends[n0 & (BLITZ_DFA_SLOTS - 1)] = (__u16)(off + j + 1);
+	}
+	/* Enough requests for one burst: stop (the rest stays unacked). */
+	return sc->d.n >= PIPE_MAX_REQS;
+}
+
+/* ---- the reply stream ---- */
+
+/* Request k's response, when it still fits the budget. */
+static long pipe_pick_one(__u64 k, void *arg)
+{
+	struct pipe_scratch *sc = pipe_sc();
+	const struct blitz_config *cfg = pipe_cfg();
+	__u32 kind, len;
+	int close;
+
+	if (!sc || !cfg)
+		return 1;
+	/* After the complete requests, an error the DFA judged before the
+	 * end of the request (http.c's 400 or 505), which closes. */
+	if (k >= sc->nslots) {
+		kind = sc->endkind;
+		close = 1;
+	} else {
+		kind = blitz_dfa_slot_kind(sc->slots[k & (BLITZ_DFA_SLOTS - 1)],
+					   &close);
+	}
+	/* BLITZ_DFA_KIND_PASS: a body to skip, the kernel path frames it */
+	if (kind >= BLITZ_RESP_KINDS) {
+		sc->err = 1;
+		return 1;
+	}
+	len = cfg->resp[kind].len;
+	if (!len || len > BLITZ_RESP_MAX) {
+		sc->err = 1; /* no templates loaded */
+		return 1;
+	}
+	if (sc->total + len > sc->budget)
+		return 1;
+	sc->kinds[k & (PIPE_MAX_REQS - 1)] = (__u8)kind;
+	sc->total += len;
+	sc->nans = (__u32)k + 1;
+	if (close) {
+		sc->closing = 1;
+		return 1;
+	}
+	return 0;
+}
+
+/* Response k and its Date into the stream at sc->total (the bytes so
+ * far). */
+static long pipe_fill_one(__u64 k, void *arg)
+{
+	struct pipe_scratch *sc = pipe_sc();
+	const struct blitz_config *cfg = pipe_cfg();
+	struct blitz_resp *resp;
+	struct blitz_date *date;
+	__u32 kind, len, doff, pos, key = 0;
+
+	/* the caller made it current with date_now() */
+	date = bpf_map_lookup_elem(&date_cache, &key);
+	if (!sc || !cfg || !date)
+		return 1;
+	pos = sc->total;
+	kind = sc->kinds[k & (PIPE_MAX_REQS - 1)];
+	if (kind >= BLITZ_RESP_KINDS)
+		goto bad;
+	/* read before the lookup: the key's stack copy has no bounds */
+	len = cfg->resp[kind].len;
+	doff = cfg->resp[kind].date_off;
+	resp = bpf_map_lookup_elem(&responses, &kind);
+	if (!resp)
+		goto bad;
+	if (len < 1 || len > BLITZ_RESP_MAX || doff + BLITZ_DATE_LEN > len ||
+	    pos >= PIPE_STREAM_MAX)
+		goto bad;
+	if (bpf_probe_read_kernel(
+		    &sc->stream[pipe_mask(pos, PIPE_STREAM_MAX - 1)], len,
+		    resp->bytes) ||
+	    bpf_probe_read_kernel(
+		    &sc->stream[pipe_mask(pos + doff, PIPE_STREAM_MAX - 1)],
+		    BLITZ_DATE_LEN, date->bytes))
+		goto bad;
+	sc->total = pos + len;
+	return 0;
+bad:
+	sc->err = 1;
+	return 1;
+}
+
+/* The reply's headers (Ethernet, IP, TCP with its options) into sc->hdr,
+ * with the fields that change per segment (lengths, seq, flags, sums)
+ * left for pipe_emit(). */
+__noinline int blitz_pipe_headers(__u32 ack, __u32 win, __u32 tsval)
+{
+	__u32 key = 0, i, l3, sum = 0;
+	struct pipe_scratch *sc = bpf_map_lookup_elem(&pipe_scratch, &key);
+	const struct pipe_in *in;
+	__u64 *z;
+	__u8 *h;
+	__u32 *tcp;
+
+	if (!sc)
+		return -1;
+	in = &sc->in;
+	h = sc->hdr;
+	l3 = in->v6 ? 40 : 20;
+	z = (__u64 *)h;
+	for (i = 0; i < PIPE_HDR_MAX / 8; i++)
+		z[i] = 0;
+	__builtin_memcpy(h, in->mac_src, 6);
+	__builtin_memcpy(h + 6, in->mac_dst, 6);
+	if (in->v6) {
+		h[12] = 0x86;
+		h[13] = 0xdd;
+		h[14] = 0x60;
+		h[14 + 6] = IPPROTO_TCP;
+		h[14 + 7] = 64;
+		__builtin_memcpy(h + 14 + 8, in->daddr, 16);
+		__builtin_memcpy(h + 14 + 24, in->saddr, 16);
+		for (i = 0; i < 4; i++)
+			sum += (in->saddr[i] & 0xffff) + (in->saddr[i] >> 16) +
+			       (in->daddr[i] & 0xffff) + (in->daddr[i] >> 16);
+	} else {
+		h[12] = 0x08;
+		h[14] = 0x45;
+		h[14 + 6] = 0x40; /* DF */
+		h[14 + 8] = 64;
+		h[14 + 9] = IPPROTO_TCP;
+		__builtin_memcpy(h + 14 + 12, &in->daddr[0], 4);
+		__builtin_memcpy(h + 14 + 16, &in->saddr[0], 4);
+		sum = (in->saddr[0] & 0xffff) + (in->saddr[0] >> 16) +
+		      (in->daddr[0] & 0xffff) + (in->daddr[0] >> 16);
+	}
+	sc->addrsum = sum;
+	sc->l4 = 14 + l3;
+	sc->thlen = in->has_ts ? 32 : 20;
+	sc->hlen = sc->l4 + sc->thlen;
+	tcp = (__u32 *)(h + (in->v6 ? 54 : 34));
+	*(__u16 *)&tcp[0] = in->dport;
+	*((__u16 *)&tcp[0] + 1) = in->sport;
+	tcp[2] = bpf_htonl(ack);
+	*((__u8 *)tcp + 12) = (__u8)((sc->thlen / 4) << 4);
+	*((__u16 *)tcp + 7) = bpf_htons((__u16)win);
+	if (in->has_ts) {
+		tcp[5] = bpf_htonl(0x0101080a);
+		tcp[6] = bpf_htonl(tsval);
+		tcp[7] = in->tsval_be;
+	}
+	return 0;
+}
+
+/* The native ones' complement sum of stream[off, off + len), len a
+ * multiple of 4 (the bytes after the stream's end are zero). */
+static __always_inline __s64 pipe_stream_sum(struct pipe_scratch *sc, __u32 off,
+					     __u32 len)
+{
+	__s64 sum = 0;
+	__u32 i, n;
+
+	for (i = 0; i < PIPE_SEG_MAX / 512; i++) {
+		if (i * 512 >= len)
+			break;
+		n = len - i * 512;
+		if (n > 512)
+			n = 512;
+		n &= 0x3fc;
+		if (n < 4)
+			break;
+		sum = bpf_csum_diff(
+			0, 0,
+			(__be32 *)&sc->stream[pipe_mask(off + i * 512,
+							PIPE_STREAM_MAX - 1)],
+			n, (__wsum)sum);
+		if (sum < 0)
+			return sum;
+	}
+	return sum;
+}
+
+/*
+ * Segment i of the burst: the skb is resized to it, its headers and
+ * payload written, and a clone sent out of the device it came in on.
+ * 0 or -1. A global function: the verifier checks it once.
+ */
+__noinline int blitz_pipe_emit(struct __sk_buff *skb, __u32 i)
+{
+	__u32 key = 0, off, len, last, tlen, sum, j, hl, seglen;
+	struct pipe_scratch *sc = bpf_map_lookup_elem(&pipe_scratch, &key);
+	__u16 *w;
+	__s64 ps;
+	__u8 flags;
+
+	if (!sc || i >= PIPE_BURST_SEGS)
+		return -1;
+	hl = sc->hlen;
+	seglen = sc->seglen;
+	if (seglen > PIPE_SEG_MAX || seglen < 4 || hl > 86 || hl < 54 ||
+	    sc->l4 > 54)
+		return -1;
+	off = i * seglen;
+	if (off >= sc->total || off >= PIPE_STREAM_MAX)
+		return -1;
+	len = sc->total - off;
+	last = len <= seglen;
+	if (!last)
+		len = seglen;
+	if (len > PIPE_SEG_MAX || len < 1)
+		return -1;
+	flags = PIPE_TH_ACK | (last ? PIPE_TH_PSH : 0) |
+		(last && sc->fin ? PIPE_TH_FIN : 0);
+	tlen = sc->thlen + len;
+
+	/* The per-segment fields. */
+	w = (__u16 *)(sc->hdr + (sc->l4 & 63));
+	*(__u32 *)(w + 2) = bpf_htonl(sc->seq0 + off);
+	*((__u8 *)w + 13) = flags;
+	w[8] = 0;
+	if (sc->in.v6) {
+		*(__u16 *)(sc->hdr + 18) = bpf_htons((__u16)tlen);
+	} else {
+		__u16 *ip = (__u16 *)(sc->hdr + 14);
+
+		ip[1] = bpf_htons((__u16)(20 + tlen));
+		ip[5] = 0;
+		sum = 0;
+		for (j = 0; j < 10; j++)
+			sum += ip[j];
+		ip[5] = (__u16)~pipe_fold(sum);
+	}
+	ps = pipe_stream_sum(sc, off, (len + 3) & ~3U);
+	if (ps < 0)
+		return -1;
+	sum = pipe_fold((__u32)ps) + sc->addrsum + bpf_htons(IPPROTO_TCP) +
+	      bpf_htons((__u16)tlen);
+	for (j = 0; j < 16; j++) {
+		if (j * 2 >= sc->thlen)
+			break;
+		sum += w[j];
+	}
+	w[8] = (__u16)~pipe_fold(sum);
+
+	/* 1..PIPE_SEG_MAX and 54..86 in a form the verifier keeps */
+	len = pipe_mask(len - 1, PIPE_SEG_MAX - 1) + 1;
+	hl = pipe_mask(hl - 54, 63) + 54;
+	if (bpf_skb_change_tail(skb, hl + len, 0) ||
+	    bpf_skb_store_bytes(skb, 0, sc->hdr, hl, 0) ||
+	    bpf_skb_store_bytes(
+		    skb, hl, &sc->stream[pipe_mask(off, PIPE_STREAM_MAX - 1)],
+		    len, 0))
+		return -1;
+	if (bpf_clone_redirect(skb, skb->ifindex, 0))
+		return -1;
+	return 0;
+}
+
+/* What the steps below decided. */
+#define PIPE_NOT_MINE 0	 /* not complete trivial requests: go on */
+#define PIPE_READY 1	 /* the burst is in the scratch: emit it */
+#define PIPE_NO_WINDOW 2 /* ours, but not one reply fits the window now */
+#define PIPE_ANSWERED 3	 /* sent (in full or in part): drop the request */
+
+/*
+ * Step 1: read the requests of sc->in from skb (the caller verified the
+ * cookie) for the DFA. Steps are global
+ * functions called one after the other: each is verified once, and none
+ * nests deeper than one call below the TC program's big frame.
+ */
+__noinline int blitz_pipe_load(struct __sk_buff *skb)
+{
+	struct pipe_scratch *sc = pipe_sc();
+	__u32 plen;
+
+	if (!sc)
+		return PIPE_NOT_MINE;
+	plen = sc->in.plen;
+	if (!plen)
+		return PIPE_NOT_MINE;
+	sc->cut = plen > PIPE_REQ_MAX;
+	if (sc->cut)
+		plen = PIPE_REQ_MAX;
+	plen = pipe_mask(plen - 1, PIPE_REQ_MAX - 1) + 1;
+	if (bpf_skb_load_bytes(skb, sc->in.payoff, sc->req, plen))
+		return PIPE_NOT_MINE;
+	__builtin_memset(&sc->d, 0, sizeof(sc->d));
+	sc->d.st = S_START;
+	sc->parsed = plen;
+	return PIPE_READY;
+}
+
+/* Step 2 (after the caller ran pipe_dfa_word over the bytes: the
+ * callback's frame fits only right below the TC program's): are they
+ * ours to answer? */
+__noinline int blitz_pipe_parsed(void)
+{
+	struct pipe_scratch *sc = pipe_sc();
+	__u32 plen;
+
+	if (!sc)
+		return PIPE_NOT_MINE;
+	plen = sc->parsed;
+	sc->nslots = sc->d.n < PIPE_MAX_REQS ? sc->d.n : PIPE_MAX_REQS;
+	sc->nreq = sc->nslots;
+	sc->endkind = 0;
+	if (sc->d.n >= PIPE_MAX_REQS &&
+	    plen > sc->ends[(sc->nslots - 1) & (BLITZ_DFA_SLOTS - 1)])
+		sc->cut = 1;
+	/* Every byte a complete request (the DFA ends in S_DONE), or an
+	 * error http.c answers before the request's end (then FIN), or the
+	 * requests up to our own limits; anything else (garbage, a request
+	 * split across segments) is not ours to answer. */
+	if (!sc->cut && sc->d.st != S_DONE) {
+		sc->endkind = blitz_dfa_end_error(sc->d.st);
+		if (!sc->endkind || sc->nslots >= PIPE_MAX_REQS)
+			return PIPE_NOT_MINE;
+		sc->nreq = sc->nslots + 1;
+	}
+	return sc->nreq ? PIPE_READY : PIPE_NOT_MINE;
+}
+
+/* Step 3: which requests this burst answers, within the MSS class of the
+ * cookie's options (and ours), the window and the burst bound. */
+__noinline int blitz_pipe_plan(__u32 opts)
+{
+	struct pipe_scratch *sc = pipe_sc();
+	struct blitz_config *cfg = pipe_cfg();
+	__u32 limit, win;
+
+	if (!sc || !cfg)
+		return PIPE_NOT_MINE;
+	limit = cfg->mss ? cfg->mss : PIPE_DEFAULT_MSS;
+	if (sc->in.v6)
+		limit -= 20;
+	if (limit > blitz_ck2_opts_mss(opts, sc->in.v6))
+		limit = blitz_ck2_opts_mss(opts, sc->in.v6);
+	limit -= sc->in.has_ts ? 12 : 0;
+	if (limit > PIPE_SEG_MAX)
+		limit = PIPE_SEG_MAX;
+	limit &= ~3U; /* segments start at even offsets of the stream */
+	if (limit < 4)
+		return PIPE_NOT_MINE;
+	sc->seglen = limit;
+	win = (__u32)sc->in.win << blitz_ck2_opts_wscale(opts);
+	sc->budget = PIPE_BURST_SEGS * limit;
+	if (sc->budget > win)
+		sc->budget = win;
+	if (sc->budget > PIPE_STREAM_MAX - 4)
+		sc->budget = PIPE_STREAM_MAX - 4;
+	sc->total = 0;
+	sc->nans = 0;
+	sc->closing = 0;
+	sc->err = 0;
+	bpf_loop(sc->nreq, pipe_pick_one, NULL, 0);
+	if (sc->err)
+		return PIPE_NOT_MINE;
+	return sc->nans ? PIPE_READY : PIPE_NO_WINDOW;
+}
+
+/* Step 4 (after date_now()): the stream, and what the burst acks. */
+__noinline int blitz_pipe_fill(void)
+{
+	struct pipe_scratch *sc = pipe_sc();
+
+	if (!sc || sc->seglen < 4)
+		return PIPE_NOT_MINE;
+	sc->total = 0;
+	sc->err = 0;
+	bpf_loop(sc->nans, pipe_fill_one, NULL, 0);
+	if (sc->err || sc->total > PIPE_STREAM_MAX - 4 || !sc->total)
+		return PIPE_NOT_MINE;
+	/* zeros after the end: the last segment's sum is taken in words */
+	*(__u32 *)&sc->stream[pipe_mask(sc->total, PIPE_STREAM_MAX - 1)] = 0;
+
+	/* Ack what was answered: the whole payload (and a FIN) when every
+	 * request was, or we close; else up to the last request answered. */
+	if ((!sc->cut && sc->nans == sc->nreq) || sc->closing) {
+		sc->ack = sc->in.seq + sc->in.plen + sc->in.fin;
+		sc->fin = sc->closing || sc->in.fin;
+	} else {
+		sc->ack = sc->in.seq +
+			  sc->ends[(sc->nans - 1) & (BLITZ_DFA_SLOTS - 1)];
+		sc->fin = 0;
+	}
+	sc->seq0 = sc->in.ack;
+	sc->nseg = (sc->total + sc->seglen - 1) / sc->seglen;
+	return PIPE_READY;
+}
+
+#endif /* BLITZ_PIPE_H */
