@@ -42,6 +42,7 @@
 #include "blitz_http_dfa.h"
 #include "blitz_ring.h"
 #include "blitz_seg.h"
+#include "blitz_seq.h"
 
 #include "blitz_pipe.h"
 
@@ -284,7 +285,8 @@ static __always_inline int pipe_try(struct __sk_buff *skb,
 	 * verifies (docs/tcp-security.md, "Pipelined batches"). */
 	if (in->has_ts) {
 		rc->q.a = sc->seq0 + sc->total + sc->fin;
-		rc->q.x = sc->ack;
+		/* with our FIN in it: the FIN mark (bpf/blitz_seq.h) */
+		rc->q.x = blitz_seq_mint_x(sc->ack, sc->fin);
 		tsval = blitz_ck2_q_tsval(&rc->r, &rc->q);
 	}
 	if (blitz_pipe_headers(sc->ack,
