@@ -85,22 +85,20 @@ void kernel_listener_line(uint16_t port, bool handoff, char *out, size_t len)
 	else if (!r)
 		snprintf(out, len,
 			 "nothing listens on port %u: requests the xdp engine "
-			 "passes (split requests, bodies, oversized batches) "
+			 "passes (split requests, bodies) "
 			 "are reset; "
 			 "start a server on the port or use `blitz serve`",
 			 port);
 	else if (!handoff)
-		snprintf(
-			out, len,
-			"a kernel listener is on port %u (%s), but without "
-			"the tc hand-off requests the xdp engine passes "
-			"(split requests, bodies, oversized batches) are reset",
-			port, addr);
+		snprintf(out, len,
+			 "a kernel listener is on port %u (%s), but without "
+			 "the tc hand-off requests the xdp engine passes "
+			 "(split requests, bodies) are reset",
+			 port, addr);
 	else
 		snprintf(out, len,
 			 "a kernel listener is on port %u (%s): requests the "
-			 "xdp engine passes (split requests, bodies, oversized "
-			 "batches) "
+			 "xdp engine passes (split requests, bodies) "
 			 "go to it on the same connection",
 			 port, addr);
 }

@@ -6,7 +6,7 @@
  *
  * Owns: that question and the one line load and status print about it:
  * what becomes of the requests the xdp engine passes to the kernel
- * (split requests, bodies, oversized batches) with and without a listener.
+ * (split requests, bodies) with and without a listener.
  * Read-only; prints nothing itself.
  */
 #ifndef BLITZ_LISTENER_H

@@ -26,7 +26,7 @@ split() {
 	sed -n 's/^end=\([a-z]*\).*/\1/p' "$TMP/$1.err"
 }
 
-NONE="nothing listens on port $PORT: requests the xdp engine passes (split requests, bodies, oversized batches) are reset"
+NONE="nothing listens on port $PORT: requests the xdp engine passes (split requests, bodies) are reset"
 if ! $SRV "$BLITZ" load "$SRV_IF" -p $PORT >"$TMP/load.out" 2>&1; then
 	fail "${T}_load" "$(tr '\n' ' ' <"$TMP/load.out")"
 	exit 1
@@ -56,7 +56,7 @@ for ((i = 0; i < 50; i++)); do
 	[ -n "$($SRV ss -Hltn "sport = :$PORT")" ] && break
 	sleep 0.1
 done
-LISTENS="a kernel listener is on port $PORT (0.0.0.0): requests the xdp engine passes (split requests, bodies, oversized batches) go to it on the same connection"
+LISTENS="a kernel listener is on port $PORT (0.0.0.0): requests the xdp engine passes (split requests, bodies) go to it on the same connection"
 $SRV "$BLITZ" status "$SRV_IF" >"$TMP/st1" 2>&1
 if [ "$(grep -cF "$SRV_IF: $LISTENS" "$TMP/st1")" -eq 1 ] && ! grep -qF "nothing listens" "$TMP/st1"; then
 	pass "${T}_status_listens"
