@@ -45,6 +45,7 @@
 #include "blitz_xdp.skel.h"
 #include "../bpf/blitz_shared.h"
 #include "cookie_ring.h"
+#include "xdp_fixture.h"
 #include "http.h"
 #include "testlib.h"
 
@@ -878,27 +879,9 @@ static void t_flow_source_cap(void)
 
 /* ------------------------------------------------------------------ */
 
-static int libbpf_quiet(enum libbpf_print_level l, const char *f, va_list a)
-{
-	if (l == LIBBPF_WARN)
-		return vfprintf(stderr, f, a);
-	return 0;
-}
-
-static int64_t tai_offset_ns(void)
-{
-	struct timespec rt, tai;
-
-	clock_gettime(CLOCK_REALTIME, &rt);
-	clock_gettime(CLOCK_TAI, &tai);
-	return ((int64_t)rt.tv_sec - tai.tv_sec) * 1000000000LL +
-	       (rt.tv_nsec - tai.tv_nsec);
-}
-
 static int setup(void)
 {
 	char err[256];
-	uint32_t k;
 
 	skel = blitz_xdp_bpf__open_and_load();
 	if (!skel)
@@ -908,50 +891,11 @@ static int setup(void)
 	if (http_responses_build(&resp, "Hello World!", 12, "text/plain",
 				 time(NULL), err, sizeof(err)))
 		return -1;
-	memset(&cfg, 0, sizeof(cfg));
-	cfg.port_be = htons(PORT);
-	cfg.mss = 1460;
-	cfg.mode = BLITZ_MODE_XDP;
-	cfg.n_addr4 = 1;
-	inet_pton(AF_INET, "10.0.0.1", &cfg.addr4_be[0]);
-	cfg.n_addr6 = 1;
-	inet_pton(AF_INET6, "fd00::1", cfg.addr6_be[0]);
-	cfg.secret[0] = seed * 0x9e3779b97f4a7c15ULL + 1;
-	cfg.secret[1] = seed ^ 0xfedcba9876543210ULL;
-	cfg.n_macs = 1;
-	cfg.macs[0] = blitz_mac_u64(srv_mac);
-	cfg.tai_to_unix_ns = tai_offset_ns();
-	cfg.loaded_unix = (uint64_t)time(NULL);
-	cfg.cookie_clock_adj_ns = cookie_clock_mid_epoch(&cfg);
-	http_responses_meta(&resp, cfg.resp);
-	k = 0;
-	if (bpf_map__update_elem(skel->maps.config, &k, sizeof(k), &cfg,
-				 sizeof(cfg), 0))
-		return -1;
-	for (k = 0; k < BLITZ_RESP_KINDS; k++) {
-		struct blitz_resp r;
-
-		memcpy(r.bytes, resp.bytes[k], BLITZ_RESP_MAX);
-		if (bpf_map__update_elem(skel->maps.responses, &k, sizeof(k),
-					 &r, sizeof(r), 0))
-			return -1;
-	}
-	return 0;
-}
-
-static void bring_lo_up(void)
-{
-	struct ifreq ifr = {0};
-	int fd = socket(AF_INET, SOCK_DGRAM, 0);
-
-	if (fd < 0)
-		return;
-	strcpy(ifr.ifr_name, "lo");
-	if (!ioctl(fd, SIOCGIFFLAGS, &ifr)) {
-		ifr.ifr_flags |= IFF_UP;
-		ioctl(fd, SIOCSIFFLAGS, &ifr);
-	}
-	close(fd);
+	xdp_fixture_cfg(&cfg, &resp, PORT, srv_mac,
+			seed * 0x9e3779b97f4a7c15ULL + 1,
+			seed ^ 0xfedcba9876543210ULL, 1);
+	return xdp_fixture_push(skel->maps.config, skel->maps.responses, &cfg,
+				&resp);
 }
 
 int main(void)
@@ -959,7 +903,7 @@ int main(void)
 	const char *e;
 	cpu_set_t one;
 
-	libbpf_set_print(libbpf_quiet);
+	libbpf_set_print(xdp_fixture_libbpf_quiet);
 	if (geteuid() != 0) {
 		printf("SKIP test_seq: needs root (BPF_PROG_TEST_RUN)\n");
 		return 0;
@@ -969,7 +913,7 @@ int main(void)
 		       strerror(errno));
 		return 0;
 	}
-	bring_lo_up();
+	xdp_fixture_lo_up();
 	/* The flow table is per CPU: stay on one. */
 	CPU_ZERO(&one);
 	CPU_SET(sched_getcpu() < 0 ? 0 : sched_getcpu(), &one);

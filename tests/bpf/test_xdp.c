@@ -33,6 +33,7 @@
 #include "../bpf/blitz_shared.h"
 #include "../bpf/blitz_tcpopt.h"
 #include "cookie_ring.h"
+#include "xdp_fixture.h"
 #include "../bpf/blitz_http_dfa.h"
 #include "../bpf/blitz_seq.h"
 #include "http.h"
@@ -2660,27 +2661,9 @@ static void t_dfa_matches_http_c(void)
 /* Setup, cost                                                         */
 /* ------------------------------------------------------------------ */
 
-static int libbpf_quiet(enum libbpf_print_level l, const char *f, va_list a)
-{
-	if (l == LIBBPF_WARN)
-		return vfprintf(stderr, f, a);
-	return 0;
-}
-
-static int64_t tai_offset_ns(void)
-{
-	struct timespec rt, tai;
-
-	clock_gettime(CLOCK_REALTIME, &rt);
-	clock_gettime(CLOCK_TAI, &tai);
-	return ((int64_t)rt.tv_sec - tai.tv_sec) * 1000000000LL +
-	       (rt.tv_nsec - tai.tv_nsec);
-}
-
 static int setup(void)
 {
 	char err[256];
-	uint32_t k;
 
 	skel = blitz_xdp_bpf__open_and_load();
 	if (!skel)
@@ -2690,51 +2673,10 @@ static int setup(void)
 	if (http_responses_build(&resp, "Hello World!", 12, "text/plain",
 				 time(NULL), err, sizeof(err)))
 		return -1;
-	memset(&cfg, 0, sizeof(cfg));
-	cfg.port_be = htons(PORT);
-	cfg.mss = 1460;
-	cfg.mode = BLITZ_MODE_XDP;
-	cfg.n_addr4 = 1;
-	inet_pton(AF_INET, "10.0.0.1", &cfg.addr4_be[0]);
-	cfg.n_addr6 = 1;
-	inet_pton(AF_INET6, "fd00::1", cfg.addr6_be[0]);
-	cfg.secret[0] = 0x0123456789abcdefULL;
-	cfg.secret[1] = 0xfedcba9876543210ULL;
-	cfg.n_macs = 1;
-	cfg.macs[0] = blitz_mac_u64(srv_mac);
-	cfg.tai_to_unix_ns = tai_offset_ns();
-	cfg.loaded_unix = (uint64_t)time(NULL);
-	/* The cookie clock in the middle of an epoch (see ring_now()). */
-	cfg.cookie_clock_adj_ns = cookie_clock_mid_epoch(&cfg);
-	http_responses_meta(&resp, cfg.resp);
-	k = 0;
-	if (bpf_map__update_elem(skel->maps.config, &k, sizeof(k), &cfg,
-				 sizeof(cfg), 0))
-		return -1;
-	for (k = 0; k < BLITZ_RESP_KINDS; k++) {
-		struct blitz_resp r;
-
-		memcpy(r.bytes, resp.bytes[k], BLITZ_RESP_MAX);
-		if (bpf_map__update_elem(skel->maps.responses, &k, sizeof(k),
-					 &r, sizeof(r), 0))
-			return -1;
-	}
-	return 0;
-}
-
-static void bring_lo_up(void)
-{
-	struct ifreq ifr = {0};
-	int fd = socket(AF_INET, SOCK_DGRAM, 0);
-
-	if (fd < 0)
-		return;
-	strcpy(ifr.ifr_name, "lo");
-	if (!ioctl(fd, SIOCGIFFLAGS, &ifr)) {
-		ifr.ifr_flags |= IFF_UP;
-		ioctl(fd, SIOCSIFFLAGS, &ifr);
-	}
-	close(fd);
+	xdp_fixture_cfg(&cfg, &resp, PORT, srv_mac, 0x0123456789abcdefULL,
+			0xfedcba9876543210ULL, 1);
+	return xdp_fixture_push(skel->maps.config, skel->maps.responses, &cfg,
+				&resp);
 }
 
 /*
@@ -3281,14 +3223,14 @@ static void t_ck2_memo_exact(void)
 
 int main(void)
 {
-	libbpf_set_print(libbpf_quiet);
+	libbpf_set_print(xdp_fixture_libbpf_quiet);
 	if (geteuid() != 0) {
 		printf("SKIP test_xdp: needs root (BPF_PROG_TEST_RUN)\n");
 		return 0;
 	}
 	have_netns = unshare(CLONE_NEWNET) == 0;
 	if (have_netns)
-		bring_lo_up();
+		xdp_fixture_lo_up();
 	/* The service and client addresses on lo of the private netns: the
 	 * kernel's sockets and FIB see them (t_kernel_owns, t_fib_*). */
 	have_addrs =

@@ -48,6 +48,7 @@
 
 #include "../bpf/blitz_shared.h"
 #include "cookie_ring.h"
+#include "xdp_fixture.h"
 #include "http.h"
 
 #define PORT 8080
@@ -215,16 +216,6 @@ static int make_frames(struct inst *b, const char *name)
 /* Builds                                                              */
 /* ------------------------------------------------------------------ */
 
-static int64_t tai_offset_ns(void)
-{
-	struct timespec rt, tai;
-
-	clock_gettime(CLOCK_REALTIME, &rt);
-	clock_gettime(CLOCK_TAI, &tai);
-	return ((int64_t)rt.tv_sec - tai.tv_sec) * 1000000000LL +
-	       (rt.tv_nsec - tai.tv_nsec);
-}
-
 static void config_init(void)
 {
 	char err[256];
@@ -234,20 +225,8 @@ static void config_init(void)
 		fprintf(stderr, "xdp_cost: responses: %s\n", err);
 		exit(1);
 	}
-	memset(&cfg, 0, sizeof(cfg));
-	cfg.port_be = htons(PORT);
-	cfg.mss = 1460;
-	cfg.mode = BLITZ_MODE_XDP;
-	cfg.n_addr4 = 1;
-	inet_pton(AF_INET, "10.0.0.1", &cfg.addr4_be[0]);
-	cfg.secret[0] = 0x0123456789abcdefULL;
-	cfg.secret[1] = 0xfedcba9876543210ULL;
-	cfg.n_macs = 1;
-	cfg.macs[0] = blitz_mac_u64(srv_mac);
-	cfg.tai_to_unix_ns = tai_offset_ns();
-	cfg.loaded_unix = (uint64_t)time(NULL);
-	cfg.cookie_clock_adj_ns = cookie_clock_mid_epoch(&cfg);
-	http_responses_meta(&resp, cfg.resp);
+	xdp_fixture_cfg(&cfg, &resp, PORT, srv_mac, 0x0123456789abcdefULL,
+			0xfedcba9876543210ULL, 0);
 }
 
 /* The per-CPU payload buffer (scratch.buf, at its start) holds the cached
@@ -441,21 +420,6 @@ static const char *component(const char *name)
 	return name;
 }
 
-static void bring_lo_up(void)
-{
-	struct ifreq ifr = {0};
-	int fd = socket(AF_INET, SOCK_DGRAM, 0);
-
-	if (fd < 0)
-		return;
-	strcpy(ifr.ifr_name, "lo");
-	if (!ioctl(fd, SIOCGIFFLAGS, &ifr)) {
-		ifr.ifr_flags |= IFF_UP;
-		ioctl(fd, SIOCSIFFLAGS, &ifr);
-	}
-	close(fd);
-}
-
 /* A kernel listener on the service port, as in production. */
 static int listen_service(void)
 {
@@ -467,13 +431,6 @@ static int listen_service(void)
 	if (ls < 0 || bind(ls, (void *)&a, sizeof(a)) || listen(ls, 8))
 		return -1;
 	return ls;
-}
-
-static int libbpf_quiet(enum libbpf_print_level l, const char *f, va_list a)
-{
-	if (l == LIBBPF_WARN)
-		return vfprintf(stderr, f, a);
-	return 0;
 }
 
 static void usage(void)
@@ -511,7 +468,7 @@ int main(int argc, char **argv)
 		printf("SKIP xdp_cost: needs root (BPF_PROG_TEST_RUN)\n");
 		return 0;
 	}
-	libbpf_set_print(libbpf_quiet);
+	libbpf_set_print(xdp_fixture_libbpf_quiet);
 	/* One CPU for every cell: the two CPUs of a shared VM need not run
 	 * at the same speed. */
 	{
@@ -523,8 +480,8 @@ int main(int argc, char **argv)
 		sched_setaffinity(0, sizeof(cs), &cs);
 	}
 	if (unshare(CLONE_NEWNET) ||
-	    (bring_lo_up(), system("ip addr add 10.0.0.1/32 dev lo && "
-				   "ip addr add 10.0.0.2/32 dev lo"))) {
+	    (xdp_fixture_lo_up(), system("ip addr add 10.0.0.1/32 dev lo && "
+					 "ip addr add 10.0.0.2/32 dev lo"))) {
 		printf("%s xdp_cost: no private network namespace with test "
 		       "addresses\n",
 		       check ? "FAIL" : "#");

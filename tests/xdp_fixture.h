@@ -1,0 +1,112 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * xdp_fixture.h - what the BPF_PROG_TEST_RUN programs (tests/bpf/test_xdp,
+ * tests/bpf/test_seq, tests/perf/xdp_cost) set up alike: the xdp program's
+ * config for the test service (port 8080 on 10.0.0.1 and fd00::1, one MAC,
+ * a given key, the cookie clock mid-epoch), its maps filled, lo up, and
+ * libbpf printing warnings only.
+ */
+#ifndef BLITZ_TEST_XDP_FIXTURE_H
+#define BLITZ_TEST_XDP_FIXTURE_H
+
+#include <arpa/inet.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <net/if.h>
+#include <sys/ioctl.h>
+#include <sys/socket.h>
+
+#include <bpf/libbpf.h>
+
+#include "../bpf/blitz_shared.h"
+#include "cookie_ring.h"
+#include "http.h"
+
+/* CLOCK_REALTIME - CLOCK_TAI, as the loader computes it. */
+static inline int64_t xdp_fixture_tai_offset_ns(void)
+{
+	struct timespec rt, tai;
+
+	clock_gettime(CLOCK_REALTIME, &rt);
+	clock_gettime(CLOCK_TAI, &tai);
+	return ((int64_t)rt.tv_sec - tai.tv_sec) * 1000000000LL +
+	       (rt.tv_nsec - tai.tv_nsec);
+}
+
+/* The test service's config: port, addresses (IPv6 when v6), the MAC,
+ * the key (s0, s1), clocks, and resp's templates. */
+static inline void xdp_fixture_cfg(struct blitz_config *cfg,
+				   const struct http_responses *resp,
+				   uint16_t port, const uint8_t mac[6],
+				   uint64_t s0, uint64_t s1, int v6)
+{
+	memset(cfg, 0, sizeof(*cfg));
+	cfg->port_be = htons(port);
+	cfg->mss = 1460;
+	cfg->mode = BLITZ_MODE_XDP;
+	cfg->n_addr4 = 1;
+	inet_pton(AF_INET, "10.0.0.1", &cfg->addr4_be[0]);
+	if (v6) {
+		cfg->n_addr6 = 1;
+		inet_pton(AF_INET6, "fd00::1", cfg->addr6_be[0]);
+	}
+	cfg->secret[0] = s0;
+	cfg->secret[1] = s1;
+	cfg->n_macs = 1;
+	cfg->macs[0] = blitz_mac_u64(mac);
+	cfg->tai_to_unix_ns = xdp_fixture_tai_offset_ns();
+	cfg->loaded_unix = (uint64_t)time(NULL);
+	/* The cookie clock in the middle of an epoch (see ring_now()). */
+	cfg->cookie_clock_adj_ns = cookie_clock_mid_epoch(cfg);
+	http_responses_meta(resp, cfg->resp);
+}
+
+/* cfg into the config map, resp's bytes into the responses map. */
+static inline int xdp_fixture_push(struct bpf_map *config,
+				   struct bpf_map *responses,
+				   const struct blitz_config *cfg,
+				   const struct http_responses *resp)
+{
+	uint32_t k = 0;
+
+	if (bpf_map__update_elem(config, &k, sizeof(k), cfg, sizeof(*cfg), 0))
+		return -1;
+	for (k = 0; k < BLITZ_RESP_KINDS; k++) {
+		struct blitz_resp r;
+
+		memcpy(r.bytes, resp->bytes[k], BLITZ_RESP_MAX);
+		if (bpf_map__update_elem(responses, &k, sizeof(k), &r,
+					 sizeof(r), 0))
+			return -1;
+	}
+	return 0;
+}
+
+static inline void xdp_fixture_lo_up(void)
+{
+	struct ifreq ifr = {0};
+	int fd = socket(AF_INET, SOCK_DGRAM, 0);
+
+	if (fd < 0)
+		return;
+	strcpy(ifr.ifr_name, "lo");
+	if (!ioctl(fd, SIOCGIFFLAGS, &ifr)) {
+		ifr.ifr_flags |= IFF_UP;
+		ioctl(fd, SIOCSIFFLAGS, &ifr);
+	}
+	close(fd);
+}
+
+static inline int xdp_fixture_libbpf_quiet(enum libbpf_print_level l,
+					   const char *f, va_list a)
+{
+	if (l == LIBBPF_WARN)
+		return vfprintf(stderr, f, a);
+	return 0;
+}
+
+#endif
