@@ -1,0 +1,89 @@
+#!/usr/bin/python3
+# SPDX-License-Identifier: GPL-2.0
+"""ts_watch.py - watch the TSvals a server sends, as a Linux client's PAWS
+check would (tcp_paws_check: a segment whose TSval is below ts_recent is
+dropped).
+
+Usage: ts_watch.py IFACE SERVER_IP PORT SECS
+
+Reads every frame on IFACE (an AF_PACKET socket, so it sees what the
+client's stack receives) for SECS seconds, or until the connection ends.
+For each connection from SERVER_IP:PORT it keeps the highest TSval seen
+(serial arithmetic mod 2^32, RFC 7323) and counts segments whose TSval is
+below it. Says "ready" on stderr once it reads. Prints one line:
+  conns=N segs=N data=N ts=N back=N [worst=D]
+(data: segments with payload; ts: segments with a timestamp option;
+back: segments whose TSval went backwards, worst: the largest step back).
+Only reads; sends nothing.
+"""
+import select
+import socket
+import sys
+import time
+
+from scapy.all import IP, IPv6, TCP, Ether  # noqa: E402 (Debian's scapy)
+
+ETH_P_ALL = 3
+
+
+def tsval_of(tcp):
+    for opt in tcp.options:
+        if opt[0] == "Timestamp":
+            return opt[1][0]
+    return None
+
+
+def main():
+    iface, server, port, secs = sys.argv[1], sys.argv[2], int(sys.argv[3]), float(sys.argv[4])
+    s = socket.socket(socket.AF_PACKET, socket.SOCK_RAW, socket.htons(ETH_P_ALL))
+    s.setsockopt(socket.SOL_SOCKET, 33, 4 << 20)  # RCVBUFFORCE
+    s.bind((iface, 0))
+    s.setblocking(False)
+    print("ready", file=sys.stderr, flush=True)
+    high = {}
+    segs = data = ts = back = worst = 0
+    deadline = time.monotonic() + secs
+    while True:
+        left = deadline - time.monotonic()
+        if left <= 0:
+            break
+        r, _, _ = select.select([s], [], [], left)
+        if not r:
+            continue
+        try:
+            frame, addr = s.recvfrom(65536)
+        except BlockingIOError:
+            continue
+        if addr[2] == socket.PACKET_OUTGOING:
+            continue
+        pkt = Ether(frame)
+        ip = pkt.getlayer(IP) or pkt.getlayer(IPv6)
+        tcp = pkt.getlayer(TCP)
+        if ip is None or tcp is None or ip.src != server or tcp.sport != port:
+            continue
+        segs += 1
+        if len(tcp.payload):
+            data += 1
+        tsv = tsval_of(tcp)
+        if tsv is None:
+            continue
+        ts += 1
+        key = (ip.dst, tcp.dport)
+        if key not in high:
+            high[key] = tsv
+            continue
+        d = (tsv - high[key]) & 0xFFFFFFFF
+        if d >= 1 << 31:
+            back += 1
+            worst = max(worst, (1 << 32) - d)
+        else:
+            high[key] = tsv
+    line = "conns=%d segs=%d data=%d ts=%d back=%d" % (len(high), segs, data, ts, back)
+    if back:
+        line += " worst=%d" % worst
+    print(line)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
