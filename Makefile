@@ -105,11 +105,11 @@ $(BUILD)/tests/unit/%: tests/unit/%.c $(BUILD)/libblitz.a tests/testlib.h $(USER
 # The cut-MAC build of the cookie tests includes the real one.
 $(BUILD)/tests/unit/test_cookie_mac10: tests/unit/test_cookie.c
 
-$(BUILD)/tests/bpf/%: tests/bpf/%.c $(BUILD)/libblitz.a tests/testlib.h $(USER_HDRS) $(SKELS)
+$(BUILD)/tests/bpf/%: tests/bpf/%.c $(BUILD)/libblitz.a tests/testlib.h tests/frame.h $(USER_HDRS) $(SKELS)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -Itests $< $(BUILD)/libblitz.a -o $@ $(LDLIBS)
 
-$(COST_TOOL): tests/perf/xdp_cost.c $(BUILD)/libblitz.a tests/cookie_ring.h $(USER_HDRS) $(BPF_HDRS)
+$(COST_TOOL): tests/perf/xdp_cost.c $(BUILD)/libblitz.a tests/cookie_ring.h tests/frame.h $(USER_HDRS) $(BPF_HDRS)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -Itests $< $(BUILD)/libblitz.a -o $@ $(LDLIBS)
 

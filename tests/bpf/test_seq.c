@@ -48,6 +48,7 @@
 #include "xdp_fixture.h"
 #include "http.h"
 #include "testlib.h"
+#include "frame.h"
 
 #define PORT 8080
 #define FRAME_MAX 4096
@@ -97,94 +98,36 @@ struct conn_addr {
 	uint16_t sport;
 };
 
-static uint32_t sum16(const uint8_t *p, size_t n, uint32_t s)
-{
-	size_t i;
-
-	for (i = 0; i + 1 < n; i += 2)
-		s += (uint32_t)p[i] << 8 | p[i + 1];
-	if (n & 1)
-		s += (uint32_t)p[n - 1] << 8;
-	return s;
-}
-
-static uint16_t fold(uint32_t s)
-{
-	while (s >> 16)
-		s = (s & 0xffff) + (s >> 16);
-	return (uint16_t)~s;
-}
-
 static size_t frame_of(uint8_t *b, const struct conn_addr *c,
 		       const struct pkt *p, int ts, int syn_opts)
 {
-	uint8_t *l3 = b + 14, *th;
-	int iphl = c->v6 ? 40 : 20, optlen, seglen;
-	uint32_t s;
-	uint16_t k;
+	uint8_t opts[16];
+	uint32_t optlen = 0;
+	struct tf_seg s = {
+		.v6 = c->v6,
+		.src_mac = cli_mac,
+		.dst_mac = srv_mac,
+		.sport = c->sport,
+		.dport = PORT,
+		.seq = p->seq,
+		.ack = p->ack,
+		.flags = p->flags,
+		.win = 64240,
+		.frag_off = WIRE_IP_DF,
+		.payload = p->payload,
+		.plen = p->plen,
+	};
 
-	optlen = syn_opts ? (ts ? 16 : 4) : (ts ? 12 : 0);
-	seglen = 20 + optlen + p->plen;
-	memset(b, 0, 14 + (size_t)iphl + 20 + (size_t)optlen);
-	memcpy(b, srv_mac, 6);
-	memcpy(b + 6, cli_mac, 6);
-	b[12] = c->v6 ? 0x86 : 0x08;
-	b[13] = c->v6 ? 0xdd : 0x00;
-	if (c->v6) {
-		l3[0] = 0x60;
-		l3[4] = (uint8_t)(seglen >> 8);
-		l3[5] = (uint8_t)seglen;
-		l3[6] = IPPROTO_TCP;
-		l3[7] = 64;
-		memcpy(l3 + 8, c->src, 16);
-		memcpy(l3 + 24, c->dst, 16);
-	} else {
-		l3[0] = 0x45;
-		l3[2] = (uint8_t)((20 + seglen) >> 8);
-		l3[3] = (uint8_t)(20 + seglen);
-		l3[6] = 0x40;
-		l3[8] = 64;
-		l3[9] = IPPROTO_TCP;
-		memcpy(l3 + 12, c->src, 4);
-		memcpy(l3 + 16, c->dst, 4);
-		k = fold(sum16(l3, 20, 0));
-		l3[10] = (uint8_t)(k >> 8);
-		l3[11] = (uint8_t)k;
-	}
-	th = l3 + iphl;
-	th[0] = (uint8_t)(c->sport >> 8);
-	th[1] = (uint8_t)c->sport;
-	th[2] = PORT >> 8;
-	th[3] = PORT & 0xff;
-	*(uint32_t *)(th + 4) = htonl(p->seq);
-	*(uint32_t *)(th + 8) = htonl(p->ack);
-	th[12] = (uint8_t)(((20 + optlen) / 4) << 4);
-	th[13] = p->flags;
-	th[14] = 0xfa;
-	th[15] = 0xf0; /* 64240 */
-	if (syn_opts) {
-		th[20] = 2, th[21] = 4, th[22] = 0x05, th[23] = 0xb4;
-		if (ts) {
-			th[24] = 1, th[25] = 1, th[26] = 8, th[27] = 10;
-			*(uint32_t *)(th + 28) = htonl(p->tsval);
-			*(uint32_t *)(th + 32) = 0;
-		}
-	} else if (ts) {
-		th[20] = 1, th[21] = 1, th[22] = 8, th[23] = 10;
-		*(uint32_t *)(th + 24) = htonl(p->tsval);
-		*(uint32_t *)(th + 28) = htonl(p->tsecr);
-	}
-	memcpy(th + 20 + optlen, p->payload, p->plen);
-	if (c->v6) {
-		s = sum16(l3 + 8, 32, 0) + (uint32_t)seglen;
-	} else {
-		s = sum16(l3 + 12, 8, 0) + (uint32_t)seglen;
-	}
-	s += IPPROTO_TCP;
-	k = fold(sum16(th, (size_t)seglen, s));
-	th[16] = (uint8_t)(k >> 8);
-	th[17] = (uint8_t)k;
-	return 14 + (size_t)iphl + (size_t)seglen;
+	memcpy(s.saddr, c->src, sizeof(s.saddr));
+	memcpy(s.daddr, c->dst, sizeof(s.daddr));
+	if (syn_opts)
+		optlen += wire_opt_mss(opts, 1460);
+	if (ts)
+		optlen += wire_opt_timestamps(opts + optlen, p->tsval,
+					      syn_opts ? 0 : p->tsecr);
+	s.opts = opts;
+	s.optlen = optlen;
+	return tf_build(b, &s);
 }
 
 /* What the program sent back, parsed (0 if it is not a TCP frame of c). */
@@ -199,38 +142,21 @@ struct out {
 static int parse_out(const uint8_t *b, uint32_t n, const struct conn_addr *c,
 		     struct out *o)
 {
-	const uint8_t *l3 = b + 14, *th;
-	int iphl = c->v6 ? 40 : 20, thlen, seglen, i;
+	struct tf_out t;
 
-	if (n < 14u + (uint32_t)iphl + 20)
-		return 0;
-	seglen = c->v6 ? (l3[4] << 8 | l3[5]) : (l3[2] << 8 | l3[3]) - 20;
-	if (14 + iphl + seglen > (int)n || seglen < 20)
-		return 0;
-	th = l3 + iphl;
-	if ((th[2] << 8 | th[3]) != c->sport)
+	if (!tf_parse(b, n, &t) || t.dport != c->sport)
 		return 0;
 	memset(o, 0, offsetof(struct out, payload));
-	o->seq = ntohl(*(const uint32_t *)(th + 4));
-	o->ack = ntohl(*(const uint32_t *)(th + 8));
-	o->flags = th[13];
-	thlen = (th[12] >> 4) * 4;
-	if (thlen < 20 || thlen > seglen)
-		return 0;
-	for (i = 20; i + 9 < thlen; i++) {
-		if (th[i] == 8 && th[i + 1] == 10) {
-			o->has_ts = 1;
-			o->tsval = ntohl(*(const uint32_t *)(th + i + 2));
-			o->tsecr = ntohl(*(const uint32_t *)(th + i + 6));
-			break;
-		}
-		if (th[i] > 1)
-			i += th[i + 1] - 1;
-	}
-	o->plen = (uint16_t)(seglen - thlen);
+	o->seq = t.seq;
+	o->ack = t.ack;
+	o->flags = t.flags;
+	o->has_ts = t.o.has_ts;
+	o->tsval = t.o.tsval;
+	o->tsecr = t.o.tsecr;
+	o->plen = (uint16_t)t.p.payload_len;
 	if (o->plen > sizeof(o->payload))
 		return 0;
-	memcpy(o->payload, th + thlen, o->plen);
+	memcpy(o->payload, t.p.payload, o->plen);
 	return 1;
 }
 
@@ -331,7 +257,7 @@ static void oracle(struct conn *c, const struct pkt *p, const struct out *o)
 	if (trace && trace == st.seqs)
 		printf("    srv: seq %u ack %u len %u flags %x\n", so, off_a,
 		       o->plen, o->flags);
-	if (o->flags & 0x04) { /* we never reset a connection here */
+	if (o->flags & TCPHDR_RST) { /* we never reset a connection here */
 		st.rsts++;
 		conn_fail(c, "RST at %u (our FIN at %d)", so,
 			  (uint32_t)c->srv_fin);
@@ -364,8 +290,8 @@ static void oracle(struct conn *c, const struct pkt *p, const struct out *o)
 			conn_fail(c, "byte at %u is not the response's (%u)",
 				  at, o->payload[i]);
 	}
-	fin_at = (o->flags & 1) ? (int64_t)so + o->plen : -1;
-	if (!(o->flags & 1) && !o->plen) {
+	fin_at = (o->flags & TCPHDR_FIN) ? (int64_t)so + o->plen : -1;
+	if (!(o->flags & TCPHDR_FIN) && !o->plen) {
 		/* a bare ACK: only after our FIN, of a FIN or data */
 		if (c->srv_fin < 0 || so != (uint32_t)c->srv_fin + 1)
 			conn_fail(c, "bare ACK at %u acking %u", so, off_a);
@@ -396,7 +322,7 @@ static void client_rx(struct conn *c, const struct out *o)
 {
 	uint32_t off_a = o->ack - c->ciss - 1, so = o->seq - c->siss - 1, i;
 
-	if (o->flags & 0x04) {
+	if (o->flags & TCPHDR_RST) {
 		if (so == c->rcv_nxt)
 			c->reset = 1;
 		return;
@@ -428,7 +354,8 @@ static void client_rx(struct conn *c, const struct out *o)
 	}
 	while (c->rcv_nxt < SMAX && c->have[c->rcv_nxt])
 		c->rcv_nxt++;
-	if ((o->flags & 1) && !c->peer_fin && so + o->plen == c->rcv_nxt) {
+	if ((o->flags & TCPHDR_FIN) && !c->peer_fin &&
+	    so + o->plen == c->rcv_nxt) {
 		c->peer_fin = 1;
 		c->rcv_nxt++;
 	}
@@ -449,7 +376,8 @@ static void client_tx(struct conn *c, uint32_t off, uint32_t len, int fin,
 	p->tsval = c->tsval_next++;
 	p->tsecr = c->ts_recent;
 	p->flags = flags ? flags
-			 : (uint8_t)(0x10 | (len ? 0x08 : 0) | (fin ? 1 : 0));
+			 : (uint8_t)(TCPHDR_ACK | (len ? TCPHDR_PSH : 0) |
+				     (fin ? TCPHDR_FIN : 0));
 	p->plen = (uint16_t)len;
 	memcpy(p->payload, c->cbuf + off, len);
 	c->rcv_wup = c->rcv_nxt;
@@ -634,7 +562,8 @@ static void step(struct conn *c)
 	} else if (r < 91) { /* retransmit all that is unacked */
 		client_retransmit_all(c);
 	} else if (r < 96) { /* a pure ACK */
-		client_tx(c, c->snd_max - (c->fin_sent ? 1 : 0), 0, 0, 0x10);
+		client_tx(c, c->snd_max - (c->fin_sent ? 1 : 0), 0, 0,
+			  TCPHDR_ACK);
 	} else if (r < 99) { /* FIN */
 		if (!c->fin_sent) {
 			c->fin_sent = 1;
@@ -679,7 +608,7 @@ static int run_conn(int v6, int ts)
 	c.ciss = rnd() ^ (rnd() << 16);
 	c.tsval_next = rnd();
 	syn.seq = c.ciss;
-	syn.flags = 0x02;
+	syn.flags = TCPHDR_SYN;
 	syn.tsval = c.tsval_next++;
 	deliver_to_srv(&c, &syn, 1);
 	if (c.fail || !c.siss) {
@@ -808,7 +737,7 @@ static int one_get(const uint8_t *src, uint16_t sport)
 	c.ciss = rnd();
 	c.tsval_next = rnd();
 	syn.seq = c.ciss;
-	syn.flags = 0x02;
+	syn.flags = TCPHDR_SYN;
 	syn.tsval = c.tsval_next++;
 	deliver_to_srv(&c, &syn, 1);
 	if (!c.siss)
