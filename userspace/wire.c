@@ -96,6 +96,8 @@ int wire_tcp_opts_parse(const struct tcphdr *th, struct wire_tcp_opts *o)
 			o->tsval = wire_get32(op + 2);
 			o->tsecr = wire_get32(op + 6);
 			o->has_ts = true;
+		} else {
+			o->has_other = true;
 		}
 		op += olen;
 	}
@@ -150,6 +152,17 @@ uint32_t wire_opt_timestamps(uint8_t *o, uint32_t tsval, uint32_t tsecr)
 {
 	o[0] = TCPOPT_NOP;
 	o[1] = TCPOPT_NOP;
+	o[2] = TCPOPT_TIMESTAMP;
+	o[3] = TCPOLEN_TIMESTAMP;
+	wire_put32(o + 4, tsval);
+	wire_put32(o + 8, tsecr);
+	return 12;
+}
+
+uint32_t wire_opt_sack_perm_ts(uint8_t *o, uint32_t tsval, uint32_t tsecr)
+{
+	o[0] = TCPOPT_SACK_PERMITTED;
+	o[1] = TCPOLEN_SACK_PERMITTED;
 	o[2] = TCPOPT_TIMESTAMP;
 	o[3] = TCPOLEN_TIMESTAMP;
 	wire_put32(o + 4, tsval);

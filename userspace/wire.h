@@ -122,6 +122,7 @@ struct wire_tcp_opts {
 	uint16_t mss;
 	uint8_t wscale; /* as sent, capped at TCP_MAX_WSCALE */
 	bool has_mss, has_wscale, sack_ok, has_ts;
+	bool has_other; /* another kind, or a known one of the wrong length */
 	uint32_t tsval, tsecr; /* host order */
 };
 
@@ -298,5 +299,8 @@ uint32_t wire_opt_mss(uint8_t *o, uint16_t mss);
 uint32_t wire_opt_wscale(uint8_t *o, uint8_t shift);
 uint32_t wire_opt_sack_perm(uint8_t *o);
 uint32_t wire_opt_timestamps(uint8_t *o, uint32_t tsval, uint32_t tsecr);
+/* SACK-permitted then timestamps in 12 bytes, as Linux writes them on a
+ * SYN that carries both. */
+uint32_t wire_opt_sack_perm_ts(uint8_t *o, uint32_t tsval, uint32_t tsecr);
 
 #endif /* BLITZ_WIRE_H */

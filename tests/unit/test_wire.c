@@ -214,11 +214,17 @@ static void wire_options_walk_rules(void)
 	T_EQ_INT(wire_parse(f, sizeof(syn4), &p), WIRE_TCP);
 	T_EQ_INT(wire_tcp_opts_parse(p.tcp, &o), 0);
 	T_EQ_INT(o.wscale, 14);
+	T_CHECK(!o.has_other);
 	/* A wrong-length MSS is ignored, the rest still read. */
 	memcpy(f, syn4, sizeof(syn4));
 	op[0] = TCPOPT_MAXSEG, op[1] = 2, op[2] = 1, op[3] = 1;
 	T_EQ_INT(wire_tcp_opts_parse(p.tcp, &o), 0);
-	T_CHECK(!o.has_mss && o.has_ts && o.has_wscale);
+	T_CHECK(!o.has_mss && o.has_ts && o.has_wscale && o.has_other);
+	/* An unknown kind is skipped by its length, and said. */
+	memcpy(f, syn4, sizeof(syn4));
+	op[0] = 30, op[1] = 4;
+	T_EQ_INT(wire_tcp_opts_parse(p.tcp, &o), 0);
+	T_CHECK(!o.has_mss && o.sack_ok && o.has_ts && o.has_other);
 	/* An option running past the header stops the walk: -1. */
 	memcpy(f, syn4, sizeof(syn4));
 	op[20] = TCPOPT_WINDOW, op[21] = 9;
@@ -231,6 +237,18 @@ static void wire_options_walk_rules(void)
 	T_CHECK(o.has_mss && !o.sack_ok && !o.has_ts && !o.has_wscale);
 }
 
+/* SACK-permitted and timestamps as Linux puts them on a SYN (its
+ * tcp_options_write(): SACKP and TS in one 12-byte block, no NOPs). */
+static void wire_write_sack_perm_ts_as_linux(void)
+{
+	static const uint8_t want[12] = {4,    2,    8, 10, 0xde, 0xad,
+					 0xbe, 0xef, 0, 0,  0,	  7};
+	uint8_t o[12];
+
+	T_EQ_INT(wire_opt_sack_perm_ts(o, 0xdeadbeef, 7), 12);
+	T_CHECK(!memcmp(o, want, sizeof(want)));
+}
+
 int main(void)
 {
 	T_RUN(wire_write_ipv4_syn_equals_scapy);
@@ -240,5 +258,6 @@ int main(void)
 	T_RUN(wire_parse_malformed_verdicts);
 	T_RUN(wire_ipv4_options_skipped);
 	T_RUN(wire_options_walk_rules);
+	T_RUN(wire_write_sack_perm_ts_as_linux);
 	T_EXIT();
 }
