@@ -147,8 +147,9 @@ static inline size_t tf_build(uint8_t *buf, const struct tf_seg *s)
 struct tf_out {
 	struct wire_pkt p;
 	struct wire_tcp_opts o;
-	bool opts_ok; /* the option walk met no malformed option */
-	bool csum_ok; /* the TCP checksum and, on IPv4, the header's */
+	bool opts_ok;	  /* the option walk met no malformed option */
+	bool ip_csum_ok;  /* the IPv4 header's checksum (IPv6: true) */
+	bool tcp_csum_ok; /* the TCP checksum, pseudo-header included */
 	uint16_t sport, dport;
 	uint32_t seq, ack;
 	uint8_t flags;
@@ -166,11 +167,10 @@ static inline bool tf_parse(const uint8_t *f, uint32_t n, struct tf_out *t)
 		return false;
 	th = t->p.tcp;
 	t->opts_ok = !wire_tcp_opts_parse(th, &t->o);
-	t->csum_ok = wire_tcp_csum_of(f, t->p.ip6, t->p.l4_off, t->p.tcp_len) ==
-		     wire_get16(&th->check);
-	if (t->p.ip4)
-		t->csum_ok =
-			t->csum_ok &&
+	t->tcp_csum_ok =
+		wire_tcp_csum_of(f, t->p.ip6, t->p.l4_off, t->p.tcp_len) ==
+		wire_get16(&th->check);
+	t->ip_csum_ok = !t->p.ip4 ||
 			!csum_finish(csum_add(0, t->p.ip4, t->p.ip4->ihl * 4u));
 	t->sport = ntohs(th->source);
 	t->dport = ntohs(th->dest);

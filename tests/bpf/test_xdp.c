@@ -2,7 +2,8 @@
 /*
  * test_xdp.c - the xdp engine (bpf/blitz_xdp.bpf.c) under BPF_PROG_TEST_RUN
  * with crafted frames: every case asserts the verdict, the output bytes
- * (checksums recomputed here, seq/ack/flags/options, the payload against
+ * (checksums recomputed by tests/frame.h, independently of the program;
+ * seq/ack/flags/options, the payload against
  * http_responses_build()) and the counters it should move.
  *
  * Runs in a private network namespace (unshare) so bpf_skc_lookup_tcp()
@@ -28,6 +29,8 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include <linux/bpf.h>
+#include <linux/icmp.h>
+#include <linux/icmpv6.h>
 
 #include "blitz_xdp.skel.h"
 #include "../bpf/blitz_shared.h"
@@ -38,6 +41,7 @@
 #include "../bpf/blitz_seq.h"
 #include "http.h"
 #include "testlib.h"
+#include "frame.h"
 
 #define PORT 8080
 #define OUT_MAX 4096
@@ -53,46 +57,6 @@ static int have_fwd;   /* and a veth with 10.9.0.1/24, fd09::1/64 */
 
 static const uint8_t srv_mac[6] = {0x02, 0, 0, 0, 0, 0x01};
 static const uint8_t cli_mac[6] = {0x02, 0, 0, 0, 0, 0x02};
-
-/* ------------------------------------------------------------------ */
-/* Checksums, written independently of the program under test          */
-/* ------------------------------------------------------------------ */
-
-static uint32_t sum_be(const uint8_t *p, size_t n, uint32_t sum)
-{
-	size_t i;
-
-	for (i = 0; i + 1 < n; i += 2)
-		sum += (uint32_t)p[i] << 8 | p[i + 1];
-	if (n & 1)
-		sum += (uint32_t)p[n - 1] << 8;
-	return sum;
-}
-
-static uint16_t fold_inv(uint32_t sum)
-{
-	while (sum >> 16)
-		sum = (sum & 0xffff) + (sum >> 16);
-	return (uint16_t)~sum;
-}
-
-/* TCP checksum over the pseudo-header and segment (0 when valid if the
- * segment already holds its checksum). */
-static uint16_t tcp_csum(int v6, const uint8_t *l3, const uint8_t *seg,
-			 size_t seglen)
-{
-	uint32_t sum = 0;
-
-	if (v6) {
-		sum = sum_be(l3 + 8, 32, 0);
-		sum += (uint32_t)(seglen >> 16) + (seglen & 0xffff);
-	} else {
-		sum = sum_be(l3 + 12, 8, 0);
-		sum += (uint32_t)seglen;
-	}
-	sum += IPPROTO_TCP;
-	return fold_inv(sum_be(seg, seglen, sum));
-}
 
 /* ------------------------------------------------------------------ */
 /* Frames                                                              */
@@ -136,77 +100,34 @@ static void spec_init(struct fspec *f, int v6)
 
 static size_t build(uint8_t *buf, const struct fspec *f)
 {
-	uint8_t *l3 = buf + 14, *th;
-	int ipoptlen = f->ihl ? (f->ihl - 5) * 4 : 0;
-	int thlen = 20 + f->optlen, iphl, extlen = f->v6_ext >= 0 ? 8 : 0;
-	int seglen = thlen + f->plen;
-	uint16_t et = f->ethertype ? f->ethertype : (f->v6 ? 0x86dd : 0x0800);
+	struct tf_seg s = {
+		.v6 = f->v6,
+		.src_mac = cli_mac,
+		.dst_mac = f->dmac ? f->dmac : srv_mac,
+		.sport = f->sport,
+		.dport = f->dport,
+		.seq = f->seq,
+		.ack = f->ack,
+		.flags = f->flags,
+		.win = f->win,
+		.ip_id = 0x1200,
+		.frag_off = f->frag,
+		.opts = f->opts,
+		.optlen = (uint32_t)f->optlen,
+		.payload = f->payload,
+		.plen = (uint32_t)f->plen,
+		.ihl = f->ihl,
+		.doff = f->doff,
+		.ip_len_delta = f->totlen_delta,
+		.v6_ext = f->v6_ext >= 0,
+		.v6_ext_hdr = (uint8_t)(f->v6_ext >= 0 ? f->v6_ext : 0),
+		.eth_pad = (uint32_t)f->eth_pad,
+		.ethertype = f->ethertype,
+		.ip_proto = f->ip_proto,
+	};
 
-	memset(buf, 0, OUT_MAX);
-	memcpy(buf, f->dmac ? f->dmac : srv_mac, 6);
-	memcpy(buf + 6, cli_mac, 6);
-	buf[12] = (uint8_t)(et >> 8);
-	buf[13] = (uint8_t)et;
-	if (f->v6) {
-		iphl = 40 + extlen;
-		l3[0] = 0x60;
-		l3[4] = (uint8_t)((extlen + seglen + f->totlen_delta) >> 8);
-		l3[5] = (uint8_t)(extlen + seglen + f->totlen_delta);
-		l3[6] = extlen ? (uint8_t)f->v6_ext
-			       : (f->ip_proto ? f->ip_proto : IPPROTO_TCP);
-		l3[7] = 64;
-		inet_pton(AF_INET6, f->src, l3 + 8);
-		inet_pton(AF_INET6, f->dst, l3 + 24);
-		if (extlen) {
-			l3[40] = IPPROTO_TCP;
-			if (f->v6_ext == 44) /* fragment: offset 0, M set */
-				l3[43] = 1;
-		}
-	} else {
-		int ihl = f->ihl ? f->ihl : 5;
-		int tot = (ihl < 5 ? 20 : ihl * 4) + seglen + f->totlen_delta;
-
-		iphl = ihl < 5 ? 20 : ihl * 4;
-		l3[0] = (uint8_t)(0x40 | ihl);
-		l3[2] = (uint8_t)(tot >> 8);
-		l3[3] = (uint8_t)tot;
-		l3[4] = 0x12;
-		l3[6] = (uint8_t)(f->frag >> 8);
-		l3[7] = (uint8_t)f->frag;
-		l3[8] = 64;
-		l3[9] = f->ip_proto ? f->ip_proto : IPPROTO_TCP;
-		inet_pton(AF_INET, f->src, l3 + 12);
-		inet_pton(AF_INET, f->dst, l3 + 16);
-		memset(l3 + 20, 1, (size_t)(ipoptlen > 0 ? ipoptlen : 0));
-		{
-			uint16_t c = fold_inv(sum_be(l3, (size_t)iphl, 0));
-
-			l3[10] = (uint8_t)(c >> 8);
-			l3[11] = (uint8_t)c;
-		}
-	}
-	th = l3 + iphl;
-	th[0] = (uint8_t)(f->sport >> 8);
-	th[1] = (uint8_t)f->sport;
-	th[2] = (uint8_t)(f->dport >> 8);
-	th[3] = (uint8_t)f->dport;
-	*(uint32_t *)(th + 4) = htonl(f->seq);
-	*(uint32_t *)(th + 8) = htonl(f->ack);
-	th[12] = (uint8_t)((f->doff ? f->doff : thlen / 4) << 4);
-	th[13] = f->flags;
-	th[14] = (uint8_t)(f->win >> 8);
-	th[15] = (uint8_t)f->win;
-	if (f->optlen)
-		memcpy(th + 20, f->opts, (size_t)f->optlen);
-	if (f->plen)
-		memcpy(th + thlen, f->payload, (size_t)f->plen);
-	if (f->v6_ext < 0) {
-		uint16_t c = tcp_csum(f->v6, l3, th, (size_t)seglen);
-
-		th[16] = (uint8_t)(c >> 8);
-		th[17] = (uint8_t)c;
-	}
-	return 14 + (size_t)iphl + (size_t)seglen + (size_t)f->eth_pad;
+	tf_addrs(&s, f->src, f->dst);
+	return tf_build(buf, &s);
 }
 
 struct run {
@@ -288,88 +209,65 @@ struct reply {
 static int parse_reply(const struct run *r, const struct fspec *f,
 		       struct reply *p)
 {
-	const uint8_t *b = r->out, *in = r->in;
-	int iphl, seglen, i, ok = 1;
+	const uint8_t *in = r->in;
+	struct tf_out t;
 
 	memset(p, 0, sizeof(*p));
 	p->v6 = f->v6;
 	p->wscale = -1;
-	T_CHECK(!memcmp(b, cli_mac, 6) && !memcmp(b + 6, srv_mac, 6));
-	p->l3 = b + 14;
-	if (f->v6) {
-		iphl = 40;
-		seglen = p->l3[4] << 8 | p->l3[5];
-		T_CHECK_MSG(r->outlen == (uint32_t)(14 + 40 + seglen),
-			    "frame %u, ip says %d", r->outlen, 54 + seglen);
-		T_CHECK(p->l3[0] == 0x60 && p->l3[6] == IPPROTO_TCP);
-		T_EQ_INT(p->l3[7], 64);
-		T_CHECK(!memcmp(p->l3 + 8, in + 14 + 24, 16));
-		T_CHECK(!memcmp(p->l3 + 24, in + 14 + 8, 16));
-	} else {
-		iphl = 20;
-		seglen = (p->l3[2] << 8 | p->l3[3]) - 20;
-		T_CHECK_MSG(r->outlen == (uint32_t)(14 + 20 + seglen),
-			    "frame %u, ip says %d", r->outlen, 34 + seglen);
-		T_EQ_INT(p->l3[0], 0x45);
-		T_EQ_INT(p->l3[8], 64);
-		T_EQ_INT(p->l3[9], IPPROTO_TCP);
-		T_EQ_INT(fold_inv(sum_be(p->l3, 20, 0)), 0);
-		T_CHECK(!memcmp(p->l3 + 12, in + 14 + 16, 4));
-		T_CHECK(!memcmp(p->l3 + 16, in + 14 + 12, 4));
-	}
-	if (seglen < 20 || 14 + iphl + seglen > (int)r->outlen) {
-		T_CHECK_MSG(0, "bad segment length %d", seglen);
+	T_CHECK(!memcmp(r->out, cli_mac, 6) && !memcmp(r->out + 6, srv_mac, 6));
+	if (!tf_parse(r->out, r->outlen, &t) || !t.p.ip6 != !f->v6) {
+		T_CHECK_MSG(0, "reply is no TCP segment of ours (verdict %d)",
+			    wire_parse(r->out, r->outlen, &t.p));
 		return 0;
 	}
-	p->th = p->l3 + iphl;
-	T_CHECK_MSG(tcp_csum(f->v6, p->l3, p->th, (size_t)seglen) == 0,
-		    "TCP checksum wrong");
-	p->sport = (uint16_t)(p->th[0] << 8 | p->th[1]);
-	p->dport = (uint16_t)(p->th[2] << 8 | p->th[3]);
+	T_CHECK_MSG(r->outlen == t.p.l4_off + t.p.tcp_len,
+		    "frame %u, ip says %u", r->outlen,
+		    t.p.l4_off + t.p.tcp_len);
+	p->l3 = r->out + t.p.l3_off;
+	if (f->v6) {
+		const struct ipv6hdr *ip = t.p.ip6,
+				     *iin = (const void *)(in + 14);
+
+		T_CHECK(ip->version == 6 && !ip->priority &&
+			ip->nexthdr == IPPROTO_TCP);
+		T_EQ_INT(ip->hop_limit, 64);
+		T_CHECK(!memcmp(&ip->saddr, &iin->daddr, 16));
+		T_CHECK(!memcmp(&ip->daddr, &iin->saddr, 16));
+	} else {
+		const struct iphdr *ip = t.p.ip4,
+				   *iin = (const void *)(in + 14);
+
+		T_CHECK(ip->version == 4 && ip->ihl == 5);
+		T_EQ_INT(ip->ttl, 64);
+		T_EQ_INT(ip->protocol, IPPROTO_TCP);
+		T_CHECK_MSG(t.ip_csum_ok, "IP checksum wrong");
+		T_CHECK(ip->saddr == iin->daddr);
+		T_CHECK(ip->daddr == iin->saddr);
+	}
+	p->th = (const uint8_t *)t.p.tcp;
+	T_CHECK_MSG(t.tcp_csum_ok, "TCP checksum wrong");
+	p->sport = t.sport;
+	p->dport = t.dport;
 	T_EQ_INT(p->sport, f->dport);
 	T_EQ_INT(p->dport, f->sport);
-	p->seq = ntohl(*(const uint32_t *)(p->th + 4));
-	p->ack = ntohl(*(const uint32_t *)(p->th + 8));
-	p->thlen = (p->th[12] >> 4) * 4;
-	p->flags = p->th[13];
-	p->win = (uint16_t)(p->th[14] << 8 | p->th[15]);
-	if (p->thlen < 20 || p->thlen > seglen) {
-		T_CHECK_MSG(0, "bad doff %d", p->thlen);
-		return 0;
-	}
-	for (i = 20; i < p->thlen;) {
-		uint8_t k = p->th[i];
-
-		if (k == 0)
-			break;
-		if (k == 1) {
-			i++;
-			continue;
-		}
-		if (i + 1 >= p->thlen || p->th[i + 1] < 2 ||
-		    i + p->th[i + 1] > p->thlen) {
-			ok = 0;
-			break;
-		}
-		if (k == 2 && p->th[i + 1] == 4) {
-			p->has_mss = 1;
-			p->mss = (uint16_t)(p->th[i + 2] << 8 | p->th[i + 3]);
-		} else if (k == 3 && p->th[i + 1] == 3) {
-			p->wscale = p->th[i + 2];
-		} else if (k == 4 && p->th[i + 1] == 2) {
-			p->has_sackp = 1;
-		} else if (k == 8 && p->th[i + 1] == 10) {
-			p->has_ts = 1;
-			p->tsval = ntohl(*(const uint32_t *)(p->th + i + 2));
-			p->tsecr = ntohl(*(const uint32_t *)(p->th + i + 6));
-		} else {
-			p->has_other_opt = 1;
-		}
-		i += p->th[i + 1];
-	}
-	T_CHECK_MSG(ok, "our own options malformed");
-	p->pay = p->th + p->thlen;
-	p->plen = seglen - p->thlen;
+	p->seq = t.seq;
+	p->ack = t.ack;
+	p->thlen = (int)t.thlen;
+	p->flags = t.flags;
+	p->win = t.win;
+	p->has_mss = t.o.has_mss;
+	p->mss = t.o.mss;
+	if (t.o.has_wscale)
+		p->wscale = t.o.wscale;
+	p->has_sackp = t.o.sack_ok;
+	p->has_ts = t.o.has_ts;
+	p->tsval = t.o.tsval;
+	p->tsecr = t.o.tsecr;
+	p->has_other_opt = t.o.has_other;
+	T_CHECK_MSG(t.opts_ok, "our own options malformed");
+	p->pay = t.p.payload;
+	p->plen = (int)t.p.payload_len;
 	return 1;
 }
 
@@ -452,7 +350,7 @@ static uint32_t tsecr_for(const struct fspec *f, uint32_t opts, uint32_t seq,
 /* The TSecr f carries (its 12-byte timestamp block). */
 static uint32_t tsecr_of(const struct fspec *f)
 {
-	return ntohl(*(const uint32_t *)(f->opts + 8));
+	return wire_get32(f->opts + 8);
 }
 
 /* The TSval our reply to f must carry when it ends at a and acks x; 0
@@ -482,21 +380,15 @@ static uint8_t ts_opts[12];
 
 static void with_ts(struct fspec *f, uint32_t tsval, uint32_t tsecr)
 {
-	ts_opts[0] = 1;
-	ts_opts[1] = 1;
-	ts_opts[2] = 8;
-	ts_opts[3] = 10;
-	*(uint32_t *)(ts_opts + 4) = htonl(tsval);
-	*(uint32_t *)(ts_opts + 8) = htonl(tsecr);
 	f->opts = ts_opts;
-	f->optlen = 12;
+	f->optlen = (int)wire_opt_timestamps(ts_opts, tsval, tsecr);
 }
 
 /* A data segment of a connection whose SYN-ACK we sent (valid cookie). */
 static void data_spec(struct fspec *f, int v6, int ts, const char *payload)
 {
 	spec_init(f, v6);
-	f->flags = 0x18;
+	f->flags = TCPHDR_PSH | TCPHDR_ACK;
 	f->payload = payload;
 	f->plen = payload ? (int)strlen(payload) : 0;
 	/* With timestamps any ack: 777 bytes already sent. Without, only
@@ -600,18 +492,20 @@ static void expect_answer(const struct fspec *f, const int *kinds, int n,
 	if (r.retval != XDP_TX || !parse_reply(&r, f, &p))
 		return;
 	T_EQ_INT(p.seq, f->ack);
-	T_EQ_INT(p.ack, f->seq + (uint32_t)f->plen + (f->flags & 1));
-	T_EQ_INT(p.flags, 0x18 | (fin ? 1 : 0));
+	T_EQ_INT(p.ack, f->seq + (uint32_t)f->plen + (f->flags & TCPHDR_FIN));
+	T_EQ_INT(p.flags, TCPHDR_PSH | TCPHDR_ACK | (fin ? TCPHDR_FIN : 0));
 	T_EQ_INT(p.win, 65535);
 	T_CHECK(!p.has_mss && !p.has_other_opt);
 	if (f->optlen == 12) {
 		T_CHECK(p.has_ts);
 		/* a reply that closes carries the FIN mark (blitz_seq.h) */
 		T_EQ_INT(p.tsval,
-			 reply_tsval_for(
-				 f, p.seq + (uint32_t)p.plen + (p.flags & 1),
-				 blitz_seq_mint_x(p.ack, p.flags & 1)));
-		T_EQ_INT(p.tsecr, ntohl(*(const uint32_t *)(f->opts + 4)));
+			 reply_tsval_for(f,
+					 p.seq + (uint32_t)p.plen +
+						 (p.flags & TCPHDR_FIN),
+					 blitz_seq_mint_x(
+						 p.ack, p.flags & TCPHDR_FIN)));
+		T_EQ_INT(p.tsecr, wire_get32(f->opts + 4));
 		T_EQ_INT(p.thlen, 32);
 	} else {
 		T_CHECK(!p.has_ts);
@@ -641,7 +535,7 @@ static void syn_case(int v6, const uint8_t *opts, int optlen, int want_ts,
 	uint32_t isn = 0, tsv = 0, o;
 
 	spec_init(&f, v6);
-	f.flags = 0x02;
+	f.flags = TCPHDR_SYN;
 	f.opts = opts;
 	f.optlen = optlen;
 	o = syn_opts_of(&f);
@@ -653,7 +547,7 @@ static void syn_case(int v6, const uint8_t *opts, int optlen, int want_ts,
 	T_EQ_INT(r.retval, XDP_TX);
 	if (r.retval != XDP_TX || !parse_reply(&r, &f, &p))
 		return;
-	T_EQ_INT(p.flags, 0x12);
+	T_EQ_INT(p.flags, TCPHDR_SYN | TCPHDR_ACK);
 	T_EQ_INT(p.seq, isn);
 	T_EQ_INT(p.ack, f.seq + 1);
 	T_EQ_INT(p.win, 65535);
@@ -746,13 +640,13 @@ static void t_syn_with_data(void)
 	struct reply p;
 
 	spec_init(&f, 0);
-	f.flags = 0x02;
+	f.flags = TCPHDR_SYN;
 	f.payload = "GET / HTTP/1.1\r\nHost: h\r\n\r\n";
 	f.plen = 18;
 	run_spec(&r, &f);
 	T_EQ_INT(r.retval, XDP_TX);
 	if (r.retval == XDP_TX && parse_reply(&r, &f, &p)) {
-		T_EQ_INT(p.flags, 0x12);
+		T_EQ_INT(p.flags, TCPHDR_SYN | TCPHDR_ACK);
 		T_EQ_INT(p.plen, 0);
 		T_EQ_INT(p.ack, f.seq + 1);
 	}
@@ -763,7 +657,7 @@ static void t_synack_or_synfin_passed(void)
 	struct fspec f;
 
 	spec_init(&f, 0);
-	f.flags = 0x12;
+	f.flags = TCPHDR_SYN | TCPHDR_ACK;
 	expect_pass(&f, BLITZ_CNT_PASS_NOT_TRIVIAL);
 	f.flags = 0x03;
 	expect_pass(&f, BLITZ_CNT_PASS_NOT_TRIVIAL);
@@ -1352,10 +1246,10 @@ static void t_pure_ack_dropped(void)
 	struct fspec f;
 
 	data_spec(&f, 0, 1, NULL);
-	f.flags = 0x10;
+	f.flags = TCPHDR_ACK;
 	expect_drop(&f, BLITZ_CNT_DROP_PURE_ACK);
 	data_spec(&f, 1, 0, NULL);
-	f.flags = 0x10;
+	f.flags = TCPHDR_ACK;
 	expect_drop(&f, BLITZ_CNT_DROP_PURE_ACK);
 }
 
@@ -1367,13 +1261,13 @@ static void fin_case(int v6, int ts)
 	struct cnt_snap s;
 
 	data_spec(&f, v6, ts, NULL);
-	f.flags = 0x11;
+	f.flags = TCPHDR_FIN | TCPHDR_ACK;
 	snap(&s);
 	run_spec(&r, &f);
 	T_EQ_INT(r.retval, XDP_TX);
 	if (r.retval != XDP_TX || !parse_reply(&r, &f, &p))
 		return;
-	T_EQ_INT(p.flags, 0x11);
+	T_EQ_INT(p.flags, TCPHDR_FIN | TCPHDR_ACK);
 	T_EQ_INT(p.seq, f.ack);
 	T_EQ_INT(p.ack, f.seq + 1);
 	T_EQ_INT(p.plen, 0);
@@ -1409,7 +1303,7 @@ static void t_rst_dropped(void)
 	struct fspec f;
 
 	data_spec(&f, 0, 0, NULL);
-	f.flags = 0x04;
+	f.flags = TCPHDR_RST;
 	expect_drop(&f, BLITZ_CNT_DROP_RST);
 	data_spec(&f, 1, 1, NULL);
 	f.flags = 0x14;
@@ -1463,7 +1357,8 @@ static int spoof_one(int kind, int v6, const char *payload, int *answered)
 	f.sport = (uint16_t)(spoof_rand() | 1024);
 	f.seq = spoof_rand();
 	f.ack = spoof_rand();
-	f.flags = 0x18 | (spoof_rand() & 1); /* PSH|ACK, sometimes FIN */
+	f.flags = TCPHDR_PSH | TCPHDR_ACK |
+		  (spoof_rand() & TCPHDR_FIN); /* sometimes FIN */
 	if (kind == 0 && f.ack == isn_of(&f, f.seq - 1) + 1)
 		f.ack++; /* 2^-32: not a spoof but a lucky guess */
 	if (kind == 1) {
@@ -1543,7 +1438,7 @@ static void t_no_ts_only_handshake_completion(void)
 	expect_drop(&f, BLITZ_CNT_DROP_NO_TS);
 	/* the pure ACK that completes the handshake: ours, and dropped */
 	data_spec(&f, 1, 0, NULL);
-	f.flags = 0x10;
+	f.flags = TCPHDR_ACK;
 	expect_drop(&f, BLITZ_CNT_DROP_PURE_ACK);
 }
 
@@ -1583,7 +1478,7 @@ static void t_not_our_port_or_address(void)
 	f.dst = "fd00::3";
 	expect_pass(&f, BLITZ_CNT_PASS_HOST);
 	spec_init(&f, 1);
-	f.flags = 0x02;
+	f.flags = TCPHDR_SYN;
 	f.dport = 22;
 	expect_pass(&f, BLITZ_CNT_PASS_HOST);
 	data_spec(&f, 0, 0, get11);
@@ -1630,7 +1525,7 @@ static void syn_to(int v6, const char *dst, int want_tx, int reason)
 	struct cnt_snap s;
 
 	spec_init(&f, v6);
-	f.flags = 0x02;
+	f.flags = TCPHDR_SYN;
 	f.dst = dst;
 	if (!want_tx) {
 		expect_pass(&f, reason);
@@ -1701,7 +1596,7 @@ static void t_martian_sources(void)
 
 	for (i = 0; i < sizeof(v4) / sizeof(v4[0]); i++) {
 		spec_init(&f, 0);
-		f.flags = 0x02;
+		f.flags = TCPHDR_SYN;
 		f.src = v4[i];
 		expect_drop(&f, BLITZ_CNT_DROP_MARTIAN);
 		data_spec(&f, 0, 0, get11);
@@ -1711,14 +1606,14 @@ static void t_martian_sources(void)
 	}
 	for (i = 0; i < sizeof(v6) / sizeof(v6[0]); i++) {
 		spec_init(&f, 1);
-		f.flags = 0x02;
+		f.flags = TCPHDR_SYN;
 		f.src = v6[i];
 		expect_drop(&f, BLITZ_CNT_DROP_MARTIAN);
 	}
 	/* link-local and unique-local sources are fine */
 	syn_to(1, "fd00::1", 1, 0);
 	spec_init(&f, 1);
-	f.flags = 0x02;
+	f.flags = TCPHDR_SYN;
 	f.src = "fe80::2";
 	{
 		struct run r;
@@ -1748,7 +1643,7 @@ static void t_other_mac(void)
 	f.dmac = mcast;
 	expect_pass(&f, BLITZ_CNT_PASS_OTHER_MAC);
 	spec_init(&f, 1);
-	f.flags = 0x02;
+	f.flags = TCPHDR_SYN;
 	f.dmac = vrrp;
 	expect_pass(&f, BLITZ_CNT_PASS_OTHER_MAC);
 	/* host traffic to another MAC is host traffic */
@@ -1762,7 +1657,7 @@ static void t_other_mac(void)
 	bpf_map__update_elem(skel->maps.config, &key, sizeof(key), &c,
 			     sizeof(c), 0);
 	spec_init(&f, 0);
-	f.flags = 0x02;
+	f.flags = TCPHDR_SYN;
 	f.dmac = vrrp;
 	run_spec(&r, &f);
 	T_EQ_INT(r.retval, XDP_TX);
@@ -1859,7 +1754,7 @@ static void t_vlan_tagged(void)
 	vlan_case(&f, q100, 1);
 	vlan_case(&f, qinq, 2);
 	spec_init(&f, 0);
-	f.flags = 0x02;
+	f.flags = TCPHDR_SYN;
 	f.opts = syn_opts;
 	f.optlen = sizeof(syn_opts);
 	vlan_case(&f, q100, 1);
@@ -1876,48 +1771,43 @@ static void t_vlan_tagged(void)
 static size_t icmp_about(uint8_t *buf, const struct run *r, int v6,
 			 uint32_t mtu, size_t qtcp)
 {
-	const uint8_t *rip = r->out + 14;
-	size_t iphl = v6 ? 40 : 20, q = iphl + qtcp;
-	uint8_t *ip = buf + 14, *ic;
+	const uint8_t *rip = r->out + ETH_HLEN;
+	size_t iphl = v6 ? WIRE_IP6_HLEN : WIRE_IP4_HLEN, q = iphl + qtcp;
+	struct ethhdr *eth = (void *)buf;
+	uint8_t *ic = buf + ETH_HLEN + iphl, router[16];
 
 	memset(buf, 0, OUT_MAX);
-	memcpy(buf, srv_mac, 6);
-	memcpy(buf + 6, cli_mac, 6);
+	memcpy(eth->h_dest, srv_mac, ETH_ALEN);
+	memcpy(eth->h_source, cli_mac, ETH_ALEN);
 	if (!v6) {
-		uint16_t c;
+		const struct iphdr *rh = (const void *)rip;
+		struct iphdr *ip = (void *)(buf + ETH_HLEN);
 
-		buf[12] = 0x08;
-		ip[0] = 0x45;
-		ip[2] = (uint8_t)((20 + 8 + q) >> 8);
-		ip[3] = (uint8_t)(20 + 8 + q);
-		ip[8] = 64;
-		ip[9] = IPPROTO_ICMP;
-		inet_pton(AF_INET, "10.0.0.3", ip + 12);
-		memcpy(ip + 16, rip + 12, 4); /* to the reply's source */
-		c = fold_inv(sum_be(ip, 20, 0));
-		ip[10] = (uint8_t)(c >> 8);
-		ip[11] = (uint8_t)c;
-		ic = ip + 20;
-		ic[0] = 3;
-		ic[1] = 4;
-		ic[6] = (uint8_t)(mtu >> 8);
-		ic[7] = (uint8_t)mtu;
+		eth->h_proto = htons(ETH_P_IP);
+		inet_pton(AF_INET, "10.0.0.3", router);
+		/* to the reply's source */
+		wire_put_ip4(ip, router, &rh->saddr, 8 + (uint32_t)q, 0, 64);
+		ip->frag_off = 0;
+		ip->protocol = IPPROTO_ICMP;
+		ip->check = 0;
+		wire_put16(&ip->check,
+			   csum_finish(csum_add(0, ip, WIRE_IP4_HLEN)));
+		ic[0] = ICMP_DEST_UNREACH;
+		ic[1] = ICMP_FRAG_NEEDED;
+		wire_put16(ic + 6, (uint16_t)mtu);
 	} else {
-		buf[12] = 0x86;
-		buf[13] = 0xdd;
-		ip[0] = 0x60;
-		ip[4] = (uint8_t)((8 + q) >> 8);
-		ip[5] = (uint8_t)(8 + q);
-		ip[6] = 58;
-		ip[7] = 64;
-		inet_pton(AF_INET6, "fd00::3", ip + 8);
-		memcpy(ip + 24, rip + 8, 16);
-		ic = ip + 40;
-		ic[0] = 2;
-		*(uint32_t *)(ic + 4) = htonl(mtu);
+		const struct ipv6hdr *rh = (const void *)rip;
+		struct ipv6hdr *ip = (void *)(buf + ETH_HLEN);
+
+		eth->h_proto = htons(ETH_P_IPV6);
+		inet_pton(AF_INET6, "fd00::3", router);
+		wire_put_ip6(ip, router, &rh->saddr, 8 + (uint32_t)q, 64);
+		ip->nexthdr = IPPROTO_ICMPV6;
+		ic[0] = ICMPV6_PKT_TOOBIG;
+		wire_put32(ic + 4, mtu);
 	}
 	memcpy(ic + 8, rip, q);
-	return 14 + iphl + 8 + q;
+	return ETH_HLEN + iphl + 8 + q;
 }
 
 /* Run an ICMP frame: passed untouched, and the counter that moved. */
@@ -1954,7 +1844,7 @@ static void pmtu_spec(struct fspec *f, char *buf, int v6, const char *src,
 		strcat(buf, "GET / HTTP/1.1\r\nHost: h\r\n\r\n");
 	spec_init(f, v6);
 	f->src = src;
-	f->flags = 0x18;
+	f->flags = TCPHDR_PSH | TCPHDR_ACK;
 	f->payload = buf;
 	f->plen = (int)strlen(buf);
 	f->ack = isn_of(f, f->seq - 1) + 1 + 777;
@@ -2154,12 +2044,12 @@ static void t_ethernet_padding(void)
 	struct reply p;
 
 	data_spec(&f, 0, 0, NULL);
-	f.flags = 0x11;
+	f.flags = TCPHDR_FIN | TCPHDR_ACK;
 	f.eth_pad = 6;
 	run_spec(&r, &f);
 	T_EQ_INT(r.retval, XDP_TX);
 	if (r.retval == XDP_TX && parse_reply(&r, &f, &p)) {
-		T_EQ_INT(p.flags, 0x11);
+		T_EQ_INT(p.flags, TCPHDR_FIN | TCPHDR_ACK);
 		T_EQ_INT(p.ack, f.seq + 1);
 	}
 }
@@ -2252,7 +2142,7 @@ static void t_kernel_owns(void)
 	}
 	/* Only the listener: a segment with a good cookie is ours. */
 	data_spec(&f, 0, 0, NULL);
-	f.flags = 0x10;
+	f.flags = TCPHDR_ACK;
 	expect_drop(&f, BLITZ_CNT_DROP_PURE_ACK);
 
 	if (kernel_conn(ls, &cs, &as, &cport)) {
@@ -2264,14 +2154,14 @@ static void t_kernel_owns(void)
 	f.sport = cport;
 	f.ack = 12345;
 	expect_pass(&f, BLITZ_CNT_PASS_KERNEL_OWNS);
-	f.flags = 0x04;
+	f.flags = TCPHDR_RST;
 	expect_pass(&f, BLITZ_CNT_PASS_KERNEL_OWNS);
-	f.flags = 0x18;
+	f.flags = TCPHDR_PSH | TCPHDR_ACK;
 	f.payload = get11;
 	f.plen = (int)strlen(get11);
 	expect_pass(&f, BLITZ_CNT_PASS_KERNEL_OWNS);
 	/* a SYN for it too (a client that rebooted): no XDP SYN-ACK */
-	f.flags = 0x02;
+	f.flags = TCPHDR_SYN;
 	f.payload = NULL;
 	f.plen = 0;
 	expect_pass(&f, BLITZ_CNT_PASS_KERNEL_OWNS);
@@ -2283,11 +2173,11 @@ static void t_kernel_owns(void)
 		c.mode = BLITZ_MODE_AFXDP;
 		bpf_map__update_elem(skel->maps.config, &key, sizeof(key), &c,
 				     sizeof(c), 0);
-		f.flags = 0x18;
+		f.flags = TCPHDR_PSH | TCPHDR_ACK;
 		f.payload = get11;
 		f.plen = (int)strlen(get11);
 		expect_pass(&f, BLITZ_CNT_PASS_KERNEL_OWNS);
-		f.flags = 0x02;
+		f.flags = TCPHDR_SYN;
 		f.payload = NULL;
 		f.plen = 0;
 		expect_pass(&f, BLITZ_CNT_PASS_KERNEL_OWNS);
@@ -2340,7 +2230,7 @@ static void t_kernel_owns_time_wait(void)
 	T_CHECK_MSG(i < 50, "no server-side TIME_WAIT for port %u", cport);
 	spec_init(&f, 0);
 	f.sport = cport;
-	f.flags = 0x02;
+	f.flags = TCPHDR_SYN;
 	f.seq = 0x55667788;
 	expect_pass(&f, BLITZ_CNT_PASS_KERNEL_OWNS);
 	/* another port of the same client is a new connection: ours */
@@ -2744,7 +2634,7 @@ static void report_cost(void)
 	       "BPF_PROG_TEST_RUN (repeat 1) incl. its clock reads; \"host\" "
 	       "is the floor\n");
 	spec_init(&f, 0);
-	f.flags = 0x02;
+	f.flags = TCPHDR_SYN;
 	cost("SYN", &f, 0);
 	data_spec(&f, 0, 1, "GET / HTTP/1.1\r\nHost: 10.0.0.1:8080\r\n\r\n");
 	cost("GET (wrk)", &f, 0);
@@ -2759,10 +2649,10 @@ static void report_cost(void)
 		  "GET / HTTP/1.1\r\nHost: 10.0.0.1:8080\r\n\r\n");
 	cost("pipelined-3", &f, 0);
 	data_spec(&f, 0, 1, NULL);
-	f.flags = 0x11;
+	f.flags = TCPHDR_FIN | TCPHDR_ACK;
 	cost("FIN", &f, 0);
 	data_spec(&f, 0, 0, NULL);
-	f.flags = 0x10;
+	f.flags = TCPHDR_ACK;
 	cost("pure ACK", &f, 0);
 	data_spec(&f, 0, 0, get11);
 	f.dport = 22;
@@ -2776,7 +2666,7 @@ static void report_cost(void)
 			  "GET / HTTP/1.1\r\nHost: 10.0.0.1:8080\r\n\r\n");
 		cost("GET FIB fwd-on", &f, 0);
 		spec_init(&f, 0);
-		f.flags = 0x02;
+		f.flags = TCPHDR_SYN;
 		cost("SYN FIB fwd-on", &f, 0);
 		data_spec(&f, 0, 1, get11);
 		f.dst = "10.9.0.5";
@@ -2829,7 +2719,7 @@ static void report_cost(void)
 			bpf_prog_test_run_opts(prog_fd, &o);
 			printf("# host (repeat): %u ns\n", o.duration);
 			data_spec(&f, 0, 1, NULL);
-			f.flags = 0x10;
+			f.flags = TCPHDR_ACK;
 			n = build(in, &f);
 			o.data_size_in = (uint32_t)n;
 			o.data_size_out = OUT_MAX;
@@ -2864,31 +2754,31 @@ static void cfg_put(const struct blitz_config *c)
 static int vc_connect(struct vclient *c, int v6, uint16_t sport, uint16_t mss,
 		      int ws, int sack)
 {
-	static const uint8_t nop4[4] = {1, 1, 1, 1};
 	struct run r;
 	struct reply p;
 	uint8_t *o = c->syn_opts;
+	uint32_t n;
 
 	memset(c, 0, sizeof(*c));
 	spec_init(&c->f, v6);
 	c->f.sport = sport;
 	c->f.seq = spoof_rand();
-	c->f.flags = 0x02;
-	o[0] = 2, o[1] = 4, o[2] = (uint8_t)(mss >> 8), o[3] = (uint8_t)mss;
-	if (sack)
-		o[4] = 4, o[5] = 2;
-	else
-		o[4] = 1, o[5] = 1;
-	o[6] = 8, o[7] = 10;
-	*(uint32_t *)(o + 8) = htonl(1000);
-	memcpy(o + 16, nop4, 4);
-	if (ws >= 0)
-		o[17] = 3, o[18] = 3, o[19] = (uint8_t)ws;
+	c->f.flags = TCPHDR_SYN;
+	/* Linux's layout: MSS, [SACK-permitted,] TS, NOP, window scale */
+	n = wire_opt_mss(o, mss);
+	n += sack ? wire_opt_sack_perm_ts(o + n, 1000, 0)
+		  : wire_opt_timestamps(o + n, 1000, 0);
+	if (ws >= 0) {
+		n += wire_opt_wscale(o + n, (uint8_t)ws);
+	} else {
+		memset(o + n, TCPOPT_NOP, 4);
+		n += 4;
+	}
 	c->f.opts = o;
-	c->f.optlen = 20;
+	c->f.optlen = (int)n;
 	run_spec(&r, &c->f);
 	if (r.retval != XDP_TX || !parse_reply(&r, &c->f, &p) ||
-	    p.flags != 0x12)
+	    p.flags != (TCPHDR_SYN | TCPHDR_ACK))
 		return -1;
 	c->snd_nxt = c->f.seq + 1;
 	c->rcv_nxt = c->rcv_wup = p.seq + 1;
@@ -2908,21 +2798,19 @@ static uint32_t vc_request(struct vclient *c, const char *payload,
 {
 	uint8_t *o = c->ts_opts;
 
-	o[0] = 1, o[1] = 1, o[2] = 8, o[3] = 10;
-	*(uint32_t *)(o + 4) = htonl(2000 + c->answered);
-	*(uint32_t *)(o + 8) = htonl(c->ts_recent);
-	c->f.flags = 0x18;
+	c->f.flags = TCPHDR_PSH | TCPHDR_ACK;
 	c->f.seq = c->snd_nxt;
 	c->f.ack = c->rcv_nxt;
 	c->f.opts = o;
-	c->f.optlen = 12;
+	c->f.optlen =
+		(int)wire_opt_timestamps(o, 2000 + c->answered, c->ts_recent);
 	c->f.payload = payload;
 	c->f.plen = (int)strlen(payload);
 	c->rcv_wup = c->rcv_nxt;
 	run_spec(r, &c->f);
 	if (r->retval != XDP_TX || !parse_reply(r, &c->f, p))
 		return r->retval;
-	if (p->flags & 0x04) /* RST */
+	if (p->flags & TCPHDR_RST)
 		return r->retval;
 	if ((int32_t)(c->ts_recent - p->tsval) > 1) {
 		c->paws_drops++;
@@ -2932,7 +2820,7 @@ static uint32_t vc_request(struct vclient *c, const char *payload,
 	    (int32_t)(p->tsval - c->ts_recent) >= 0)
 		c->ts_recent = p->tsval;
 	if (p->seq == c->rcv_nxt)
-		c->rcv_nxt += (uint32_t)p->plen + (p->flags & 1);
+		c->rcv_nxt += (uint32_t)p->plen + (p->flags & TCPHDR_FIN);
 	c->snd_nxt += (uint32_t)c->f.plen;
 	c->answered++;
 	return r->retval;
@@ -3054,7 +2942,7 @@ static void t_ck2_epoch_rollover(void)
 	T_EQ_INT(moved(&s, BLITZ_CNT_RST_EXPIRED), 1);
 	T_EQ_INT(moved(&s, BLITZ_CNT_REPLIES), 0);
 	if (r.retval == XDP_TX) {
-		T_EQ_INT(p.flags, 0x04);
+		T_EQ_INT(p.flags, TCPHDR_RST);
 		T_EQ_INT(p.seq, c[0].rcv_nxt);
 		T_EQ_INT(p.plen, 0);
 	}
@@ -3122,7 +3010,7 @@ static void t_ck2_rotation(void)
 	snap(&s);
 	vc_request(&c[0], get_short, &r, &p);
 	T_EQ_INT(moved(&s, BLITZ_CNT_RST_EXPIRED), 1);
-	T_CHECK(r.retval == XDP_TX && p.flags == 0x04);
+	T_CHECK(r.retval == XDP_TX && p.flags == TCPHDR_RST);
 	/* A past retention: nothing */
 	k.prev_rst_unix_ns = now - 1;
 	cfg_put(&k);
