@@ -515,6 +515,7 @@ ts=$(date -u +%Y%m%dT%H%M%SZ)
 json=$OUT/bench-$ts.json
 jq -s --slurpfile sk "$skipped" --slurpfile en "$engine_notes" --arg ts "$ts" \
 	--argjson d "$DURATION" --argjson runs "$RUNS" --arg pl "$PLACEMENT" --arg why "$PLACEMENT_WHY" \
+	--argjson napi_rt "$(if [ "$PLACEMENT" = default ]; then echo null; else echo "$NAPI_RT_PRIO"; fi)" \
 	--arg conns "$CONNS" --arg kernel "$(uname -r)" --argjson cpus "$(nproc)" \
 	--arg cpu_model "$(awk -F': ' '/^model name/ {print $2; exit}' /proc/cpuinfo)" \
 	--arg load_before "$load_before" --arg load_after "$(cut -d' ' -f1 /proc/loadavg)" \

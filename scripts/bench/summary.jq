@@ -46,7 +46,7 @@ def mostly: group_by(.) | max_by(length) | .[0];
 ([$sk[] | .engine]) as $skipped_engines |
 {timestamp: $ts, duration_s: $d, runs: $runs,
  conns: ($conns | split(" ") | map(select(. != "") | tonumber)),
- placement: $pl, placement_why: $why,
+ placement: $pl, placement_why: $why, napi_rt_prio: $napi_rt,
  host: {kernel: $kernel, cpus: $cpus, cpu_model: $cpu_model,
 	loadavg_before: ($load_before | tonumber), loadavg_after: ($load_after | tonumber),
 	client_cpu: $ccpu, server_cpu: $scpu},

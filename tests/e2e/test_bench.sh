@@ -60,7 +60,33 @@ eval "$env_out"
 source scripts/placement.sh
 SRV_CPUS=1 CLI_CPUS=0
 [ "$(nproc)" -ge 2 ] || SRV_CPUS=0
-echo "# $(placement_apply)"
+placement_ok=1
+placement_line=$(placement_apply) || placement_ok=0
+echo "# $placement_line"
+# Fair placement: every NAPI kthread of both veths pinned and SCHED_FIFO
+# (placement.sh says why), as chrt reads them back.
+if [ "$PLACEMENT" != default ] && [ "$placement_ok" = 0 ]; then
+	echo "SKIP bench_placement_napi_fifo: $placement_line"
+elif [ "$PLACEMENT" != default ]; then
+	napi_bad=
+	n_napi=0
+	for ifn in "$SRV_IF" "$CLI_IF"; do
+		pat="napi/$ifn-"
+		pat=${pat:0:15}
+		for pid in $(ps -eo pid=,comm= | awk -v p="$pat" 'index($2, p) == 1 {print $1}'); do
+			n_napi=$((n_napi + 1))
+			pol=$(chrt -p "$pid" 2>/dev/null | sed -n 's/.*scheduling policy: //p')
+			[ "$pol" = SCHED_FIFO ] || [ "$NAPI_RT_PRIO" = 0 ] || napi_bad="$napi_bad $ifn:$pid:${pol:-gone}"
+		done
+	done
+	if [ "$n_napi" -lt 2 ]; then
+		echo "FAIL bench_placement_napi_fifo: $n_napi NAPI kthreads on $SRV_IF and $CLI_IF, expected one per side at least"
+	elif [ -n "$napi_bad" ]; then
+		echo "FAIL bench_placement_napi_fifo: not SCHED_FIFO:$napi_bad"
+	else
+		echo "PASS bench_placement_napi_fifo"
+	fi
+fi
 
 # nginx as the bench config has it, plus a 404 location and a small
 # keepalive_requests on a second port to make it close connections.
