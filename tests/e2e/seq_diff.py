@@ -19,38 +19,24 @@ on stderr. Only the addresses given (testbed addresses) are ever sent to.
 import random
 import select
 import socket
-import struct
 import sys
 import time
 
-ETH_P_ALL = 3
-
-
-def csum(b):
-    if len(b) & 1:
-        b += b"\0"
-    s = sum(struct.unpack("!%dH" % (len(b) // 2), b))
-    while s >> 16:
-        s = (s & 0xffff) + (s >> 16)
-    return ~s & 0xffff
+from tcp_wire import (ACK, FIN, IP_DF, PSH, RST, SYN, opt_mss,
+                      opt_timestamps, packet_socket, parse_tcp4, send_frame,
+                      tcp4_frame)
 
 
 def frame(eth, src, dst, sport, dport, flags, seq, ack, tsval, tsecr,
           data=b"", syn=False):
+    """A segment of a Linux-like client: MSS and timestamps on the SYN,
+    timestamps after, DF, window 64240."""
     if syn:
-        opts = struct.pack("!BBHBBBBII", 2, 4, 1460, 1, 1, 8, 10, tsval, 0)
+        opts = opt_mss(1460) + opt_timestamps(tsval, 0)
     else:
-        opts = struct.pack("!BBBBII", 1, 1, 8, 10, tsval, tsecr)
-    tl = 20 + len(opts) + len(data)
-    sa, da = socket.inet_aton(src), socket.inet_aton(dst)
-    ip = struct.pack("!BBHHHBBH4s4s", 0x45, 0, 20 + tl, 1, 0x4000, 64, 6, 0,
-                     sa, da)
-    ip = ip[:10] + struct.pack("!H", csum(ip)) + ip[12:]
-    th = struct.pack("!HHIIBBHHH", sport, dport, seq & 0xffffffff,
-                     ack & 0xffffffff, (20 + len(opts)) // 4 << 4, flags,
-                     64240, 0, 0) + opts + data
-    c = csum(sa + da + struct.pack("!BBH", 0, 6, tl) + th)
-    return eth + ip + th[:16] + struct.pack("!H", c) + th[18:]
+        opts = opt_timestamps(tsval, tsecr)
+    return tcp4_frame(eth, src, dst, sport, dport, flags, seq, ack, data,
+                      opts, win=64240, frag=IP_DF)
 
 
 def req(path, close=False):
@@ -91,11 +77,7 @@ class Run:
          seed) = a
         self.ports = (int(pa), int(pb))
         self.n, self.seed = int(n), int(seed)
-        self.s = socket.socket(socket.AF_PACKET, socket.SOCK_RAW,
-                               socket.htons(ETH_P_ALL))
-        self.s.setsockopt(socket.SOL_SOCKET, 33, 16 << 20)
-        self.s.bind((self.iface, 0))
-        self.s.setblocking(False)
+        self.s = packet_socket(self.iface)
         smac = self.s.getsockname()[4][:6]
         self.eth = bytes.fromhex(self.dmac.replace(":", "")) + smac + \
             b"\x08\x00"
@@ -105,25 +87,20 @@ class Run:
     def send(self, c, flags, off, data=b"", fin=False):
         c.tsval += 1
         f = frame(self.eth, c.src, self.dst, c.sport, c.port,
-                  flags | (1 if fin else 0), c.iss + 1 + off,
+                  flags | (FIN if fin else 0), c.iss + 1 + off,
                   (c.siss + 1 + c.rcv_nxt) if c.siss is not None else 0,
-                  c.tsval, c.ts_recent, data, syn=flags == 0x02)
+                  c.tsval, c.ts_recent, data, syn=flags == SYN)
         c.rcv_wup = c.rcv_nxt
         end = off + len(data) + (1 if fin else 0)
-        if flags != 0x02 and end > c.snd_max:
+        if flags != SYN and end > c.snd_max:
             c.snd_max = end
-        for _ in range(200):
-            try:
-                self.s.send(f)
-                break
-            except BlockingIOError:
-                time.sleep(0.001)
+        send_frame(self.s, f, 200)
         self.segs += 1
 
     def write(self, c, i, fin=False):
         off = len(c.stream)
         c.stream += c.reqs[i]
-        self.send(c, 0x18, off, c.reqs[i], fin)
+        self.send(c, PSH | ACK, off, c.reqs[i], fin)
 
     def collect(self, secs):
         end = time.monotonic() + secs
@@ -139,48 +116,26 @@ class Run:
                     d, a = self.s.recvfrom(70000)
                 except BlockingIOError:
                     break
-                if a[2] == socket.PACKET_OUTGOING or len(d) < 54 or \
-                        d[12:14] != b"\x08\x00" or d[23] != 6:
+                g = parse_tcp4(d)
+                if a[2] == socket.PACKET_OUTGOING or g is None:
                     continue
-                ihl = (d[14] & 15) * 4
-                tot = struct.unpack("!H", d[16:18])[0]
-                th = 14 + ihl
-                sport, dport, seq, ack, off, fl = struct.unpack(
-                    "!HHIIBB", d[th:th + 14])
-                c = self.conns.get((socket.inet_ntoa(d[30:34]), dport,
-                                    sport))
-                if c is None:
-                    continue
-                thl = (off >> 4) * 4
-                tsv = None
-                o = d[th + 20:th + thl]
-                i = 0
-                while i < len(o):
-                    if o[i] == 0:
-                        break
-                    if o[i] == 1:
-                        i += 1
-                        continue
-                    if i + 1 >= len(o):
-                        break
-                    if o[i] == 8 and o[i + 1] == 10:
-                        tsv = struct.unpack("!I", o[i + 2:i + 6])[0]
-                    i += max(o[i + 1], 2)
-                self.rx(c, seq, ack, fl, tsv, d[th + thl:14 + tot])
+                c = self.conns.get((g.dst, g.dport, g.sport))
+                if c is not None:
+                    self.rx(c, g.seq, g.ack, g.flags, g.tsval, g.payload)
 
     def rx(self, c, seq, ack, fl, tsv, data):
-        if fl & 0x12 == 0x12:
+        if fl & (SYN | ACK) == SYN | ACK:
             c.siss = seq
             c.ts_recent = tsv or 0
             return
         if c.siss is None:
             return
         so = (seq - c.siss - 1) & 0xffffffff
-        if fl & 0x04:
+        if fl & RST:
             c.rst = True
             return
         aoff = (ack - c.iss - 1) & 0xffffffff
-        if fl & 0x10:
+        if fl & ACK:
             if aoff > c.snd_max and aoff < 1 << 31:
                 c.bad_ack += 1
             if c.snd_una < aoff <= c.snd_max:
@@ -191,7 +146,7 @@ class Run:
             c.rcv.setdefault(so + k, b)
         while c.rcv_nxt in c.rcv:
             c.rcv_nxt += 1
-        if fl & 0x01 and so + len(data) == c.rcv_nxt and not c.srv_fin:
+        if fl & FIN and so + len(data) == c.rcv_nxt and not c.srv_fin:
             c.srv_fin = True
             c.rcv_nxt += 1
 
@@ -203,7 +158,7 @@ class Run:
     def batch(self, conns):
         for c in conns:
             self.conns[(c.src, c.sport, c.port)] = c
-            self.send(c, 0x02, -1)
+            self.send(c, SYN, -1)
         self.collect(0.15)
         live = [c for c in conns if c.siss is not None]
         for c in live:
@@ -213,11 +168,11 @@ class Run:
                 self.write(c, 1)
             elif sc == "dup":
                 self.write(c, 0)
-                self.send(c, 0x18, 0, c.stream)
+                self.send(c, PSH | ACK, 0, c.stream)
             elif sc == "hole":
                 c.stream = c.reqs[0] + c.reqs[1]
-                self.send(c, 0x18, len(c.reqs[0]), c.reqs[1])
-                self.send(c, 0x18, 0, c.reqs[0])
+                self.send(c, PSH | ACK, len(c.reqs[0]), c.reqs[1])
+                self.send(c, PSH | ACK, 0, c.reqs[0])
             elif sc == "reqfin":
                 self.write(c, 0, fin=True)
                 c.fin_sent = True
@@ -226,7 +181,7 @@ class Run:
         self.collect(0.1)
         for c in live:
             if c.script == "close_fin" and not c.rst:
-                self.send(c, 0x10, len(c.stream), fin=True)
+                self.send(c, ACK, len(c.stream), fin=True)
                 c.fin_sent = True
             elif c.script == "after_fin" and not c.rst:
                 self.write(c, 1)
@@ -236,12 +191,12 @@ class Run:
             if not todo:
                 break
             for c in todo:
-                self.send(c, 0x18 if c.snd_una < len(c.stream) else 0x10,
+                self.send(c, PSH | ACK if c.snd_una < len(c.stream) else ACK,
                           c.snd_una, c.stream[c.snd_una:], c.fin_sent)
             self.collect(0.25)
         for c in live:  # let the kernel's sockets go
             if not c.rst:
-                self.send(c, 0x04, c.snd_max)
+                self.send(c, RST, c.snd_max)
         return live
 
     def main(self):

@@ -35,8 +35,9 @@ import sys
 import time
 
 from scapy.all import IP, TCP, Ether, raw  # noqa: E402 (Debian's scapy)
-
-ETH_P_ALL = 3
+from tcp_wire import (ACK, PSH, RST, SO_TIMESTAMPNS, SYN, eth_header,
+                      opt_mss, packet_socket, parse_tcp4, send_frame,
+                      tcp4_frame)
 
 
 def mac_of(w):
@@ -49,23 +50,14 @@ class Wire:
     """An AF_PACKET socket on IFACE: send frames, read TCP segments."""
 
     def __init__(self, iface):
-        self.s = socket.socket(socket.AF_PACKET, socket.SOCK_RAW,
-                               socket.htons(ETH_P_ALL))
-        self.s.setsockopt(socket.SOL_SOCKET, 33, 16 << 20)  # RCVBUFFORCE
+        self.s = packet_socket(iface)
         # SO_TIMESTAMPNS: the kernel's arrival time of each frame, so a
         # busy interpreter does not blur the gaps the tlp mode measures.
-        self.s.setsockopt(socket.SOL_SOCKET, 35, 1)
-        self.s.bind((iface, 0))
-        self.s.setblocking(False)
+        self.s.setsockopt(socket.SOL_SOCKET, SO_TIMESTAMPNS, 1)
         self.iface = iface
 
     def send(self, frame):
-        for _ in range(1000):
-            try:
-                self.s.send(frame)
-                return
-            except BlockingIOError:
-                time.sleep(0.001)
+        send_frame(self.s, frame)
 
     def segments(self, secs):
         """Yield (outgoing, src, sport, dst, dport, seq, ack, flags, win,
@@ -85,21 +77,14 @@ class Wire:
                     break
                 t = time.monotonic()
                 for lvl, typ, v in anc:
-                    if lvl == socket.SOL_SOCKET and typ == 35:
+                    if lvl == socket.SOL_SOCKET and typ == SO_TIMESTAMPNS:
                         sec, ns = struct.unpack("qq", v[:16])
                         t = sec + ns / 1e9  # CLOCK_REALTIME
-                if len(d) < 54 or d[12:14] != b"\x08\x00" or d[23] != 6:
+                g = parse_tcp4(d)
+                if g is None:
                     continue
-                ihl = (d[14] & 15) * 4
-                tot = struct.unpack("!H", d[16:18])[0]
-                th = 14 + ihl
-                sport, dport, seq, ack, off, fl, win = struct.unpack(
-                    "!HHIIBBH", d[th:th + 16])
-                plen = tot - ihl - (off >> 4) * 4
-                yield (a[2] == socket.PACKET_OUTGOING,
-                       socket.inet_ntoa(d[26:30]), sport,
-                       socket.inet_ntoa(d[30:34]), dport, seq, ack, fl, win,
-                       plen, t)
+                yield (a[2] == socket.PACKET_OUTGOING, g.src, g.sport, g.dst,
+                       g.dport, g.seq, g.ack, g.flags, g.win, g.plen, t)
 
 
 def frame(smac, dmac, src, dst, sport, dport, flags, seq, ack, data=b"",
@@ -110,41 +95,21 @@ def frame(smac, dmac, src, dst, sport, dport, flags, seq, ack, data=b"",
     return raw(Ether(src=smac, dst=dmac) / IP(src=src, dst=dst) / t / data)
 
 
-def _csum(b):
-    if len(b) & 1:
-        b += b"\0"
-    s = sum(struct.unpack("!%dH" % (len(b) // 2), b))
-    while s >> 16:
-        s = (s & 0xffff) + (s >> 16)
-    return ~s & 0xffff
-
-
 class FastFrames:
     """The flood's thousands of plain segments, built by hand (scapy takes
     about a millisecond each), with correct checksums; the first one of
     each kind is compared with scapy's bytes."""
 
-    FL = {"S": 0x02, "A": 0x10, "PA": 0x18, "R": 0x04}
+    FL = {"S": SYN, "A": ACK, "PA": PSH | ACK, "R": RST}
 
     def __init__(self, smac, dmac):
-        self.eth = bytes.fromhex(dmac.replace(":", "")) + \
-            bytes.fromhex(smac.replace(":", "")) + b"\x08\x00"
+        self.eth = eth_header(smac, dmac)
         self.checked = set()
 
     def __call__(self, src, dst, sport, dport, flags, seq, ack, data=b"",
                  mss=None):
-        opts = struct.pack("!BBH", 2, 4, mss) if mss else b""
-        tl = 20 + len(opts) + len(data)
-        sa, da = socket.inet_aton(src), socket.inet_aton(dst)
-        ip = struct.pack("!BBHHHBBH4s4s", 0x45, 0, 20 + tl, 1, 0, 64, 6, 0,
-                         sa, da)
-        ip = ip[:10] + struct.pack("!H", _csum(ip)) + ip[12:]
-        th = struct.pack("!HHIIBBHHH", sport, dport, seq & 0xffffffff,
-                         ack & 0xffffffff, (20 + len(opts)) // 4 << 4,
-                         self.FL[flags], 65535, 0, 0) + opts + data
-        c = _csum(sa + da + struct.pack("!BBH", 0, 6, tl) + th)
-        th = th[:16] + struct.pack("!H", c) + th[18:]
-        f = self.eth + ip + th
+        f = tcp4_frame(self.eth, src, dst, sport, dport, self.FL[flags],
+                       seq, ack, data, opt_mss(mss) if mss else b"")
         if flags not in self.checked:
             self.checked.add(flags)
             ref = raw(Ether(
