@@ -16,11 +16,11 @@ which resets them), or "xdp|rst" (answered when the replies fit the frame, else 
 multi-segment replies are issue 12 part 2, pass_no_room on veth). Used by
 tests/e2e/test_rfc9112.sh; it only talks to the address it is given.
 """
-import select
 import socket
 import sys
 import threading
-import time
+
+from send_raw import read_for
 
 GET = b"GET / HTTP/1.1\r\nHost: t\r\n\r\n"
 
@@ -102,29 +102,6 @@ def statuses(data):
     return out
 
 
-def read_for(sock, secs, got, quiet=None):
-    deadline = time.monotonic() + secs
-    last = time.monotonic()
-    while True:
-        now = time.monotonic()
-        left = deadline - now
-        if quiet is not None:
-            left = min(left, last + quiet - now)
-        if left <= 0:
-            return None
-        r, _, _ = select.select([sock], [], [], left)
-        if not r:
-            continue
-        try:
-            d = sock.recv(65536)
-        except ConnectionResetError:
-            return "rst"
-        if not d:
-            return "fin"
-        got.extend(d)
-        last = time.monotonic()
-
-
 def run(host, port, case, results):
     name, chunks, want, alone = case
     got = bytearray()
@@ -143,7 +120,7 @@ def run(host, port, case, results):
                 if end:
                     break
         if not end:
-            end = read_for(s, 4.0, got, quiet=0.8) or "quiet"
+            end = read_for(s, 4.0, got, stop_on_quiet=0.8) or "quiet"
         s.close()
     except OSError as e:
         end = "error:" + type(e).__name__

@@ -13,7 +13,8 @@ closes, until nothing came for --quiet seconds, or until --timeout.
 The bytes received go to --out (or stdout). One line on stderr says how it
 ended: "end=fin", "end=rst" or "end=quiet", with the byte count.
 Exit status: 0 for fin/quiet, 2 for a reset, 1 when it could not connect.
-Used by tests/e2e/test_handoff.sh and test_differential.sh; it only talks
+Used by tests/e2e/test_handoff.sh and test_differential.sh (and its
+read_for() by rfc9112_cases.py); it only talks
 to the address it is given (the tests give testbed addresses).
 """
 import argparse
