@@ -105,6 +105,54 @@ wait_port() {
 	return 1
 }
 
+# nginx_start PORT CONNS [HTTP_LINES [SERVER_LINES]] - nginx in the server
+# namespace, the reference server of the tests: one worker, CONNS
+# connections each, "Hello World!" on every path, listening on PORT;
+# HTTP_LINES and SERVER_LINES (directives, one a line) go into its http and
+# server blocks. Its files are under $TMP/ngx. Sets NGX_PID (killed on
+# exit); returns 1 when nginx is missing or does not listen within 3 s
+# ($TMP/ngx/out.log says why).
+nginx_start() {
+	local port=$1 conns=$2 http_lines=${3:-} server_lines=${4:-}
+	NGX_PID=
+	command -v nginx >/dev/null || return 1
+	mkdir -p "$TMP/ngx"
+	cat >"$TMP/ngx/nginx.conf" <<EOF
+worker_processes 1;
+daemon off;
+pid $TMP/ngx/nginx.pid;
+error_log $TMP/ngx/error.log;
+events { worker_connections $conns; }
+http {
+	access_log off;
+	client_body_temp_path $TMP/ngx;
+	proxy_temp_path $TMP/ngx;
+	fastcgi_temp_path $TMP/ngx;
+	uwsgi_temp_path $TMP/ngx;
+	scgi_temp_path $TMP/ngx;
+$http_lines
+	server {
+		listen $port;
+$server_lines
+		location / { return 200 "Hello World!"; }
+	}
+}
+EOF
+	# shellcheck disable=SC2086 # $SRV is a command prefix
+	$SRV nginx -p "$TMP/ngx" -c "$TMP/ngx/nginx.conf" >"$TMP/ngx/out.log" 2>&1 &
+	NGX_PID=$!
+	on_exit "kill $NGX_PID 2>/dev/null"
+	wait_port "$CLI" "$SRV_IP" "$port" 3
+}
+
+# nginx_stop - stop the nginx nginx_start started, if any.
+nginx_stop() {
+	[ -n "${NGX_PID:-}" ] || return 0
+	kill "$NGX_PID" 2>/dev/null
+	wait "$NGX_PID" 2>/dev/null
+	NGX_PID=
+}
+
 # counter IFNAME NAME - one counter's total from `blitz stats --json`.
 counter() {
 	# shellcheck disable=SC2086 # $SRV is a command prefix

@@ -185,34 +185,8 @@ start_listener() {
 	fi
 	kill "$SERVE_PID" 2>/dev/null
 	# nginx: one worker, a fixed body; only statuses are compared then.
-	command -v nginx >/dev/null || return 1
-	mkdir -p "$TMP/ngx"
-	cat >"$TMP/ngx/nginx.conf" <<EOF
-worker_processes 1;
-daemon off;
-pid $TMP/ngx/nginx.pid;
-error_log $TMP/ngx/error.log;
-events { worker_connections 256; }
-http {
-	access_log off;
-	client_body_temp_path $TMP/ngx;
-	proxy_temp_path $TMP/ngx;
-	fastcgi_temp_path $TMP/ngx;
-	uwsgi_temp_path $TMP/ngx;
-	scgi_temp_path $TMP/ngx;
-	large_client_header_buffers 4 16k;
-	server {
-		listen $PORT;
-		listen [::]:$PORT;
-		location / { return 200 "Hello World!"; }
-	}
-}
-EOF
-	# shellcheck disable=SC2086
-	$SRV nginx -p "$TMP/ngx" -c "$TMP/ngx/nginx.conf" >"$TMP/ngx/out.log" 2>&1 &
-	NGX_PID=$!
-	on_exit "kill $NGX_PID"
-	wait_port "$CLI" "$SRV_IP" $PORT 3 || return 1
+	nginx_start $PORT 256 "	large_client_header_buffers 4 16k;" \
+		"		listen [::]:$PORT;" || return 1
 	LISTENER=nginx
 }
 

@@ -91,32 +91,8 @@ if ! command -v nginx >/dev/null; then
 	skip "${T}_nginx" "nginx is not installed: no RPS beside blitz's"
 	exit 0
 fi
-mkdir -p "$TMP/ngx"
-cat >"$TMP/ngx/nginx.conf" <<EOF
-worker_processes 1;
-daemon off;
-pid $TMP/ngx/nginx.pid;
-error_log $TMP/ngx/error.log;
-events { worker_connections 1024; }
-http {
-	access_log off;
-	client_body_temp_path $TMP/ngx;
-	proxy_temp_path $TMP/ngx;
-	fastcgi_temp_path $TMP/ngx;
-	uwsgi_temp_path $TMP/ngx;
-	scgi_temp_path $TMP/ngx;
-	keepalive_requests 1000000;
-	server {
-		listen $PORT;
-		default_type text/plain;
-		location / { return 200 "Hello World!"; }
-	}
-}
-EOF
-$SRV nginx -p "$TMP/ngx" -c "$TMP/ngx/nginx.conf" >"$TMP/ngx/out.log" 2>&1 &
-ngx=$!
-on_exit "kill $ngx 2>/dev/null"
-if ! wait_port "$CLI" "$SRV_IP" $PORT 3; then
+if ! nginx_start $PORT 1024 "	keepalive_requests 1000000;" \
+	"		default_type text/plain;"; then
 	fail "${T}_nginx" "nginx did not start: $(tr '\n' ' ' <"$TMP/ngx/out.log")"
 	exit 1
 fi

@@ -43,36 +43,10 @@ $SRV "$BLITZ" unload "$SRV_IF" >/dev/null 2>&1
 
 # ---- nginx on the same port, the reference ----
 have_nginx=
-if command -v nginx >/dev/null; then
-	mkdir -p "$TMP/ngx"
-	cat >"$TMP/ngx/nginx.conf" <<EOF
-worker_processes 1;
-daemon off;
-pid $TMP/ngx/nginx.pid;
-error_log $TMP/ngx/error.log;
-events { worker_connections 256; }
-http {
-	access_log off;
-	client_body_temp_path $TMP/ngx;
-	proxy_temp_path $TMP/ngx;
-	fastcgi_temp_path $TMP/ngx;
-	uwsgi_temp_path $TMP/ngx;
-	scgi_temp_path $TMP/ngx;
-	server {
-		listen $PORT;
-		location / { return 200 "Hello World!"; }
-	}
-}
-EOF
-	$SRV nginx -p "$TMP/ngx" -c "$TMP/ngx/nginx.conf" >"$TMP/ngx/out.log" 2>&1 &
-	ngx=$!
-	on_exit "kill $ngx 2>/dev/null"
-	if wait_port "$CLI" "$SRV_IP" $PORT 3; then
-		$CLI timeout 30 "$PY" "$CASES" "$SRV_IP" $PORT >"$TMP/nginx.txt" 2>&1 && have_nginx=1
-	fi
-	kill $ngx 2>/dev/null
-	wait $ngx 2>/dev/null
+if nginx_start $PORT 256; then
+	$CLI timeout 30 "$PY" "$CASES" "$SRV_IP" $PORT >"$TMP/nginx.txt" 2>&1 && have_nginx=1
 fi
+nginx_stop
 [ -n "$have_nginx" ] || skip "${T}_nginx_reference" "nginx did not run here: no reference column"
 
 # ---- per case ----
