@@ -28,6 +28,7 @@
 
 #include "epoll_engine.h"
 #include "http.h"
+#include "http_conn.h"
 #include "log.h"
 
 /* Input room: a whole 8 KiB header section plus headroom, so one recv()
@@ -80,7 +81,6 @@ struct conn {
 	bool rdhup;    /* the peer's FIN (or an error) is queued behind data */
 	bool need_parse; /* buffered input not yet parsed to the end */
 	bool progress;	 /* answered a request since the last settle */
-	bool chunked;	 /* skipping a chunked body */
 	bool on_pending; /* linked on the worker's pending list */
 	uint32_t in_len;
 	/* Output stream: out[0..out_len), then out_body bytes of the shared
@@ -88,8 +88,7 @@ struct conn {
 	 * always last: parsing pauses behind it). out_off counts sent bytes
 	 * across both pieces. */
 	uint32_t out_off, out_len, out_body;
-	uint64_t body_left; /* Content-Length body bytes still to skip */
-	struct http_chunked ch;
+	struct http_conn http; /* the request loop's state */
 	int64_t deadline_ms;
 	struct conn *tprev, *tnext; /* timer list */
 	struct conn *pnext;	    /* pending list */
@@ -315,95 +314,54 @@ static void conn_emit(struct worker *w, struct conn *c, int kind)
 	c->progress = true;
 }
 
-/* While draining, every answer closes: keep-alive kinds become close. */
-static int close_kind(int kind)
+/*
+ * How many more answers surely fit the output: none behind a large body
+ * (it goes out behind the output, so nothing may follow it), one at a
+ * time when the body is not inline (a GET answer then queues one).
+ */
+static unsigned int conn_out_room(const struct worker *w, const struct conn *c)
 {
-	switch (kind) {
-	case BLITZ_RESP_GET_KA:
-	case BLITZ_RESP_GET_KA10:
-		return BLITZ_RESP_GET_CLOSE;
-	case BLITZ_RESP_HEAD_KA:
-	case BLITZ_RESP_HEAD_KA10:
-		return BLITZ_RESP_HEAD_CLOSE;
-	default:
-		return kind;
-	}
+	unsigned int room;
+
+	if (c->out_body || c->out_len + BLITZ_RESP_MAX > CONN_OUT_CAP)
+		return 0;
+	room = (CONN_OUT_CAP - c->out_len) / BLITZ_RESP_MAX;
+	return w->resp.body_inline ? room : 1;
 }
 
 /*
- * Answer every complete request in the input, in order, skipping request
- * bodies. Stops at an incomplete request, at a closing answer (the rest of
- * the input is dropped), or when the next answer might not fit the output
- * (need_parse stays set; the caller sends, then parses again).
+ * Answer every complete request in the input, in order (the request loop
+ * is http_conn's). Stops at an incomplete request, at a closing answer
+ * (the rest of the input is dropped), or when the next answer might not
+ * fit the output (need_parse stays set; the caller sends, then parses
+ * again).
  */
 static void conn_parse(struct worker *w, struct conn *c)
 {
+	uint8_t kind[CONN_OUT_CAP / BLITZ_RESP_MAX];
 	uint8_t *in = c->buf->in;
 	size_t off = 0, len = c->in_len;
-	struct http_request req;
-	enum http_parse_result r;
-	bool out_full = false;
+	unsigned int flags = w->draining ? HTTP_CONN_DRAIN : 0;
 
+	c->need_parse = false;
 	while (off < len) {
-		if (c->body_left) {
-			size_t n = len - off;
+		struct http_conn_out out = {kind, 0, conn_out_room(w, c)};
 
-			if (n > c->body_left)
-				n = (size_t)c->body_left;
-			off += n;
-			c->body_left -= n;
-			continue;
-		}
-		/* Room for one more answer, or send first (a large body
-		 * goes out behind the output, so nothing may follow it). */
-		if (c->out_len + BLITZ_RESP_MAX > CONN_OUT_CAP || c->out_body) {
-			out_full = true;
+		if (!out.room) {
+			c->need_parse = true;
 			break;
 		}
-		if (c->chunked) {
-			bool done = false;
-			long n = http_chunked_skip(&c->ch, in + off, len - off,
-						   &done);
-
-			if (n < 0) {
-				conn_emit(w, c, BLITZ_RESP_400);
-				c->state = CONN_CLOSING;
-				off = len;
-				break;
-			}
-			off += (size_t)n;
-			if (done)
-				c->chunked = false;
-			else if (off < len && n == 0)
-				break; /* defensive: no progress */
-			continue;
-		}
-		r = http_parse_request(in + off, len - off, &req);
-		if (r == HTTP_INCOMPLETE)
-			break;
-		if (r == HTTP_OK) {
-			conn_emit(w, c,
-				  w->draining ? close_kind(req.resp)
-					      : req.resp);
-			if (req.close || w->draining) {
-				c->state = CONN_CLOSING;
-				off = len;
-				break;
-			}
-			off += req.header_len;
-			c->body_left = req.content_length;
-			if (req.chunked) {
-				c->chunked = true;
-				memset(&c->ch, 0, sizeof(c->ch));
-			}
-		} else {
-			conn_emit(w, c, req.resp);
+		off += http_conn_consume(&c->http, in + off, len - off, &out,
+					 flags);
+		for (unsigned int i = 0; i < out.n; i++)
+			conn_emit(w, c, kind[i]);
+		if (http_conn_closing(&c->http)) {
 			c->state = CONN_CLOSING;
-			off = len;
 			break;
 		}
+		if (out.n < out.room)
+			break; /* an incomplete request, or all consumed */
 	}
-	c->need_parse = out_full;
 	if (off && off < len)
 		memmove(in, in + off, len - off);
 	c->in_len = (uint32_t)(len - off);
@@ -553,7 +511,7 @@ static void conn_settle(struct worker *w, struct conn *c)
 			tl_arm(w, c, TL_HEADER);
 	} else {
 		conn_put_buf(w, c);
-		if (w->draining && !c->body_left && !c->chunked) {
+		if (w->draining && !http_conn_in_body(&c->http)) {
 			conn_close(w, c);
 			return;
 		}
@@ -764,7 +722,7 @@ static void begin_drain(struct worker *w)
 	for (i = 0; i < w->hwm; i++) {
 		c = &w->conns[i];
 		if (c->state == CONN_OPEN && !c->in_len &&
-		    !conn_out_pending(c) && !c->body_left && !c->chunked)
+		    !conn_out_pending(c) && !http_conn_in_body(&c->http))
 			conn_close(w, c);
 	}
 }

@@ -20,10 +20,11 @@
  * and output. A buffer is taken from the pool when bytes arrive and given
  * back when the connection is idle again (no unparsed input, no unsent
  * output), so idle keep-alive connections cost a table slot only. A read
- * batch is parsed request by request; the responses of one batch go out
- * in one send(). After a closing response: shutdown(SHUT_WR), then read
- * and discard until the peer closes (bounded), so unread request bytes
- * never turn the close into a RST that would destroy the response.
+ * batch is parsed request by request by the request loop every engine
+ * shares (http_conn.h: bodies, chunked, the close rules); the responses of
+ * one batch go out in one send(). After a closing response: shutdown(SHUT_WR),
+ * then read and discard until the peer closes (bounded), so unread request
+ * bytes never turn the close into a RST that would destroy the response.
  *
  * Timeouts (checked once per loop tick): idle keep-alive, a header
  * section not complete within header_timeout_ms of its first byte (closed

@@ -21,6 +21,7 @@
 #include "../bpf/blitz_siphash.h"
 #include "csum.h"
 #include "http.h"
+#include "http_conn.h"
 #include "log.h"
 #include "tcp_core.h"
 #include "wire.h"
@@ -84,7 +85,7 @@ struct tcp_conn {
 	uint8_t snd_wscale;
 	uint8_t q_head, q_count;
 	uint8_t fin_pending : 1, fin_sent : 1, fin_acked : 1, fin_rcvd : 1,
-		chunked_active : 1, in_use : 1, in_recovery : 1, tlp_out : 1;
+		in_use : 1, in_recovery : 1, tlp_out : 1;
 	uint8_t rtt_on : 1, oow_sent : 1;
 	uint8_t retries;
 	uint8_t dupacks; /* duplicate ACKs in a row (fast retransmit) */
@@ -106,8 +107,7 @@ struct tcp_conn {
 	uint32_t rxlen;
 	uint32_t src_slot; /* per-source count it holds (rxb != NIL) */
 	uint32_t lru_prev, lru_next; /* buffer holders, oldest first */
-	uint64_t skip;		     /* request body bytes still to skip */
-	struct http_chunked chunk;
+	struct http_conn http;	     /* the request loop's state */
 	/* timers (ms of the core's clock; 0 = unarmed) */
 	uint32_t rto_ms, rto_base_ms; /* current (backed off), computed */
 	uint64_t rto_at, idle_at, tlp_at, hdr_at;
@@ -752,70 +752,26 @@ static bool conn_closing(const struct tcp_conn *k)
 }
 
 /*
- * Parse and answer requests at buf[0..len): skip request bodies, stop at
- * an incomplete request or a full response queue. Returns the bytes
- * consumed; everything when the connection is closing (the rest is
- * discarded).
+ * Answer the requests at buf[0..len) into the response queue (the request
+ * loop is http_conn's): stops at an incomplete request or a full queue.
+ * Returns the bytes consumed; everything when the connection is closing
+ * (the rest is discarded).
  */
 static uint32_t parse_requests(struct tcp_core *c, struct tcp_conn *k,
 			       const uint8_t *buf, uint32_t len)
 {
-	uint32_t off = 0;
+	uint8_t kind[TCP_CORE_RESP_QUEUE];
+	struct http_conn_out out = {kind, 0, TCP_CORE_RESP_QUEUE - k->q_count};
+	uint32_t n;
 
-	for (;;) {
-		struct http_request req;
-		enum http_parse_result r;
-
-		if (k->fin_pending)
-			return len;
-		if (k->skip) {
-			uint64_t s = k->skip < len - off ? k->skip : len - off;
-
-			off += (uint32_t)s;
-			k->skip -= s;
-			if (k->skip)
-				return off;
-		}
-		if (k->chunked_active) {
-			bool done = false;
-			long n = http_chunked_skip(&k->chunk, buf + off,
-						   len - off, &done);
-
-			if (n < 0) {
-				if (k->q_count == TCP_CORE_RESP_QUEUE)
-					return off;
-				enqueue_resp(c, k, BLITZ_RESP_400);
-				k->fin_pending = 1;
-				return len;
-			}
-			off += (uint32_t)n;
-			if (!done)
-				return off;
-			k->chunked_active = 0;
-		}
-		if (off == len || k->q_count == TCP_CORE_RESP_QUEUE)
-			return off;
-		memset(&req, 0, sizeof(req));
-		r = http_parse_request(buf + off, len - off, &req);
-		if (r == HTTP_INCOMPLETE)
-			return off;
-		if (req.resp < 0 || req.resp >= BLITZ_RESP_KINDS)
-			req.resp = BLITZ_RESP_400;
-		enqueue_resp(c, k, req.resp);
-		if (r != HTTP_OK || req.close ||
-		    req.resp >= BLITZ_RESP_OK_KINDS) {
-			k->fin_pending = 1;
-			return len;
-		}
-		off += (uint32_t)(req.header_len < len - off ? req.header_len
-							     : len - off);
-		if (req.chunked) {
-			memset(&k->chunk, 0, sizeof(k->chunk));
-			k->chunked_active = 1;
-		} else if (req.content_length) {
-			k->skip = req.content_length;
-		}
-	}
+	if (k->fin_pending)
+		return len;
+	n = (uint32_t)http_conn_consume(&k->http, buf, len, &out, 0);
+	for (unsigned int i = 0; i < out.n; i++)
+		enqueue_resp(c, k, kind[i]);
+	if (http_conn_closing(&k->http))
+		k->fin_pending = 1;
+	return n;
 }
 
 static uint8_t *rxbuf_of(struct tcp_core *c, const struct tcp_conn *k)

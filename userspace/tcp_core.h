@@ -57,10 +57,12 @@
  *   that does not validate is dropped and counted (bad_cookie). A first
  *   ACK that carries the request is handled in the same step.
  * - Data: in order only. Complete requests are parsed straight out of the
- *   frame; a partial request is copied into a per-connection 8 KiB buffer
- *   taken lazily from a preallocated pool and returned when the request
- *   completes. Out-of-order or duplicate segments inside the receive window
- *   are dropped and answered with an ACK of what we have (a dup ACK).
+ *   frame by the request loop every engine shares (http_conn.h: bodies,
+ *   chunked, the close rules); a partial request is copied into a
+ * per-connection 8 KiB buffer taken lazily from a preallocated pool and
+ * returned when the request completes. Out-of-order or duplicate segments
+ * inside the receive window are dropped and answered with an ACK of what we
+ * have (a dup ACK).
  * - Bounded reassembly: a partial request must complete its headers within
  *   header_ms (10 s, as the epoll engine), bare ACKs or not, else RST. One
  *   source address holds at most rx_bufs_per_src buffers (a keyed hash of
