@@ -145,6 +145,7 @@ struct bench_result {
 	uint64_t late_max_ns; /* open loop: the most a batch went out late */
 	uint64_t misrouted;   /* replies on another thread's queue (dropped) */
 	uint64_t hdr_pool_empty;   /* split headers with no buffer (reset) */
+	uint64_t hdr_cache_hits;   /* headers framed by the last one's bytes */
 	uint64_t peak_established; /* connections established at once */
 	uint32_t threads;
 	uint64_t bytes_rx; /* TCP payload received */

@@ -678,7 +678,7 @@ static void print_json(const struct bench_params *p,
 	       "\"client_limited\":%s,\"client_limit_why\":\"%s\","
 	       "\"threads\":%u,\"misrouted\":%llu,\"src_addrs\":%u,"
 	       "\"peak_established\":%llu,\"hdr_pool_empty\":%llu,"
-	       "\"ramp_s\":%.3f",
+	       "\"hdr_cache_hits\":%llu,\"ramp_s\":%.3f",
 	       p->close_each ? "close"
 	       : p->rate     ? "open"
 			     : "closed",
@@ -695,7 +695,8 @@ static void print_json(const struct bench_params *p,
 	       lim ? "true" : "false", lim ? lim : "", r->threads,
 	       (unsigned long long)r->misrouted, p->n_src,
 	       (unsigned long long)r->peak_established,
-	       (unsigned long long)r->hdr_pool_empty, r->ramp_s);
+	       (unsigned long long)r->hdr_pool_empty,
+	       (unsigned long long)r->hdr_cache_hits, r->ramp_s);
 	print_series_json(r);
 	printf("}\n");
 }
