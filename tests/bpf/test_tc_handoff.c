@@ -40,16 +40,17 @@
 #include "blitz_tc.skel.h"
 #include "tc_handoff.h"
 #include "testlib.h"
+#include "frame.h"
 
 #define PORT 8080
 #define TC_ACT_OK 0
 #define TC_ACT_SHOT 2
 
-#define F_FIN 0x01
-#define F_SYN 0x02
-#define F_RST 0x04
-#define F_PSH 0x08
-#define F_ACK 0x10
+#define F_FIN TCPHDR_FIN
+#define F_SYN TCPHDR_SYN
+#define F_RST TCPHDR_RST
+#define F_PSH TCPHDR_PSH
+#define F_ACK TCPHDR_ACK
 
 static struct blitz_tc_bpf *skel;
 static int n_cpus;
@@ -69,89 +70,54 @@ struct seg_spec {
 	int ip_opt_words; /* IPv4 options (NOPs), 32-bit words */
 	bool fragment;
 	const char *payload;
+	uint16_t win;			  /* 0: 64240 */
+	const uint8_t *src_mac, *dst_mac; /* 0: 02:00:00:00:00:00, zeros */
 };
 
-static void put16(uint8_t *p, uint16_t v)
-{
-	p[0] = v >> 8;
-	p[1] = v & 0xff;
-}
+static const uint8_t local_mac[6] = {0x02}, zero_mac[6];
 
-static void put32(uint8_t *p, uint32_t v)
-{
-	put16(p, v >> 16);
-	put16(p + 2, v & 0xffff);
-}
-
-/* Build Ethernet + IP + TCP (+ options, payload). Checksums are left 0:
- * the program never looks at them (DESIGN.md: partial checksums on veth). */
+/* Build Ethernet + IP + TCP (+ options, payload) with tests/frame.h. */
 static size_t build(uint8_t *f, const struct seg_spec *s)
 {
-	size_t plen = s->payload ? strlen(s->payload) : 0, l3, l4, optlen = 0;
-	uint8_t opts[40];
-	uint8_t *ip = f + 14, *tcp;
-
-	memset(f, 0, 14);
-	f[6] = 0x02; /* a local source MAC */
-	put16(f + 12, s->v6 ? 0x86dd : 0x0800);
+	uint8_t opts[TCPOLEN_MAX];
+	uint32_t optlen = 0;
+	struct tf_seg t = {
+		.v6 = s->v6,
+		.src_mac = s->src_mac ? s->src_mac : local_mac,
+		.dst_mac = s->dst_mac ? s->dst_mac : zero_mac,
+		.sport = s->sport,
+		.dport = s->dport,
+		.seq = s->seq,
+		.ack = s->ack,
+		.flags = s->flags,
+		.win = s->win ? s->win : 64240,
+		.frag_off = s->fragment ? WIRE_IP_MF : 0,
+		.payload = s->payload,
+		.plen = s->payload ? (uint32_t)strlen(s->payload) : 0,
+		.ihl = s->ip_opt_words ? 5 + s->ip_opt_words : 0,
+	};
 
 	if (s->ts_late) {
-		/* a 2-byte unknown option, a SACK-permitted, then TS */
+		/* a 2-byte unknown option, a SACK-permitted, then a TS with
+		 * no NOPs before it (EOL-padded by tf_build) */
 		opts[optlen++] = 30;
 		opts[optlen++] = 2;
-		opts[optlen++] = 4;
-		opts[optlen++] = 2;
-	}
-	if (s->ts) {
-		if (!s->ts_late) {
-			opts[optlen++] = 1;
-			opts[optlen++] = 1;
+		opts[optlen++] = TCPOPT_SACK_PERMITTED;
+		opts[optlen++] = TCPOLEN_SACK_PERMITTED;
+		if (s->ts) {
+			opts[optlen++] = TCPOPT_TIMESTAMP;
+			opts[optlen++] = TCPOLEN_TIMESTAMP;
+			wire_put32(opts + optlen, s->tsval);
+			wire_put32(opts + optlen + 4, s->tsecr);
+			optlen += 8;
 		}
-		opts[optlen++] = 8;
-		opts[optlen++] = 10;
-		put32(opts + optlen, s->tsval);
-		put32(opts + optlen + 4, s->tsecr);
-		optlen += 8;
+	} else if (s->ts) {
+		optlen = wire_opt_timestamps(opts, s->tsval, s->tsecr);
 	}
-	while (optlen % 4)
-		opts[optlen++] = 0; /* EOL padding */
-
-	if (s->v6) {
-		l3 = 40;
-		memset(ip, 0, l3);
-		ip[0] = 0x60;
-		put16(ip + 4, 20 + optlen + plen);
-		ip[6] = IPPROTO_TCP;
-		ip[7] = 64;
-		inet_pton(AF_INET6, s->saddr, ip + 8);
-		inet_pton(AF_INET6, s->daddr, ip + 24);
-	} else {
-		l3 = 20 + 4 * s->ip_opt_words;
-		memset(ip, 0, l3);
-		ip[0] = 0x40 | (l3 / 4);
-		put16(ip + 2, l3 + 20 + optlen + plen);
-		if (s->fragment)
-			put16(ip + 6, 0x2000); /* MF */
-		ip[8] = 64;
-		ip[9] = IPPROTO_TCP;
-		inet_pton(AF_INET, s->saddr, ip + 12);
-		inet_pton(AF_INET, s->daddr, ip + 16);
-		memset(ip + 20, 1, l3 - 20); /* NOP options */
-	}
-	tcp = ip + l3;
-	l4 = 20 + optlen;
-	memset(tcp, 0, 20);
-	put16(tcp, s->sport);
-	put16(tcp + 2, s->dport);
-	put32(tcp + 4, s->seq);
-	put32(tcp + 8, s->ack);
-	tcp[12] = (l4 / 4) << 4;
-	tcp[13] = s->flags;
-	put16(tcp + 14, 64240);
-	memcpy(tcp + 20, opts, optlen);
-	if (plen)
-		memcpy(tcp + l4, s->payload, plen);
-	return 14 + l3 + l4 + plen;
+	t.opts = opts;
+	t.optlen = optlen;
+	tf_addrs(&t, s->saddr, s->daddr);
+	return tf_build(f, &t);
 }
 
 static uint64_t counter(int id)
@@ -381,7 +347,7 @@ static void t_not_for_service(void)
 	if (setup_skip)
 		return (void)T_SKIP(setup_skip);
 	before = snap();
-	put16(arp + 12, 0x0806);
+	((struct ethhdr *)arp)->h_proto = htons(ETH_P_ARP);
 	T_EQ_INT(run_frame(arp, sizeof(arp)), TC_ACT_OK);
 	s.dport = PORT + 1; /* another port */
 	T_EQ_INT(run_spec(&s), TC_ACT_OK);
@@ -505,7 +471,7 @@ static void t_truncated_passed(void)
 	s = data_seg(false);
 	s.payload = "GET";
 	build(f, &s);
-	f[14 + 20 + 12] = 0xf0;
+	((struct tcphdr *)(f + ETH_HLEN + WIRE_IP4_HLEN))->doff = 15;
 	T_EQ_INT(run_frame(f, 14 + 20 + 20 + 3), TC_ACT_OK);
 	T_CHECK(snap_eq(before, snap()));
 	/* Options (doff = 15) the IP length covers but the frame does not
@@ -515,14 +481,14 @@ static void t_truncated_passed(void)
 	s.payload =
 		"GET /a/target/long/enough/to/cover/forty/bytes HTTP/1.1\r\n";
 	build(f, &s);
-	f[14 + 20 + 12] = 0xf0;
+	((struct tcphdr *)(f + ETH_HLEN + WIRE_IP4_HLEN))->doff = 15;
 	T_EQ_INT(run_frame(f, 14 + 20 + 24), TC_ACT_OK);
 	T_CHECK(snap_eq(before, snap()));
 	/* The same header in a frame that holds it: no timestamp can be
 	 * read from the options (all zero: EOL), so the ack decides, and
 	 * this one is not ours. */
 	build(f, &s);
-	f[14 + 20 + 12] = 0xf0;
+	((struct tcphdr *)(f + ETH_HLEN + WIRE_IP4_HLEN))->doff = 15;
 	memset(f + 14 + 20 + 20, 0, 40);
 	T_EQ_INT(run_frame(f, 14 + 20 + 20 + 40 + 17), TC_ACT_SHOT);
 	T_EQ_INT(snap().bad, before.bad + 1);
@@ -939,30 +905,6 @@ static int pipe_fill_responses(void)
 	return 0;
 }
 
-/* The ones' complement sum of n bytes, big-endian words. */
-static uint32_t sum_be(const uint8_t *p, size_t n, uint32_t sum)
-{
-	size_t i;
-
-	for (i = 0; i + 1 < n; i += 2)
-		sum += (uint32_t)p[i] << 8 | p[i + 1];
-	if (n & 1)
-		sum += (uint32_t)p[n - 1] << 8;
-	return sum;
-}
-
-static uint16_t fold16(uint32_t sum)
-{
-	while (sum >> 16)
-		sum = (sum & 0xffff) + (sum >> 16);
-	return (uint16_t)sum;
-}
-
-static uint32_t get32(const uint8_t *p)
-{
-	return (uint32_t)p[0] << 24 | p[1] << 16 | p[2] << 8 | p[3];
-}
-
 /* A raw socket on bzt1, where what the program sends out of bzt0 lands. */
 static int pipe_sniffer(void)
 {
@@ -998,36 +940,27 @@ static int pipe_recv(int fd, bool v6, const uint8_t *client_mac,
 	ssize_t n;
 
 	while ((n = recv(fd, f, sizeof(f), 0)) > 0) {
-		size_t l3 = v6 ? 40 : 20, thl, tot;
-		uint8_t *ip = f + 14, *tcp = ip + l3;
-		uint32_t sum;
+		struct tf_out t;
+		bool ok = tf_parse(f, (uint32_t)n, &t);
 
-		if ((size_t)n < 14 + l3 + 20 || f[12] != (v6 ? 0x86 : 0x08) ||
-		    f[13] != (v6 ? 0xdd : 0x00))
+		if (!t.p.tcp || !t.p.ip6 != !v6 ||
+		    ntohs(t.p.tcp->source) != PORT)
 			continue;
-		if ((tcp[0] << 8 | tcp[1]) != PORT)
-			continue;
-		thl = (tcp[12] >> 4) * 4;
-		tot = v6 ? 40 + (ip[4] << 8 | ip[5]) : (ip[2] << 8 | ip[3]);
-		if (tot + 14 > (size_t)n || tot < l3 + thl)
+		if (!ok)
 			return -1;
-		o->len = (uint32_t)(tot - l3 - thl);
-		o->seq = get32(tcp + 4);
-		o->ack = get32(tcp + 8);
-		o->flags = tcp[13];
+		o->len = t.p.payload_len;
+		o->seq = t.seq;
+		o->ack = t.ack;
+		o->flags = t.flags;
 		o->tsval = o->tsecr = 0;
-		if (thl == 32 && tcp[20] == 1 && tcp[21] == 1 && tcp[22] == 8) {
-			o->tsval = get32(tcp + 24);
-			o->tsecr = get32(tcp + 28);
+		/* NOP, NOP, timestamps and nothing else */
+		if (t.thlen == WIRE_TCP_HLEN + 12 && t.o.has_ts) {
+			o->tsval = t.o.tsval;
+			o->tsecr = t.o.tsecr;
 		}
-		/* pseudo-header + TCP header + payload, then the IP sum */
-		sum = v6 ? sum_be(ip + 8, 32, 0) : sum_be(ip + 12, 8, 0);
-		sum += IPPROTO_TCP + (uint32_t)(tot - l3);
-		sum = sum_be(tcp, tot - l3, sum);
-		o->csum_ok = fold16(sum) == 0xffff &&
-			     (v6 || fold16(sum_be(ip, 20, 0)) == 0xffff);
+		o->csum_ok = t.tcp_csum_ok && t.ip_csum_ok;
 		o->mac_ok = !memcmp(f, client_mac, 6);
-		memcpy(o->payload, tcp + thl,
+		memcpy(o->payload, t.p.payload,
 		       o->len < sizeof(o->payload) ? o->len : 0);
 		return 0;
 	}
@@ -1112,19 +1045,17 @@ static void pipe_case(bool v6, int nreq, uint16_t win, int n_answer,
 		 gso0 = counter(BLITZ_CNT_TC_GSO);
 	uint32_t mss = v6 ? 1440 - 12 : 1460 - 12, want_bytes, got = 0,
 		 nseg = 0, want_ack;
-	uint8_t *tcp;
 	size_t len;
 	int fd, v, i;
 
 	for (i = 0; i < nreq; i++)
 		strcat(payload, req);
 	s.tsecr = tsecr_of(&s);
-	len = build(f, &s);
 	T_CHECK(!bzt0_mac(mymac));
-	memcpy(f, mymac, 6);
-	memcpy(f + 6, client_mac, 6);
-	tcp = f + 14 + (v6 ? 40 : 20);
-	put16(tcp + 14, win);
+	s.dst_mac = mymac;
+	s.src_mac = client_mac;
+	s.win = win;
+	len = build(f, &s);
 	fd = pipe_sniffer();
 	T_CHECK(fd >= 0);
 	if (fd < 0)
