@@ -181,7 +181,9 @@ static inline __u64 blitz_mac_u64(const __u8 *m)
 	X(TC_GSO, "tc_gso", "GRO-merged segments TC answered")                 \
 	X(TC_NO_WINDOW, "tc_no_window",                                        \
 	  "batches TC held back: not one reply fits the peer window")          \
-	X(TC_FAIL, "tc_fail", "multi-segment replies TC could not finish")
+	X(TC_FAIL, "tc_fail", "multi-segment replies TC could not finish")     \
+	X(KSOCK_SKIP, "ksock_skip",                                            \
+	  "socket lookups skipped: no kernel socket holds the tuple (filter)")
 
 enum blitz_counter {
 #define BLITZ_CNT_ENUM(id, name, help) BLITZ_CNT_##id,

@@ -35,6 +35,7 @@
 #include "blitz_date.h"
 #include "blitz_flow.h"
 #include "blitz_http_dfa.h"
+#include "blitz_ksock.h"
 #include "blitz_ring.h"
 #include "blitz_pmtu.h"
 #include "blitz_seg.h"
@@ -169,6 +170,29 @@ static __always_inline void seg_tuple(const struct seg *s,
 				   s->dport);
 }
 
+/* May a kernel socket hold the segment's tuple? 0 only when the
+ * kernel-socket filter (blitz_ksock.h) is ready for this port and the
+ * tuple's bit is clear: the kernel never hashed a socket for it. */
+static __always_inline int ksock_may_own(const struct seg *s)
+{
+	__u32 k = 0, b, a;
+	__u64 *w;
+
+#ifdef BLITZ_COST_NO_KSOCK /* make cost's ablation build: lookup always */
+	return 1;
+#endif
+	w = bpf_map_lookup_elem(&ksock, &k);
+	if (!w || *w != (BLITZ_KSOCK_READY | bpf_ntohs(s->dport)))
+		return 1;
+	a = s->saddr[0];
+	if (s->v6)
+		a ^= s->saddr[1] ^ s->saddr[2] ^ s->saddr[3];
+	b = blitz_ksock_bit(a, bpf_ntohs(s->sport), bpf_ntohs(s->dport));
+	k = 1 + (b >> 6);
+	w = bpf_map_lookup_elem(&ksock, &k);
+	return !w || ((*w >> (b & 63)) & 1);
+}
+
 /* Does a kernel socket other than the listener hold this 4-tuple (the
  * connection was handed over, or is the kernel's own)? */
 static __always_inline int kernel_owns(struct xdp_md *ctx, const struct seg *s)
@@ -180,6 +204,10 @@ static __always_inline int kernel_owns(struct xdp_md *ctx, const struct seg *s)
 #ifdef BLITZ_COST_NO_SKLOOKUP /* make cost's ablation build only */
 	return 0;
 #endif
+	if (!ksock_may_own(s)) {
+		cnt_add(BLITZ_CNT_KSOCK_SKIP, 1);
+		return 0;
+	}
 	if (s->v6) {
 		__builtin_memcpy(t.ipv6.saddr, s->saddr, 16);
 		__builtin_memcpy(t.ipv6.daddr, s->daddr, 16);

@@ -38,6 +38,7 @@ struct row {
 	char addrs[BLITZ_MAX_ADDRS * 2 * (INET6_ADDRSTRLEN + 1)];
 	char note[320];
 	char listen[320]; /* a kernel listener on the port or not */
+	char ksock[200];  /* the kernel-socket filter (loader.h) */
 	char xsk[1024];	  /* one line per AF_XDP socket on the interface */
 };
 
@@ -194,6 +195,8 @@ static int fill_row(const char *ifname, struct row *r)
 		kernel_listener_line(ntohs(c.port_be), handoff, r->listen + n,
 				     sizeof(r->listen) - n);
 	}
+	if (pins && a.prog_id && owner != BLITZ_PINS_OTHER_NETNS)
+		blitz_ksock_line(ifname, a.prog_id, r->ksock, sizeof(r->ksock));
 	if (owner == BLITZ_PINS_OTHER_NETNS && !a.prog_id && !handoff) {
 		snprintf(r->note, sizeof(r->note),
 			 "%s: loaded in another network namespace (prog id "
@@ -314,6 +317,9 @@ static void print_table(const struct row *rows, int n)
 	for (i = 0; i < n; i++)
 		if (rows[i].listen[0])
 			printf("%s\n", rows[i].listen);
+	for (i = 0; i < n; i++)
+		if (rows[i].ksock[0])
+			printf("%s\n", rows[i].ksock);
 	for (i = 0; i < n; i++)
 		printf("%s", rows[i].xsk);
 }

@@ -13,6 +13,7 @@
  * (never by a bare ifindex, which every namespace reuses); pins, shared
  * by every namespace, are acted on only when this one's (blitz_pins_owner).
  */
+#include <arpa/inet.h>
 #include <errno.h>
 #include <dirent.h>
 #include <limits.h>
@@ -38,8 +39,10 @@
 #include <xdp/libxdp.h>
 
 #include "blitz_cookie2.h"
+#include "blitz_ksock.h"
 #include "blitz_xdp.skel.h"
 #include "http.h"
+#include "ksock.h"
 #include "loader.h"
 #include "log.h"
 #include "serve_state.h"
@@ -64,6 +67,7 @@ struct blitz_loaded {
 	enum xdp_attach_mode mode; /* what the attach ended up with */
 	bool frags;		   /* loaded multi-buffer (xdp.frags) */
 	__u32 prog_id;
+	struct blitz_ksock *ks; /* the kernel-socket filter, NULL: off */
 };
 
 /* ---- checks shared by every verb that touches BPF ---- */
@@ -499,10 +503,29 @@ out:
 	return err;
 }
 
-/* frags: load it multi-buffer (an MTU over a page); else single-buffer. */
+/* The kernel-socket filter for cfg's port (ksock.h), or NULL with a line
+ * saying that every segment is looked up instead. */
+static struct blitz_ksock *ksock_start(const struct blitz_config *cfg,
+				       const char *ifname)
+{
+	struct blitz_ksock *ks = NULL;
+	char why[200];
+
+	if (blitz_ksock_start(ntohs(cfg->port_be), &ks, why, sizeof(why))) {
+		pr_info("blitz: %s: no kernel-socket filter (%s): every "
+			"segment gets the socket lookup\n",
+			ifname, why);
+		return NULL;
+	}
+	return ks;
+}
+
+/* frags: load it multi-buffer (an MTU over a page); else single-buffer.
+ * ks: the kernel-socket filter whose bitmap the program reads, or NULL
+ * (its own, never ready: every segment is looked up). */
 static struct blitz_xdp_bpf *open_skel(const struct blitz_config *cfg,
 				       const struct blitz_resp *resp,
-				       bool frags)
+				       bool frags, const struct blitz_ksock *ks)
 {
 	struct blitz_xdp_bpf *skel;
 	struct bpf_program *p;
@@ -526,6 +549,9 @@ static struct blitz_xdp_bpf *open_skel(const struct blitz_config *cfg,
 	err = prefill_map(skel->maps.config, cfg, 1);
 	if (!err)
 		err = prefill_map(skel->maps.responses, resp, BLITZ_RESP_KINDS);
+	if (!err && ks)
+		err = bpf_map__reuse_fd(skel->maps.ksock,
+					blitz_ksock_map_fd(ks));
 	if (err) {
 		pr_warn("cannot create the config maps: %s\n", strerror(-err));
 		goto err;
@@ -594,7 +620,7 @@ static int attach_libxdp(struct blitz_loaded *l, enum xdp_attach_mode m,
 	xdp_program__close(l->xprog);
 	l->xprog = NULL;
 	blitz_xdp_bpf__destroy(l->skel);
-	l->skel = open_skel(cfg, resp, l->frags);
+	l->skel = open_skel(cfg, resp, l->frags, l->ks);
 	if (!l->skel)
 		return -ENOMEM;
 	setenv("LIBXDP_SKIP_DISPATCHER", "1", 1);
@@ -693,6 +719,19 @@ static int pin_maps(struct blitz_loaded *l)
 			return err;
 		}
 	}
+	/* blitz load: the filter's tracers outlive this process (unload
+	 * removes the pins, and with them the tracers). */
+	if (l->persist && l->ks) {
+		err = blitz_pin_path(path, sizeof(path), l->ifname, NULL);
+		if (!err)
+			err = blitz_ksock_pin(l->ks, path);
+		if (err) {
+			pr_warn("cannot pin the kernel-socket filter's "
+				"tracers: %s\n",
+				strerror(-err));
+			return err;
+		}
+	}
 	return 0;
 }
 
@@ -704,6 +743,7 @@ static void loaded_free(struct blitz_loaded *l)
 		close(l->link_fd);
 	if (l->skel)
 		blitz_xdp_bpf__destroy(l->skel);
+	blitz_ksock_free(l->ks);
 	free(l);
 }
 
@@ -902,7 +942,8 @@ int blitz_loader_attach(const struct blitz_loader_opts *o,
 	l->frags = (long)mtu > blitz_xdp_single_buffer_mtu();
 	if (l->frags)
 		pr_debug("MTU %u is over a page: multi-buffer XDP\n", mtu);
-	l->skel = open_skel(&cfg, resp, l->frags);
+	l->ks = ksock_start(&cfg, o->ifname);
+	l->skel = open_skel(&cfg, resp, l->frags, l->ks);
 	if (!l->skel) {
 		err = -EINVAL;
 		goto err_unpin;
@@ -1199,6 +1240,39 @@ static int prog_map_ids(__u32 prog_id, __u32 *ids, __u32 max)
 	return n > (int)max ? (int)max : n;
 }
 
+void blitz_ksock_line(const char *ifname, __u32 prog_id, char *buf, size_t len)
+{
+	__u32 ids[32], ilen;
+	struct bpf_map_info info;
+	unsigned long bits = 0;
+	int n, i, fd, st = -ENOENT;
+	__u16 port = 0;
+
+	n = prog_map_ids(prog_id, ids, 32);
+	for (i = 0; i < n && st == -ENOENT; i++) {
+		fd = bpf_map_get_fd_by_id(ids[i]);
+		if (fd < 0)
+			continue;
+		memset(&info, 0, sizeof(info));
+		ilen = sizeof(info);
+		if (!bpf_obj_get_info_by_fd(fd, &info, &ilen) &&
+		    !strcmp(info.name, "ksock"))
+			st = blitz_ksock_state(fd, &port, &bits);
+		close(fd);
+	}
+	if (st > 0)
+		snprintf(buf, len,
+			 "%s: kernel-socket filter on (port %u, %lu of %u bits "
+			 "set): the socket lookup runs only for tuples the "
+			 "kernel may hold",
+			 ifname, port, bits, BLITZ_KSOCK_WORDS * 64);
+	else
+		snprintf(buf, len,
+			 "%s: kernel-socket filter off (no tracer here, or an "
+			 "older program): every segment gets the socket lookup",
+			 ifname);
+}
+
 /* Per-flow state: what a reload must carry over. */
 static bool map_keeps_state(const char *name, __u32 type)
 {
@@ -1393,6 +1467,35 @@ static int repin(const char *ifname, const struct bpf_map *m, const char *name)
 	return err;
 }
 
+/* After a reload's swap: the new filter's tracers replace the old ones'
+ * pins (the old ones detach as their pins go); without a new filter, the
+ * old tracers go (their bitmap is the old program's). */
+static void ksock_repin(const char *ifname, struct blitz_ksock *ks)
+{
+	char dir[PATH_MAX], path[PATH_MAX];
+	struct dirent *de;
+	DIR *d;
+
+	if (blitz_pin_path(dir, sizeof(dir), ifname, NULL))
+		return;
+	if (ks) {
+		if (blitz_ksock_pin(ks, dir))
+			pr_warn("%s: cannot pin the new kernel-socket filter: "
+				"every segment is looked up\n",
+				ifname);
+		return;
+	}
+	d = opendir(dir);
+	if (!d)
+		return;
+	while ((de = readdir(d)))
+		if (!strncmp(de->d_name, "ksock_", 6) &&
+		    snprintf(path, sizeof(path), "%s/%s", dir, de->d_name) <
+			    (int)sizeof(path))
+			unlink(path);
+	closedir(d);
+}
+
 int blitz_loader_reload(const char *ifname, const struct blitz_loaded_state *st,
 			const struct blitz_config *cfg,
 			const struct blitz_resp *resp,
@@ -1401,6 +1504,7 @@ int blitz_loader_reload(const char *ifname, const struct blitz_loaded_state *st,
 	static const char *const skip[] = {"config", "responses", NULL};
 	struct bpf_xdp_attach_opts xo = {.sz = sizeof(xo)};
 	struct blitz_xdp_bpf *skel;
+	struct blitz_ksock *ks;
 	struct tc_handoff *h = NULL;
 	struct bpf_prog_info pi;
 	int ifindex, err, n, old_fd = -1, old_tc_fd = -1, new_fd;
@@ -1413,10 +1517,15 @@ int blitz_loader_reload(const char *ifname, const struct blitz_loaded_state *st,
 	ifindex = blitz_ifindex(ifname);
 	if (ifindex < 0)
 		return ifindex;
+	/* A fresh filter (for the new port, and emptied of the old one's
+	 * false positives), swapped in with the program. */
+	ks = ksock_start(cfg, ifname);
 	skel = open_skel(cfg, resp,
-			 (long)st->mtu > blitz_xdp_single_buffer_mtu());
-	if (!skel)
+			 (long)st->mtu > blitz_xdp_single_buffer_mtu(), ks);
+	if (!skel) {
+		blitz_ksock_free(ks);
 		return -EINVAL;
+	}
 	n = blitz_reuse_state_maps(skel->obj, st->prog_id, skip, res->fresh,
 				   sizeof(res->fresh));
 	if (n < 0) {
@@ -1479,6 +1588,7 @@ int blitz_loader_reload(const char *ifname, const struct blitz_loaded_state *st,
 		goto out;
 	}
 	tc_swapped = false; /* done: no way back from here */
+	ksock_repin(ifname, ks);
 	err = repin(ifname, skel->maps.config, "config");
 	if (!err)
 		err = repin(ifname, skel->maps.responses, "responses");
@@ -1503,6 +1613,7 @@ out:
 	/* The attachments hold the new programs; ours are only handles. */
 	tc_handoff_release(h);
 	blitz_xdp_bpf__destroy(skel);
+	blitz_ksock_free(ks); /* its links are pinned if it went in */
 	return err;
 }
 

@@ -62,6 +62,11 @@ int blitz_loaded_responses_fd(const struct blitz_loaded *l);
 /* "native" or "skb": what the attach ended up with. */
 const char *blitz_loaded_mode(const struct blitz_loaded *l);
 
+/* The kernel-socket filter of prog_id (the XDP program on ifname) in one
+ * line for `blitz status`: on (how full), or off (every segment gets the
+ * socket lookup). */
+void blitz_ksock_line(const char *ifname, __u32 prog_id, char *buf, size_t len);
+
 /* blitz unload: detach whatever blitz left on ifname in this network
  * namespace (from `load`, or a killed `serve`) and remove its pins; pins
  * another namespace's program uses (an interface of the same name there)

@@ -39,7 +39,9 @@
 #include "xdp_fixture.h"
 #include "../bpf/blitz_http_dfa.h"
 #include "../bpf/blitz_seq.h"
+#include "../bpf/blitz_ksock.h"
 #include "http.h"
+#include "ksock.h"
 #include "testlib.h"
 #include "frame.h"
 
@@ -54,6 +56,13 @@ static int ncpus;
 static int have_netns;
 static int have_addrs; /* 10.0.0.1, .2, fd00::1, ::2 on lo of our netns */
 static int have_fwd;   /* and a veth with 10.9.0.1/24, fd09::1/64 */
+/* The kernel-socket filter in front of the lookup, as blitz load has it
+ * (tracers attached, seeded, ready for PORT); NULL: none here. */
+static struct blitz_ksock *ks;
+static char ks_why[200];
+/* kernel connections made before the filter was seeded (t_ksock_seeded) */
+static int pre_fds[6] = {-1, -1, -1, -1, -1, -1};
+static uint16_t pre_port4, pre_port6;
 
 static const uint8_t srv_mac[6] = {0x02, 0, 0, 0, 0, 0x01};
 static const uint8_t cli_mac[6] = {0x02, 0, 0, 0, 0, 0x02};
@@ -2244,6 +2253,190 @@ out:
 		close(ls);
 }
 
+/* ---- the kernel-socket filter (bpf/blitz_ksock.h) ---- */
+
+/* f must pass as the kernel's, through the lookup (the filter said
+ * "maybe"), not through a skip. */
+static void expect_kernel_owns(const struct fspec *f)
+{
+	uint64_t skip = counter(BLITZ_CNT_KSOCK_SKIP);
+
+	expect_pass(f, BLITZ_CNT_PASS_KERNEL_OWNS);
+	T_CHECK_MSG(counter(BLITZ_CNT_KSOCK_SKIP) == skip,
+		    "the filter skipped the lookup for a kernel tuple");
+}
+
+/* A tuple the kernel never had: the filter skips the lookup (a counter),
+ * and the SYN is answered. The same SYN with word 0 naming another port
+ * (a filter not for this service) is looked up instead. */
+static void t_ksock_skips_unknown_tuple(void)
+{
+	uint64_t w, other = BLITZ_KSOCK_READY | 9999, skip;
+	uint32_t k0 = 0;
+	int fd;
+
+	if (!ks) {
+		T_SKIP(ks_why);
+		return;
+	}
+	fd = bpf_map__fd(skel->maps.ksock);
+	T_CHECK(!bpf_map_lookup_elem(fd, &k0, &w));
+	T_CHECK_MSG(w == (BLITZ_KSOCK_READY | PORT), "word 0 is %#llx",
+		    (unsigned long long)w);
+	skip = counter(BLITZ_CNT_KSOCK_SKIP);
+	syn_to(0, "10.0.0.1", 1, 0);
+	syn_to(1, "fd00::1", 1, 0);
+	T_CHECK_MSG(counter(BLITZ_CNT_KSOCK_SKIP) == skip + 2,
+		    "ksock_skip moved %llu, want 2",
+		    (unsigned long long)(counter(BLITZ_CNT_KSOCK_SKIP) - skip));
+	T_CHECK(!bpf_map_update_elem(fd, &k0, &other, BPF_ANY));
+	skip = counter(BLITZ_CNT_KSOCK_SKIP);
+	syn_to(0, "10.0.0.1", 1, 0);
+	T_CHECK_MSG(counter(BLITZ_CNT_KSOCK_SKIP) == skip,
+		    "skipped with the filter of another port");
+	T_CHECK(!bpf_map_update_elem(fd, &k0, &w, BPF_ANY));
+}
+
+/* One kernel connection src -> dst:PORT on lo (family af); fds[0..2]
+ * get listener, client, accepted; the client's port, or 0. */
+static uint16_t kernel_conn_af(int af, int *fds)
+{
+	struct sockaddr_storage ss = {0};
+	struct sockaddr_in *a4 = (void *)&ss;
+	struct sockaddr_in6 *a6 = (void *)&ss;
+	socklen_t al = af == AF_INET ? sizeof(*a4) : sizeof(*a6);
+	int one = 1;
+
+	ss.ss_family = (sa_family_t)af;
+	fds[0] = socket(af, SOCK_STREAM, 0);
+	fds[1] = socket(af, SOCK_STREAM, 0);
+	if (fds[0] < 0 || fds[1] < 0)
+		return 0;
+	setsockopt(fds[0], SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+	if (af == AF_INET)
+		inet_pton(af, "10.0.0.2", &a4->sin_addr);
+	else
+		inet_pton(af, "fd00::2", &a6->sin6_addr);
+	if (bind(fds[1], (void *)&ss, al))
+		return 0;
+	if (af == AF_INET) {
+		inet_pton(af, "10.0.0.1", &a4->sin_addr);
+		a4->sin_port = htons(PORT);
+	} else {
+		inet_pton(af, "fd00::1", &a6->sin6_addr);
+		a6->sin6_port = htons(PORT);
+	}
+	if (bind(fds[0], (void *)&ss, al) || listen(fds[0], 8) ||
+	    connect(fds[1], (void *)&ss, al))
+		return 0;
+	fds[2] = accept(fds[0], NULL, NULL);
+	if (fds[2] < 0 || getsockname(fds[1], (void *)&ss, &al))
+		return 0;
+	return ntohs(af == AF_INET ? a4->sin_port : a6->sin6_port);
+}
+
+static void close_fds(int *fds, int n)
+{
+	int i;
+
+	for (i = 0; i < n; i++) {
+		if (fds[i] >= 0)
+			close(fds[i]);
+		fds[i] = -1;
+	}
+}
+
+/* Connections made after the filter was seeded (the tracers' part),
+ * IPv4 and IPv6: every segment of theirs is looked up and passed. */
+static void t_ksock_kernel_conn_after_load(void)
+{
+	int fds[3] = {-1, -1, -1};
+	struct fspec f;
+	int v6;
+
+	if (!ks || !have_addrs) {
+		T_SKIP(!ks ? ks_why : "no private netns with test addresses");
+		return;
+	}
+	for (v6 = 0; v6 <= 1; v6++) {
+		uint16_t cport = kernel_conn_af(v6 ? AF_INET6 : AF_INET, fds);
+
+		T_CHECK_MSG(cport, "a kernel connection (v6 %d): %s", v6,
+			    strerror(errno));
+		if (cport) {
+			data_spec(&f, v6, 0, get11);
+			f.sport = cport;
+			expect_kernel_owns(&f);
+			f.flags = 0x10;
+			f.payload = NULL;
+			f.plen = 0;
+			expect_kernel_owns(&f);
+		}
+		close_fds(fds, 3);
+	}
+}
+
+/* The kernel's own connect() from the service port (bound, no listener
+ * on it): the segments coming back to it are the kernel's. */
+static void t_ksock_kernel_connect_from_port(void)
+{
+	struct sockaddr_in a = {.sin_family = AF_INET};
+	int ls, cs, as = -1, one = 1;
+	struct fspec f;
+
+	if (!ks || !have_addrs) {
+		T_SKIP(!ks ? ks_why : "no private netns with test addresses");
+		return;
+	}
+	ls = socket(AF_INET, SOCK_STREAM, 0);
+	cs = socket(AF_INET, SOCK_STREAM, 0);
+	setsockopt(ls, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+	setsockopt(cs, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+	inet_pton(AF_INET, "10.0.0.2", &a.sin_addr);
+	a.sin_port = htons(9090);
+	T_CHECK(ls >= 0 && !bind(ls, (void *)&a, sizeof(a)) && !listen(ls, 4));
+	inet_pton(AF_INET, "10.0.0.1", &a.sin_addr);
+	a.sin_port = htons(PORT);
+	T_CHECK_MSG(cs >= 0 && !bind(cs, (void *)&a, sizeof(a)),
+		    "bind 10.0.0.1:%d: %s", PORT, strerror(errno));
+	inet_pton(AF_INET, "10.0.0.2", &a.sin_addr);
+	a.sin_port = htons(9090);
+	T_CHECK_MSG(!connect(cs, (void *)&a, sizeof(a)), "connect: %s",
+		    strerror(errno));
+	as = accept(ls, NULL, NULL);
+	spec_init(&f, 0);
+	f.sport = 9090;
+	f.flags = 0x10;
+	f.seq = 1;
+	f.ack = 1;
+	expect_kernel_owns(&f);
+	if (as >= 0)
+		close(as);
+	close(cs);
+	close(ls);
+}
+
+/* Connections that existed before the filter (made in main, before
+ * setup): the seed's part. */
+static void t_ksock_seeded(void)
+{
+	struct fspec f;
+
+	if (!ks || !have_addrs) {
+		T_SKIP(!ks ? ks_why : "no private netns with test addresses");
+		return;
+	}
+	T_CHECK_MSG(pre_port4 && pre_port6,
+		    "no kernel connections made before the filter");
+	data_spec(&f, 0, 0, get11);
+	f.sport = pre_port4;
+	expect_kernel_owns(&f);
+	data_spec(&f, 1, 0, get11);
+	f.sport = pre_port6;
+	expect_kernel_owns(&f);
+	close_fds(pre_fds, 6);
+}
+
 static void t_afxdp_mode_no_socket(void)
 {
 	struct blitz_config c = cfg;
@@ -2555,8 +2748,13 @@ static int setup(void)
 {
 	char err[256];
 
-	skel = blitz_xdp_bpf__open_and_load();
+	skel = blitz_xdp_bpf__open();
 	if (!skel)
+		return -1;
+	if (!blitz_ksock_start(PORT, &ks, ks_why, sizeof(ks_why)) &&
+	    bpf_map__reuse_fd(skel->maps.ksock, blitz_ksock_map_fd(ks)))
+		return -1;
+	if (blitz_xdp_bpf__load(skel))
 		return -1;
 	prog_fd = bpf_program__fd(skel->progs.blitz_xdp);
 	ncpus = libbpf_num_possible_cpus();
@@ -3131,6 +3329,15 @@ int main(void)
 			   "ip addr add 10.9.0.1/24 dev bzt0 && "
 			   "ip addr add fd09::1/64 dev bzt0 nodad && "
 			   "ip link set bzt0 up && ip link set bzt1 up");
+	/* Kernel connections before the filter exists (t_ksock_seeded). */
+	if (have_addrs) {
+		pre_port4 = kernel_conn_af(AF_INET, pre_fds);
+		pre_port6 = kernel_conn_af(AF_INET6, pre_fds + 3);
+		/* the listeners go; the connections stay */
+		close(pre_fds[0]);
+		close(pre_fds[3]);
+		pre_fds[0] = pre_fds[3] = -1;
+	}
 	if (setup()) {
 		printf("FAIL test_xdp_setup: cannot load blitz_xdp or fill "
 		       "its maps: %s\n",
@@ -3186,6 +3393,10 @@ int main(void)
 	T_RUN(t_kernel_owns);
 	T_RUN(t_kernel_owns_time_wait);
 	T_RUN(t_afxdp_mode_no_socket);
+	T_RUN(t_ksock_skips_unknown_tuple);
+	T_RUN(t_ksock_kernel_conn_after_load);
+	T_RUN(t_ksock_kernel_connect_from_port);
+	T_RUN(t_ksock_seeded);
 	T_RUN(t_dfa_matches_http_c);
 	T_RUN(t_ck2_mss_classes);
 	T_RUN(t_ck2_epoch_rollover);
@@ -3194,5 +3405,6 @@ int main(void)
 	T_RUN(t_ck2_memo_exact);
 	report_cost();
 	blitz_xdp_bpf__destroy(skel);
+	blitz_ksock_free(ks);
 	T_EXIT();
 }

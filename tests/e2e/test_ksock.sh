@@ -1,0 +1,170 @@
+#!/bin/bash
+# tests/e2e/test_ksock.sh - the kernel-socket filter in front of the xdp
+# engine's socket lookup (bpf/blitz_ksock.h, docs/cost.md), end to end
+# with `blitz load`:
+#   - `blitz status` says whether the filter is on;
+#   - a kernel connection made BEFORE the load (the seed's part) keeps
+#     reaching the kernel: a keep-alive request on it is answered by the
+#     kernel server, not by XDP;
+#   - a kernel socket made AFTER the load (the tracers' part): the kernel's
+#     own connect() from the service port to a server in the client
+#     namespace; the bytes that server sends back reach the kernel socket;
+#   - a new client's GET is answered by XDP and counts ksock_skip (the
+#     lookup skipped for a tuple the kernel never had); reload keeps it on.
+# shellcheck disable=SC2086
+# shellcheck source=tests/e2e/lib.sh
+source "$(dirname "$0")/lib.sh"
+
+T=ksock
+PORT=8080
+BACK_PORT=9099
+
+e2e_begin "$T" "${KSOCK_TB:-ksck}"
+
+# A kernel server on the service port: answers "kernel <n>" to every
+# line, on every connection, for as long as the connection lasts. It binds
+# with SO_REUSEPORT so that the outgoing socket below may share the port.
+cat >"$TMP/ksrv.py" <<'PYEOF'
+import socket, sys, threading
+ls = socket.socket()
+ls.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+ls.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEPORT, 1)
+ls.bind(("0.0.0.0", int(sys.argv[1])))
+ls.listen(16)
+def serve(c):
+    n = 0
+    f = c.makefile("rb")
+    for line in f:
+        n += 1
+        c.sendall(b"kernel %d\n" % n)
+while True:
+    c, _ = ls.accept()
+    threading.Thread(target=serve, args=(c,), daemon=True).start()
+PYEOF
+$SRV "$PY" "$TMP/ksrv.py" "$PORT" >/dev/null 2>&1 &
+on_exit "kill $!"
+if ! wait_port "$CLI" "$SRV_IP" "$PORT" 10; then
+	fail "${T}_setup" "the kernel server on $SRV_IP:$PORT did not come up"
+	exit 1
+fi
+
+# A client connection made before the load: one line now, one after the
+# load (the go file), each answer printed.
+cat >"$TMP/before.py" <<'PYEOF'
+import os, socket, sys, time
+s = socket.create_connection((sys.argv[1], int(sys.argv[2])), timeout=10)
+s.sendall(b"one\n")
+print(s.recv(100).decode().strip(), flush=True)
+for _ in range(200):
+    if os.path.exists(sys.argv[3]):
+        break
+    time.sleep(0.05)
+s.sendall(b"two\n")
+print(s.recv(100).decode().strip(), flush=True)
+PYEOF
+$CLI timeout 30 "$PY" "$TMP/before.py" "$SRV_IP" "$PORT" "$TMP/go" >"$TMP/before.out" 2>&1 &
+BEFORE_PID=$!
+on_exit "kill $BEFORE_PID"
+wait_line "$TMP/before.out" "kernel 1" "$BEFORE_PID" 10
+
+if ! $SRV "$BLITZ" load "$SRV_IF" -p "$PORT" >"$TMP/load.out" 2>&1; then
+	fail "${T}_load" "$(tr '\n' ' ' <"$TMP/load.out")"
+	exit 1
+fi
+on_exit "$SRV '$BLITZ' unload '$SRV_IF'"
+
+$SRV "$BLITZ" status >"$TMP/status.out" 2>&1
+if grep -q "$SRV_IF: kernel-socket filter on (port $PORT" "$TMP/status.out"; then
+	FILTER=on
+	pass "${T}_status_on"
+elif grep -q "no kernel-socket filter" "$TMP/load.out" &&
+	grep -q "$SRV_IF: kernel-socket filter off" "$TMP/status.out"; then
+	FILTER=off # the kernel refused the tracers: said at load and in status
+	skip "${T}_status_on" "$(grep -o 'no kernel-socket filter.*' "$TMP/load.out")"
+else
+	FILTER=
+	fail "${T}_status_on" "load: $(tr '\n' ' ' <"$TMP/load.out"); status: $(tr '\n' ' ' <"$TMP/status.out")"
+fi
+
+# Before the load: still the kernel's.
+ko0=$(counter "$SRV_IF" pass_kernel_owns)
+touch "$TMP/go"
+wait "$BEFORE_PID"
+ko1=$(counter "$SRV_IF" pass_kernel_owns)
+if [ "$(cat "$TMP/before.out")" = "$(printf 'kernel 1\nkernel 2')" ] && [ "$ko1" -gt "$ko0" ]; then
+	pass "${T}_conn_before_load_is_kernels"
+else
+	fail "${T}_conn_before_load_is_kernels" "client saw '$(tr '\n' ' ' <"$TMP/before.out")'; pass_kernel_owns $ko0 -> $ko1"
+fi
+
+# After the load: the kernel's own connect() from the service port. The
+# server in the client namespace sends a line first; the kernel socket
+# must receive it (XDP would otherwise take the segment as a client's).
+cat >"$TMP/back_srv.py" <<'PYEOF'
+import socket, sys
+ls = socket.socket()
+ls.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+ls.bind((sys.argv[1], int(sys.argv[2])))
+ls.listen(1)
+ls.settimeout(10)
+c, _ = ls.accept()
+c.sendall(b"from the client side\n")
+c.settimeout(10)
+print(c.recv(100).decode().strip(), flush=True)
+PYEOF
+cat >"$TMP/back_cli.py" <<'PYEOF'
+import socket, sys
+s = socket.socket()
+s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEPORT, 1)
+s.bind((sys.argv[1], int(sys.argv[2])))
+s.settimeout(10)
+s.connect((sys.argv[3], int(sys.argv[4])))
+got = s.recv(100)
+s.sendall(b"echo " + got)
+print(got.decode().strip(), flush=True)
+PYEOF
+$CLI timeout 20 "$PY" "$TMP/back_srv.py" "$CLI_IP" "$BACK_PORT" >"$TMP/back_srv.out" 2>&1 &
+BACK_PID=$!
+on_exit "kill $BACK_PID"
+for _ in $(seq 50); do # listening (a probe connect would be its one accept)
+	$CLI ss -Hltn "sport = :$BACK_PORT" | grep -q . && break
+	sleep 0.1
+done
+ko0=$(counter "$SRV_IF" pass_kernel_owns)
+out=$($SRV timeout 15 "$PY" "$TMP/back_cli.py" "$SRV_IP" "$PORT" "$CLI_IP" "$BACK_PORT" 2>&1)
+wait "$BACK_PID"
+ko1=$(counter "$SRV_IF" pass_kernel_owns)
+if [ "$out" = "from the client side" ] &&
+	[ "$(cat "$TMP/back_srv.out")" = "echo from the client side" ] && [ "$ko1" -gt "$ko0" ]; then
+	pass "${T}_kernel_connect_after_load"
+else
+	fail "${T}_kernel_connect_after_load" "kernel socket got '$out', client side '$(cat "$TMP/back_srv.out")'; pass_kernel_owns $ko0 -> $ko1"
+fi
+
+# A new client: XDP answers, and the lookup was skipped for its tuple.
+sk0=$(counter "$SRV_IF" ksock_skip)
+rq0=$(counter "$SRV_IF" requests)
+body=$($CLI curl -s --max-time 5 "http://$SRV_IP:$PORT/")
+sk1=$(counter "$SRV_IF" ksock_skip)
+rq1=$(counter "$SRV_IF" requests)
+if [ "$FILTER" = off ]; then
+	skip "${T}_new_client_lookup_skipped" "no filter here (above)"
+elif [ "$body" = "Hello World!" ] && [ "$rq1" -gt "$rq0" ] && [ "$sk1" -ge $((sk0 + 3)) ]; then
+	pass "${T}_new_client_lookup_skipped"
+else
+	fail "${T}_new_client_lookup_skipped" "body '$body'; requests $rq0 -> $rq1; ksock_skip $sk0 -> $sk1 (want +3: SYN, ACK, GET at least)"
+fi
+
+# A reload builds a fresh filter and swaps it in with the program.
+if [ "$FILTER" = on ]; then
+	$SRV "$BLITZ" reload "$SRV_IF" -p "$PORT" >"$TMP/reload.out" 2>&1
+	$SRV "$BLITZ" status >"$TMP/status2.out" 2>&1
+	pins=(/sys/fs/bpf/blitz/"$SRV_IF"/ksock_*)
+	if grep -q "$SRV_IF: kernel-socket filter on (port $PORT" "$TMP/status2.out" &&
+		[ "${#pins[@]}" = 2 ] && [ -e "${pins[0]}" ]; then
+		pass "${T}_reload_keeps_filter"
+	else
+		fail "${T}_reload_keeps_filter" "reload: $(tr '\n' ' ' <"$TMP/reload.out"); status: $(tr '\n' ' ' <"$TMP/status2.out")"
+	fi
+fi
