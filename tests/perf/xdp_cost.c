@@ -51,6 +51,7 @@
 #include "cookie_ring.h"
 #include "xdp_fixture.h"
 #include "http.h"
+#include "frame.h"
 
 #define PORT 8080
 #define FRAME_MAX 4096
@@ -100,41 +101,31 @@ static struct blitz_config cfg;
 static unsigned vary;
 
 /* ------------------------------------------------------------------ */
-/* Frames: Ethernet, IPv4, TCP (checksums are not checked by XDP)      */
+/* Frames: Ethernet, IPv4, TCP, from tests/frame.h                     */
 /* ------------------------------------------------------------------ */
 
 static uint32_t frame(uint8_t *b, uint16_t dport, uint32_t seq, uint32_t ack,
 		      uint8_t flags, const uint8_t *opts, uint32_t optlen,
 		      const void *payload, uint32_t plen)
 {
-	uint8_t *ip = b + 14, *th = ip + 20;
-	uint32_t tot = 20 + 20 + optlen + plen;
+	struct tf_seg s = {
+		.src_mac = cli_mac,
+		.dst_mac = srv_mac,
+		.sport = 40000,
+		.dport = dport,
+		.seq = seq,
+		.ack = ack,
+		.flags = flags,
+		.win = 64240,
+		.frag_off = WIRE_IP_DF,
+		.opts = opts,
+		.optlen = optlen,
+		.payload = payload,
+		.plen = plen,
+	};
 
-	memset(b, 0, 14 + tot);
-	memcpy(b, srv_mac, 6);
-	memcpy(b + 6, cli_mac, 6);
-	b[12] = 0x08;
-	ip[0] = 0x45;
-	ip[2] = (uint8_t)(tot >> 8);
-	ip[3] = (uint8_t)tot;
-	ip[6] = 0x40; /* DF */
-	ip[8] = 64;
-	ip[9] = IPPROTO_TCP;
-	inet_pton(AF_INET, "10.0.0.2", ip + 12);
-	inet_pton(AF_INET, "10.0.0.1", ip + 16);
-	th[0] = 40000 >> 8;
-	th[1] = 40000 & 0xff;
-	th[2] = (uint8_t)(dport >> 8);
-	th[3] = (uint8_t)dport;
-	*(uint32_t *)(th + 4) = htonl(seq);
-	*(uint32_t *)(th + 8) = htonl(ack);
-	th[12] = (uint8_t)(((20 + optlen) / 4) << 4);
-	th[13] = flags;
-	th[14] = 0xfa; /* window 64240 */
-	th[15] = 0xf0;
-	memcpy(th + 20, opts, optlen);
-	memcpy(th + 20 + optlen, payload, plen);
-	return 14 + tot;
+	tf_addrs(&s, "10.0.0.2", "10.0.0.1");
+	return (uint32_t)tf_build(b, &s);
 }
 
 static int test_run(int fd, void *in, uint32_t len, void *out, uint32_t *outlen,
@@ -156,49 +147,41 @@ static int test_run(int fd, void *in, uint32_t len, void *out, uint32_t *outlen,
  * that connection acknowledge and echo. */
 static int make_frames(struct inst *b, const char *name)
 {
-	/* Linux's SYN options: MSS 1460, SACK-permitted, TS, NOP, WS 7 */
-	uint8_t syn_opts[20] = {2, 4, 5, 0xb4, 4, 2, 8, 10, 0, 0,
-				0, 1, 0, 0,    0, 0, 1, 3,  3, 7};
-	uint8_t ts_opts[12] = {1, 1, 8, 10, 0, 0, 0, 2};
-	uint8_t out[FRAME_MAX], *th = out + 34;
-	uint32_t outlen, verdict, ns, isn, thlen, i, tsval = 0;
+	uint8_t syn_opts[20], ts_opts[12], out[FRAME_MAX];
+	uint32_t outlen, verdict, ns, n;
 	const uint32_t cseq = 0x11223344;
+	struct tf_out r;
 
-	b->len[F_HOST] = frame(b->frame[F_HOST], 22, cseq + 1, 1, 0x18, ts_opts,
-			       12, get_wrk, sizeof(get_wrk) - 1);
-	b->len[F_SYN] = frame(b->frame[F_SYN], PORT, cseq, 0, 0x02, syn_opts,
-			      20, NULL, 0);
+	/* Linux's SYN options: MSS 1460, SACK-permitted, TS, NOP, WS 7 */
+	n = wire_opt_mss(syn_opts, 1460);
+	n += wire_opt_sack_perm_ts(syn_opts + n, 1, 0);
+	n += wire_opt_wscale(syn_opts + n, 7);
+	wire_opt_timestamps(ts_opts, 2, 0);
+
+	b->len[F_HOST] = frame(b->frame[F_HOST], 22, cseq + 1, 1,
+			       TCPHDR_PSH | TCPHDR_ACK, ts_opts, 12, get_wrk,
+			       sizeof(get_wrk) - 1);
+	b->len[F_SYN] = frame(b->frame[F_SYN], PORT, cseq, 0, TCPHDR_SYN,
+			      syn_opts, n, NULL, 0);
 	if (test_run(b->fd, b->frame[F_SYN], b->len[F_SYN], out, &outlen,
 		     &verdict, &ns) ||
 	    verdict != XDP_TX || outlen < 54) {
 		fprintf(stderr, "xdp_cost: %s: the SYN got no SYN-ACK\n", name);
 		return -1;
 	}
-	isn = ntohl(*(uint32_t *)(th + 4));
-	thlen = (uint32_t)(th[12] >> 4) * 4;
-	for (i = 20; i + 10 <= thlen && 34 + i + 10 <= outlen;) {
-		if (th[i] == 1) {
-			i++;
-		} else if (th[i] == 8) {
-			tsval = ntohl(*(uint32_t *)(th + i + 2));
-			break;
-		} else if (th[i] == 0 || th[i + 1] < 2) {
-			break;
-		} else {
-			i += th[i + 1];
-		}
-	}
-	if (!tsval) {
+	if (!tf_parse(out, outlen, &r) || !r.o.has_ts || !r.o.tsval) {
 		fprintf(stderr, "xdp_cost: %s: no TSval in the SYN-ACK\n",
 			name);
 		return -1;
 	}
-	*(uint32_t *)(ts_opts + 8) = htonl(tsval);
-	b->len[F_GET] = frame(b->frame[F_GET], PORT, cseq + 1, isn + 1, 0x18,
-			      ts_opts, 12, get_wrk, sizeof(get_wrk) - 1);
+	wire_opt_timestamps(ts_opts, 2, r.o.tsval);
+	b->len[F_GET] = frame(b->frame[F_GET], PORT, cseq + 1, r.seq + 1,
+			      TCPHDR_PSH | TCPHDR_ACK, ts_opts, 12, get_wrk,
+			      sizeof(get_wrk) - 1);
 	b->len[F_GET_UNCACHED] =
-		frame(b->frame[F_GET_UNCACHED], PORT, cseq + 1, isn + 1, 0x18,
-		      ts_opts, 12, get_var, sizeof(get_var) - 1);
+		frame(b->frame[F_GET_UNCACHED], PORT, cseq + 1, r.seq + 1,
+		      TCPHDR_PSH | TCPHDR_ACK, ts_opts, 12, get_var,
+		      sizeof(get_var) - 1);
 	/* The same GET, padded to the reply's length: no adjust_tail. */
 	if (test_run(b->fd, b->frame[F_GET], b->len[F_GET], out, &outlen,
 		     &verdict, &ns) ||
