@@ -541,7 +541,11 @@ jq -r 'if (.latency | length) > 0 then "open loop (blitz bench -R, latency from 
 	else empty end' "$json" | column -t -s $'\t'
 jq -r '.skipped[] | "skipped \(.engine): \(.reason)"' "$json"
 jq -r '.headroom[] | "generator: blitz bench -P \(.pipeline) on one CPU drove \(.rps) req/s of \(.rate) asked (\(.of_xdp_peak)x the xdp engine'"'"'s blitz-bench peak \(.xdp_peak)) against \(.engine), busy \(.self_busy_pct)%: \(if .client_limited then "it was the limit (\(.client_limit_why))" else "not the limit" end)"' "$json"
-jq -r '.headline[] | "peak (server-bound): \(.engine) \(.rps) req/s at \(.cost_ns) ns/req via \(.client) c=\(.conns) P=\(.pipeline): \(.ratio_nginx // "-")x nginx in RPS, \(.cost_ratio_nginx // "-")x in cost"' "$json"
+# The headline: each engine's best server-bound row (or, when none was,
+# its best row with neither side saturated: a lower bound), never a row
+# bound by the client; spreads over the runs beside every figure.
+jq -r '.headline[] | "peak (\(if .kind == "server" then "server-bound" else "neither side saturated: a lower bound" end)): \(.engine) \(.rps) req/s (spread \(.rps_spread_pct)% over \(.runs) runs) at \(.cost_ns // "-") ns/req via \(.client) c=\(.conns) P=\(.pipeline), server CPU \(.server_cpu_busy_pct)%, client \(.client_limit_pct)%: \(.ratio_nginx // "-")x nginx in RPS (spread \(.ratio_spread_pct // "-")%), \(.cost_ratio_nginx // "-")x in cost (spread \(.cost_ratio_spread_pct // "-")%)"' "$json"
+jq -r '.no_headline[] | "no peak for \(.engine): \(.why); best row \(.rps) req/s via \(.client) c=\(.conns) P=\(.pipeline) (client \(.client_limit_pct)% busy)"' "$json"
 jq -r '"load average before the run \(.host.loadavg_before), after \(.host.loadavg_after) (\(.host.cpus) CPUs); placement \(.placement)"' "$json"
 echo "results: $json"
 
@@ -562,6 +566,8 @@ if command -v gnuplot >/dev/null; then
 	png=$OUT/bench-$ts.png
 	if [ "$(wc -l <"$tmp/rps.dat")" -lt 2 ] && [ "$(wc -l <"$tmp/cost.dat")" -lt 2 ]; then
 		note "no successful run: no plot"
+	elif [ "$(wc -l <"$tmp/rps.dat")" -lt 2 ] || [ "$(wc -l <"$tmp/cost.dat")" -lt 2 ]; then
+		note "no plot: its panels need wrk rows (RPS by connections) and a headline (cost per request)"
 	elif gnuplot -e "rps='$tmp/rps.dat'; cost='$tmp/cost.dat'; lat='$tmp/lat.dat'; out='$png'; title='make bench $ts (${DURATION}s x $RUNS runs, placement $PLACEMENT)'" \
 		"$BENCH_DIR/plot.gp" 2>"$tmp/gnuplot.err"; then
 		cp "$png" "$OUT/latest.png"

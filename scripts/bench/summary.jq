@@ -37,12 +37,19 @@ def mostly: group_by(.) | max_by(length) | .[0];
 	 server_cpu_pct: (map(.server_cpu_pct) | median), server_mem_kb: (map(.server_mem_kb) | max),
 	 failed: (map(.failed // false) | any)}] |
 	sort_by(.engine as $e | $order | index($e)) as $summary |
-# Each engine's peak among its server-bound rows of one request per
-# segment (its best such row otherwise, with the bound it had), and the
-# ratio to nginx's; the pipelined shape is in the summary.
-([$order[] as $e | $summary | map(select(.engine == $e and .rps > 0 and .pipeline == 1)) |
-	(map(select(.bound_by == "server")) | max_by(.rps)) // max_by(.rps) | select(. != null)]) as $peaks |
+# Each engine's headline: its best closed-loop row bound by the server
+# (any client, connections or pipeline depth); when none was, its best row
+# where neither side was saturated, marked as a lower bound; never a row
+# bound by the client (such an engine goes to no_headline, with its best
+# row). Ratios to nginx's headline, per run (the two rows of the same
+# run) and then median and spread.
+def headline_of($e): $summary | map(select(.engine == $e and .rps > 0 and (.failed | not))) |
+	((map(select(.bound_by == "server")) | max_by(.rps) | if . then . + {kind: "server"} else null end) //
+	 (map(select(.bound_by == "neither")) | max_by(.rps) | if . then . + {kind: "lower bound"} else null end));
+def runs_of($h): [$r[] | select(.mode == "closed" and .engine == $h.engine and .client == $h.client and .conns == $h.conns and .pipeline == $h.pipeline)];
+([$order[] as $e | headline_of($e) | select(. != null)]) as $peaks |
 ($peaks | map(select(.engine == "nginx")) | first) as $np |
+(if $np then runs_of($np) else [] end) as $nruns |
 ([$sk[] | .engine]) as $skipped_engines |
 {timestamp: $ts, duration_s: $d, runs: $runs,
  conns: ($conns | split(" ") | map(select(. != "") | tonumber)),
@@ -52,10 +59,21 @@ def mostly: group_by(.) | max_by(length) | .[0];
 	client_cpu: $ccpu, server_cpu: $scpu},
  method: "cost_ns: busy time of the server CPU from /proc/stat (user+nice+system+irq+softirq+steal, so NAPI threads and softirqs count) over the run / requests the client saw answered. bound_by: client when the client was >= 90% busy (blitz bench: its own busy loop time, it spins), else server when the server CPU was >= 90% busy or the server busy-polls (dpdk: by elimination, the client had headroom), else neither. work_ns: a busy-polling engine's own cost per request (polls that did work), over all its runs. Ratios to nginx per run (same client, connections and pipeline), then median and spread ((max - min) / median) over the runs.",
  skipped: $sk,
- headline: [$peaks[] | . as $p | {engine, client, conns, pipeline, rps, cost_ns, bound_by, rps_spread_pct,
+ headline: [$peaks[] | . as $p | runs_of($p) as $pr |
+	[$pr[] | . as $x | ($nruns | map(select(.run == $x.run)) | first) as $n |
+	 {rps: (if $n != null and $n.rps > 0 then $x.rps / $n.rps else null end),
+	  cost: (if $n != null and $n.cost_ns != null and $x.cost_ns != null and $x.cost_ns > 0 then $n.cost_ns / $x.cost_ns else null end)}] as $rat |
+	{engine, client, conns, pipeline, rps, cost_ns, bound_by, kind, runs, rps_spread_pct, cost_spread_pct,
+	 server_cpu_busy_pct, client_limit_pct,
 	ratio_nginx: (if $np != null and $np.rps > 0 then $p.rps / $np.rps | r2 else null end),
+	ratio_spread_pct: (if $np != null then $rat | map(.rps) | spread else null end),
 	cost_ratio_nginx: (if $np != null and $np.cost_ns != null and $p.cost_ns != null and $p.cost_ns > 0 then $np.cost_ns / $p.cost_ns | r2 else null end),
+	cost_ratio_spread_pct: (if $np != null then $rat | map(.cost) | spread else null end),
 	work_ns: ([$en[] | select(.engine == $p.engine) | .work_ns] | first)}],
+ no_headline: [$order[] as $e | select(([$peaks[] | .engine] | index($e)) == null) |
+	($summary | map(select(.engine == $e and .rps > 0)) | max_by(.rps)) | select(. != null) |
+	{engine, client, conns, pipeline, rps, cost_ns, bound_by, client_limit_pct,
+	 why: "every row was bound by the client (blitz bench busy >= 90%, or wrk / h2load CPU): the server's peak is above what these clients drove"}],
  summary: $summary,
  headroom: [$r[] | select(.client == "blitz-bench-headroom") | . as $h |
 	($summary | map(select(.engine == "xdp" and .client == "blitz-bench" and .pipeline == 1 and .conns == $h.conns)) | first) as $x |

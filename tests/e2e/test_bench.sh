@@ -411,8 +411,10 @@ if timeout 400 env DURATION=1 RUNS=1 CONNS=10 BB_CONNS=10 BIG_CONNS=25000 LAT_FR
 		echo "FAIL bench_script: no good nginx row: $(jq -c .summary "$j")"
 	elif ! jq -e '.results[0] | has("lat_p95_us") and has("lat_p99_us") and has("server_cpu_pct") and has("server_mem_kb") and has("cost_ns") and has("bound_by") and has("client_cpu_busy_pct") and has("server_cpu_busy_pct")' "$j" >/dev/null; then
 		echo "FAIL bench_script: result rows lack fields: $(jq -c '.results[0]' "$j")"
-	elif ! jq -e '(.headline | map(select(.engine == "nginx" and .cost_ns > 0)) | length == 1) and .placement == "'"$PLACEMENT"'"' "$j" >/dev/null; then
-		echo "FAIL bench_script: no nginx headline or wrong placement: $(jq -c '{headline, placement}' "$j")"
+	elif ! jq -e '((.headline + .no_headline) | map(select(.engine == "nginx")) | length == 1) and (.headline | all(.bound_by != "client" and .cost_ns > 0 and (.kind | IN("server", "lower bound")))) and ([.headline[].engine] - [.no_headline[].engine] == [.headline[].engine]) and .placement == "'"$PLACEMENT"'"' "$j" >/dev/null; then
+		echo "FAIL bench_script: nginx neither in the headline nor in no_headline, a client-bound headline, or wrong placement: $(jq -c '{headline, no_headline, placement}' "$j")"
+	elif ! grep -qE '^(peak \((server-bound|neither side saturated: a lower bound)\): nginx [0-9]+ req/s \(spread [0-9.]+% over 1 runs\)|no peak for nginx: )' "$tmp/script.log"; then
+		echo "FAIL bench_script: the summary does not name nginx's headline with its spread (or say why there is none): $(grep -E '^(peak|no peak)' "$tmp/script.log" | tr '\n' ' ')"
 	elif ! jq -e '[.summary[] | select(.pipeline == 16 and .engine == "nginx" and .rps > 0)] | length == 2' "$j" >/dev/null; then
 		echo "FAIL bench_script: no pipelined nginx rows (h2load -m 16, blitz bench -P 16): $(jq -c '[.summary[] | select(.engine == "nginx")]' "$j")"
 	elif ! jq -e '.latency | map(select(.engine == "nginx" and .fraction > 0.3 and .rps > 0)) | length == 1' "$j" >/dev/null; then
