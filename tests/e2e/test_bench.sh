@@ -198,13 +198,18 @@ else
 fi
 
 # Open loop: 2000 req/s asked for, about 2000 req/s done, latency counted
-# from when each request was due. The lower bound leaves room for a loaded
-# machine (start-up counts in the duration); a closed loop would be far above.
+# from when each request was due. A closed loop would be far above 2200.
+# Under load the generator may be descheduled: a run where some batch went
+# out over 200 ms late (late_max_us) may fall short, down to 1000 req/s, if
+# that lateness is in its latency (coordinated-omission correction: a late
+# batch's latency runs from when it was due).
 if bench open "$PORT" -c 50 -d 2 -R 2000; then
 	if check open '.mode == "open" and .rate == 2000 and .rps > 1600 and .rps < 2200 and .errors == 0'; then
 		echo "PASS bench_open_loop $(jq -r '"\(.rps | floor) req/s, p99 \(.lat_p99_us) us"' "$tmp/open.json")"
+	elif check open '.mode == "open" and .rate == 2000 and .rps > 1000 and .rps < 2200 and .errors == 0 and .late_max_us > 200000 and .lat_max_us >= 0.9 * .late_max_us'; then
+		echo "PASS bench_open_loop $(jq -r '"\(.rps | floor) req/s, the generator descheduled (a batch \(.late_max_us / 1000 | floor) ms late, max latency \(.lat_max_us / 1000 | floor) ms)"' "$tmp/open.json")"
 	else
-		echo "FAIL bench_open_loop: want 1600..2200 req/s without errors: $(jq -c 'del(.series)' "$tmp/open.json")"
+		echo "FAIL bench_open_loop: want 1600..2200 req/s without errors (1000.. if a batch went out > 200 ms late and its latency shows it): $(jq -c 'del(.series)' "$tmp/open.json")"
 	fi
 else
 	echo "FAIL bench_open_loop: exited non-zero: $(tail -n1 "$tmp/open.err")"
