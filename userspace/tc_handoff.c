@@ -126,6 +126,8 @@ static int sysctl_int(const char *path)
 
 #define SYNCOOKIES "/proc/sys/net/ipv4/tcp_syncookies"
 #define TIMESTAMPS "/proc/sys/net/ipv4/tcp_timestamps"
+#define SACK "/proc/sys/net/ipv4/tcp_sack"
+#define WSCALE "/proc/sys/net/ipv4/tcp_window_scaling"
 
 int tc_handoff_prereqs(void)
 {
@@ -155,6 +157,22 @@ int tc_handoff_prereqs(void)
 			"handed-over connections of clients that use "
 			"timestamps; run `sysctl -w "
 			"net.ipv4.tcp_timestamps=1`\n");
+		bad++;
+	}
+	/* The XDP SYN-ACK offers SACK and window scaling to clients that
+	 * do; the kfunc refuses a request sock with either while its sysctl
+	 * is 0 (-EINVAL), and such a connection could never be handed off. */
+	if (sysctl_int(SACK) == 0) {
+		pr_warn("net.ipv4.tcp_sack is 0: the kernel would refuse "
+			"handed-over connections of clients that use SACK; "
+			"run `sysctl -w net.ipv4.tcp_sack=1`\n");
+		bad++;
+	}
+	if (sysctl_int(WSCALE) == 0) {
+		pr_warn("net.ipv4.tcp_window_scaling is 0: the kernel would "
+			"refuse handed-over connections of clients that scale "
+			"their window; run `sysctl -w "
+			"net.ipv4.tcp_window_scaling=1`\n");
 		bad++;
 	}
 	rc = tc_handoff_kfunc_probe();

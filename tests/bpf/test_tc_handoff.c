@@ -334,6 +334,14 @@ static void t_prerequisites(void)
 	T_CHECK(!put_sysctl("/proc/sys/net/ipv4/tcp_timestamps", "0"));
 	T_EQ_INT(tc_handoff_prereqs(), -EOPNOTSUPP);
 	T_CHECK(!put_sysctl("/proc/sys/net/ipv4/tcp_timestamps", "1"));
+	/* the XDP SYN-ACK offers SACK and window scaling: the kfunc would
+	 * refuse them with these off */
+	T_CHECK(!put_sysctl("/proc/sys/net/ipv4/tcp_sack", "0"));
+	T_EQ_INT(tc_handoff_prereqs(), -EOPNOTSUPP);
+	T_CHECK(!put_sysctl("/proc/sys/net/ipv4/tcp_sack", "1"));
+	T_CHECK(!put_sysctl("/proc/sys/net/ipv4/tcp_window_scaling", "0"));
+	T_EQ_INT(tc_handoff_prereqs(), -EOPNOTSUPP);
+	T_CHECK(!put_sysctl("/proc/sys/net/ipv4/tcp_window_scaling", "1"));
 	T_EQ_INT(tc_handoff_prereqs(), 0);
 }
 
