@@ -160,6 +160,45 @@ __noinline int blitz_flow_locate(struct blitz_ring_cache *rc,
 }
 
 /*
+ * May the kernel take the connection from the segment of rc->q (no
+ * timestamps, its cookie failed: q->h.flow0 set by the check)? Only at
+ * its entry's frontier: seq == rcv_nxt and ack == snd_nxt after our last
+ * reply (the kernel takes both ISNs from this segment, so nothing we sent
+ * may lie past its ack, and every byte before its seq is answered), our
+ * FIN not sent, the entry alive under a key an accepting slot holds.
+ * 1 with q->h the entry's cookie (its options go to the kernel), else 0.
+ * The TC hand-off's check: the XDP program answers from any point.
+ */
+__noinline int blitz_flow_frontier(struct blitz_ring_cache *rc)
+{
+	struct blitz_flow_set *set;
+	struct blitz_flow *f;
+	struct blitz_ck2_q *q;
+
+	if (!rc)
+		return 0;
+	q = &rc->q;
+	set = blitz_flow_set_of(q->h.flow0);
+	f = blitz_flow_find(set, q->h.flow0);
+	if (!f || q->has_ts || !blitz_flow_live(f, rc->r.e_now) ||
+	    (f->flags & BLITZ_FLOW_CLOSED) || q->seq != f->rcv_nxt ||
+	    q->ack != f->snd_nxt)
+		return 0;
+	q->h = f->h;
+	if ((rc->r.slot[0].flags & BLITZ_CK2_ACCEPT) &&
+	    rc->r.slot[0].off.k0 == f->key) {
+		q->h.slot = 0;
+		return 1;
+	}
+	if ((rc->r.slot[1].flags & BLITZ_CK2_ACCEPT) &&
+	    rc->r.slot[1].off.k0 == f->key) {
+		q->h.slot = 1;
+		return 1;
+	}
+	return 0;
+}
+
+/*
  * Remember the reply rec to the segment of rc->q (verified; q->h its
  * cookie) in its flow's entry, made here if the flow has none (and its
  * source is under its cap): every reply, so that a segment the client

@@ -149,7 +149,8 @@ static inline __u64 blitz_mac_u64(const __u8 *m)
 	X(DROP_BAD_COOKIE, "drop_bad_cookie",                                  \
 	  "TSecr not our MAC (or no ACK flag): spoofed or stale")              \
 	X(DROP_NO_TS, "drop_no_ts",                                            \
-	  "no timestamps, not the segment completing the handshake")           \
+	  "no timestamps, neither completing the handshake nor at a point of " \
+	  "a flow entry")                                                      \
 	X(DROP_PURE_ACK, "drop_pure_ack", "pure ACKs and last ACK of close")   \
 	X(DROP_RST, "drop_rst", "RST segments")                                \
 	X(RST_EXPIRED, "rst_expired",                                          \
@@ -183,7 +184,12 @@ static inline __u64 blitz_mac_u64(const __u8 *m)
 	  "batches TC held back: not one reply fits the peer window")          \
 	X(TC_FAIL, "tc_fail", "multi-segment replies TC could not finish")     \
 	X(KSOCK_SKIP, "ksock_skip",                                            \
-	  "socket lookups skipped: no kernel socket holds the tuple (filter)")
+	  "socket lookups skipped: no kernel socket holds the tuple (filter)") \
+	X(HANDOFF_FROM_FLOW, "handoff_from_flow",                              \
+	  "of the hand-offs: no timestamps, proved by a flow entry")           \
+	X(RST_NO_LISTENER, "rst_no_listener",                                  \
+	  "RSTs to proved segments without timestamps XDP cannot answer, "     \
+	  "no kernel listener")
 
 enum blitz_counter {
 #define BLITZ_CNT_ENUM(id, name, help) BLITZ_CNT_##id,

@@ -10,15 +10,19 @@
  *     TC_ACT_OK, the kernel carries on as usual;
  *   - only the listener: the segment is validated with the XDP program's
  *     own cookie functions (blitz_ring.h, cookie v2: the TSecr cookie, or
- *     without timestamps only the handshake-completing segment); a bad
+ *     without timestamps the handshake-completing segment, or a later one
+ *     at the frontier of the flow entry the XDP program keeps for it,
+ *     blitz_flow.h: the loader shares that map); a bad
  *     one is dropped and counted, a good one gets a request sock from
  *     bpf_sk_assign_tcp_reqsk() with the MSS, window scale and SACK the
  *     cookie carries, and the kernel builds the connection
  *     from this segment's numbers (ISNs = seq - 1 and ack - 1); the
  *     segments that follow it in the same batch pass untouched (the
  *     "recent" map), as TCP will find the connection by then;
- *   - no socket at all (no kernel listener on the port): TC_ACT_OK, and the
- *     kernel answers with RST as for any closed port.
+ *   - no socket at all (no kernel listener on the port): a validated
+ *     segment gets TC_ACT_OK, and the kernel answers with RST as for any
+ *     closed port; any other is dropped and counted (a RST to it would
+ *     make blitz a RST reflector).
  * Not for the service: another port, a destination that is not ours by
  * blitz_addr.h (forwarded traffic, another host's MAC), SYN/RST.
  * Must never touch a frame that is not for the service, never answer or
@@ -39,6 +43,7 @@
 
 #include "blitz_addr.h"
 #include "blitz_date.h"
+#include "blitz_flow.h"
 #include "blitz_http_dfa.h"
 #include "blitz_ring.h"
 #include "blitz_seg.h"
@@ -138,10 +143,13 @@ static __always_inline __u32 fill_tuple(const struct seg *s,
  * (ack - 1 is our ISN for its seq - 1). Returns 0 when it is ours (the
  * connection's options are then in rc->q.h), else the counter to drop it
  * with (an expired cookie is dropped here: XDP answers those with RST).
+ * Without timestamps a later segment at its flow entry's frontier is ours
+ * too (blitz_flow_frontier): *by_flow says so.
  */
 static __always_inline __u32 cookie_check(const struct blitz_config *cfg,
 					  const struct seg *s,
-					  struct blitz_ring_cache *rc)
+					  struct blitz_ring_cache *rc,
+					  int *by_flow)
 {
 	struct blitz_ck2_q *q = &rc->q;
 
@@ -157,7 +165,10 @@ static __always_inline __u32 cookie_check(const struct blitz_config *cfg,
 	q->has_ts = s->has_ts;
 	if (blitz_ck2_q_check(&rc->r, q) == BLITZ_CK2_OK)
 		return 0;
-	return s->has_ts ? BLITZ_CNT_DROP_BAD_COOKIE : BLITZ_CNT_DROP_NO_TS;
+	if (s->has_ts)
+		return BLITZ_CNT_DROP_BAD_COOKIE;
+	*by_flow = blitz_flow_frontier(rc);
+	return *by_flow ? 0 : BLITZ_CNT_DROP_NO_TS;
 }
 
 static __always_inline void recent_key_of(const struct seg *s,
@@ -199,7 +210,8 @@ static __always_inline void remember_handoff(const struct seg *s)
 /* Give the segment a request sock on the listener; the kernel finishes
  * the handshake from it. Returns the TC verdict. */
 static __always_inline int hand_off(struct __sk_buff *skb, struct seg *s,
-				    struct sock *listener, __u32 opts)
+				    struct sock *listener, __u32 opts,
+				    int by_flow)
 {
 	struct bpf_tcp_req_attrs attrs = {};
 
@@ -226,6 +238,8 @@ static __always_inline int hand_off(struct __sk_buff *skb, struct seg *s,
 		return TC_ACT_SHOT;
 	}
 	cnt_add(BLITZ_CNT_HANDOFF, 1);
+	if (by_flow)
+		cnt_add(BLITZ_CNT_HANDOFF_FROM_FLOW, 1);
 	remember_handoff(s);
 	return TC_ACT_OK;
 }
@@ -327,7 +341,7 @@ int blitz_handoff(struct __sk_buff *skb)
 	struct pipe_scratch *psc;
 	struct seg s = {};
 	__u32 key = 0, tlen, why;
-	int verdict;
+	int verdict, by_flow = 0;
 
 	cfg = bpf_map_lookup_elem(&config, &key);
 	/* Only the xdp engine answers with cookies; the afxdp engine's
@@ -362,15 +376,20 @@ int blitz_handoff(struct __sk_buff *skb)
 		return TC_ACT_OK;
 	}
 	rc = blitz_ring_now(cfg);
-	why = rc ? cookie_check(cfg, &s, rc) : BLITZ_CNT_DROP_BAD_COOKIE;
+	why = rc ? cookie_check(cfg, &s, rc, &by_flow)
+		 : BLITZ_CNT_DROP_BAD_COOKIE;
 	if (why) {
-		/* Nobody listens: the kernel resets it, as it always did. */
-		if (!skc)
-			return TC_ACT_OK;
+		/* Not ours: dropped, listener or not (never reset). */
 		cnt_add(why, 1);
 		verdict = TC_ACT_SHOT;
 	} else if (skc && follows_handoff(&s)) {
 		verdict = TC_ACT_OK;
+	} else if (by_flow) {
+		/* Proved by the entry: no TC burst (the entry would not
+		 * learn it); the kernel's, or its RST when nobody listens. */
+		verdict = skc ? hand_off(skb, &s, (struct sock *)tp,
+					 rc->q.h.opts, 1)
+			      : TC_ACT_OK;
 	} else {
 		/* The fast path first: a pipelined batch of trivial requests
 		 * is answered here, listener or not. */
@@ -382,7 +401,7 @@ int blitz_handoff(struct __sk_buff *skb)
 			verdict = TC_ACT_SHOT;
 		else if (skc)
 			verdict = hand_off(skb, &s, (struct sock *)tp,
-					   rc ? rc->q.h.opts : 0);
+					   rc ? rc->q.h.opts : 0, 0);
 		/* No listener: a batch that waits for the window is dropped
 		 * (the client retransmits it), the kernel resets the rest. */
 		else

@@ -886,6 +886,82 @@ static __always_inline int reply_at(struct xdp_md *ctx,
 	return verdict;
 }
 
+/* Does a kernel socket listen on the segment's port (address)? Asked only
+ * on the rare path below; kernel_owns() has ruled out any other socket. */
+static __always_inline int kernel_listens(struct xdp_md *ctx,
+					  const struct seg *s)
+{
+	struct bpf_sock_tuple t = {};
+	struct bpf_sock *sk;
+	int listens;
+
+	if (s->v6) {
+		__builtin_memcpy(t.ipv6.saddr, s->saddr, 16);
+		__builtin_memcpy(t.ipv6.daddr, s->daddr, 16);
+		t.ipv6.sport = s->sport;
+		t.ipv6.dport = s->dport;
+		sk = bpf_skc_lookup_tcp(ctx, &t, sizeof(t.ipv6),
+					BPF_F_CURRENT_NETNS, 0);
+	} else {
+		t.ipv4.saddr = s->saddr[0];
+		t.ipv4.daddr = s->daddr[0];
+		t.ipv4.sport = s->sport;
+		t.ipv4.dport = s->dport;
+		sk = bpf_skc_lookup_tcp(ctx, &t, sizeof(t.ipv4),
+					BPF_F_CURRENT_NETNS, 0);
+	}
+	if (!sk)
+		return 0;
+	listens = sk->state == BPF_TCP_LISTEN;
+	bpf_sk_release(sk);
+	return listens;
+}
+
+/* This CPU's count of a counter (per CPU: exact within one frame). */
+static __always_inline __u64 cnt_now(__u32 id)
+{
+	__u64 *c = bpf_map_lookup_elem(&counters, &id);
+
+	return c ? *c : 0;
+}
+
+/*
+ * A segment without timestamps that is not the handshake-completing one
+ * (the ISN cookie failed): ours only at a point of its flow entry
+ * (blitz_seq.h; docs/tcp-security.md, "Clients without timestamps").
+ * No entry (evicted, over the source cap, another CPU, or a spoof):
+ * nothing proves it, dropped (drop_no_ts), never reset, never passed.
+ * At a point but not answerable here (a body, another method, a batch
+ * too big): a kernel listener takes the connection from it (XDP_PASS;
+ * the TC hand-off checks the same entry, at its frontier); with none,
+ * nobody ever will, and the segment is proved: a RST (seq = its ack,
+ * RFC 9293), what the kernel sends for a closed port. A request cut in
+ * segments is passed as before: the client's retransmission may bring
+ * it whole (Linux collapses retransmitted segments), and XDP answers it.
+ */
+static __always_inline int no_ts_later(struct xdp_md *ctx,
+				       const struct blitz_config *cfg,
+				       const struct seg *s,
+				       struct blitz_scratch *sc,
+				       struct blitz_ring_cache *rc)
+{
+	struct reply r = {};
+	__u64 partial;
+	int v;
+
+	if (!blitz_flow_locate(rc, &sc->rec))
+		return drop(BLITZ_CNT_DROP_NO_TS);
+	partial = cnt_now(BLITZ_CNT_PASS_PARTIAL);
+	v = reply_at(ctx, cfg, s, sc, rc);
+	if (v != XDP_PASS || cnt_now(BLITZ_CNT_PASS_PARTIAL) != partial ||
+	    kernel_listens(ctx, s))
+		return v;
+	r.seq = s->ack;
+	r.flags = TH_RST;
+	r.wscale = BLITZ_CK2_WS_NONE;
+	return send_bare(ctx, s, &r, BLITZ_CNT_RST_NO_LISTENER);
+}
+
 static __always_inline int handle_tcp(struct xdp_md *ctx,
 				      const struct blitz_config *cfg,
 				      const struct seg *s,
@@ -947,11 +1023,11 @@ static __always_inline int handle_tcp(struct xdp_md *ctx,
 		return send_rst(ctx, s);
 	if (v == BLITZ_CK2_OK) {
 		blitz_seq_at_cookie(&sc->rec.at, s->seq, s->ack, q->h.fin);
-	} else if (s->has_ts || !blitz_flow_locate(rc, &sc->rec)) {
-		return drop(s->has_ts ? BLITZ_CNT_DROP_BAD_COOKIE
-				      : BLITZ_CNT_DROP_NO_TS);
+		return reply_at(ctx, cfg, s, sc, rc);
 	}
-	return reply_at(ctx, cfg, s, sc, rc);
+	if (s->has_ts)
+		return drop(BLITZ_CNT_DROP_BAD_COOKIE);
+	return no_ts_later(ctx, cfg, s, sc, rc);
 }
 
 /*

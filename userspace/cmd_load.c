@@ -167,7 +167,8 @@ int cmd_load(int argc, char **argv)
 	if (tc_handoff_attach(lo.ifname, blitz_ifindex(lo.ifname),
 			      blitz_loaded_config_fd(l),
 			      blitz_loaded_counters_fd(l),
-			      blitz_loaded_responses_fd(l), true, &h)) {
+			      blitz_loaded_responses_fd(l),
+			      blitz_loaded_flows_fd(l), true, &h)) {
 		blitz_loader_detach(l); /* nothing half-attached */
 		goto out;
 	}

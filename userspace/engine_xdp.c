@@ -51,7 +51,8 @@ static struct tc_handoff *attach_handoff(struct serve_ctx *c)
 	if (tc_handoff_attach(c->ifname, blitz_ifindex(c->ifname),
 			      blitz_loaded_config_fd(c->xdp),
 			      blitz_loaded_counters_fd(c->xdp),
-			      blitz_loaded_responses_fd(c->xdp), false, &h)) {
+			      blitz_loaded_responses_fd(c->xdp),
+			      blitz_loaded_flows_fd(c->xdp), false, &h)) {
 		pr_warn("serving without the TC hand-off: segments the XDP "
 			"program does not answer reach the kernel without a "
 			"connection\n");

@@ -1056,6 +1056,11 @@ int blitz_loaded_responses_fd(const struct blitz_loaded *l)
 	return bpf_map__fd(l->skel->maps.responses);
 }
 
+int blitz_loaded_flows_fd(const struct blitz_loaded *l)
+{
+	return bpf_map__fd(l->skel->maps.flows);
+}
+
 const char *blitz_loaded_mode(const struct blitz_loaded *l)
 {
 	return mode_name(l->mode);
@@ -1564,7 +1569,8 @@ int blitz_loader_reload(const char *ifname, const struct blitz_loaded_state *st,
 			err = tc_handoff_prepare(
 				ifname, bpf_map__fd(skel->maps.config),
 				bpf_map__fd(skel->maps.counters),
-				st->tc_prog_id, &h);
+				bpf_map__fd(skel->maps.flows), st->tc_prog_id,
+				&h);
 		if (!err)
 			err = tc_handoff_swap(ifindex, st->tc_prog_id,
 					      tc_handoff_prog_fd(h));

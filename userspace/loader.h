@@ -59,6 +59,8 @@ int blitz_loaded_xsks_fd(const struct blitz_loaded *l);
 int blitz_loaded_counters_fd(const struct blitz_loaded *l);
 int blitz_loaded_config_fd(const struct blitz_loaded *l);
 int blitz_loaded_responses_fd(const struct blitz_loaded *l);
+/* The per-flow table of connections without timestamps (blitz_flow.h). */
+int blitz_loaded_flows_fd(const struct blitz_loaded *l);
 /* "native" or "skb": what the attach ended up with. */
 const char *blitz_loaded_mode(const struct blitz_loaded *l);
 

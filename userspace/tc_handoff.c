@@ -354,8 +354,8 @@ int tc_handoff_remove(int ifindex)
 }
 
 int tc_handoff_attach(const char *ifname, int ifindex, int config_map_fd,
-		      int counters_map_fd, int responses_map_fd, bool persist,
-		      struct tc_handoff **out)
+		      int counters_map_fd, int responses_map_fd,
+		      int flows_map_fd, bool persist, struct tc_handoff **out)
 {
 	struct tc_handoff *h;
 	char dir[PATH_MAX];
@@ -399,6 +399,10 @@ int tc_handoff_attach(const char *ifname, int ifindex, int config_map_fd,
 	if (!err && responses_map_fd >= 0)
 		err = bpf_map__reuse_fd(h->skel->maps.responses,
 					responses_map_fd);
+	/* The XDP program's flow entries prove the segments of connections
+	 * without timestamps that the hand-off may take (blitz_flow.h). */
+	if (!err && flows_map_fd >= 0)
+		err = bpf_map__reuse_fd(h->skel->maps.flows, flows_map_fd);
 	if (err) {
 		pr_warn("could not share the XDP program's maps with the tc "
 			"hand-off: %s\n",
@@ -450,10 +454,10 @@ fail:
 }
 
 int tc_handoff_prepare(const char *ifname, int config_map_fd,
-		       int counters_map_fd, unsigned int old_prog_id,
-		       struct tc_handoff **out)
+		       int counters_map_fd, int flows_map_fd,
+		       unsigned int old_prog_id, struct tc_handoff **out)
 {
-	static const char *const skip[] = {"config", "counters", NULL};
+	static const char *const skip[] = {"config", "counters", "flows", NULL};
 	char fresh[128] = "";
 	struct tc_handoff *h;
 	int err;
@@ -470,6 +474,8 @@ int tc_handoff_prepare(const char *ifname, int config_map_fd,
 	if (!err)
 		err = bpf_map__reuse_fd(h->skel->maps.counters,
 					counters_map_fd);
+	if (!err && flows_map_fd >= 0)
+		err = bpf_map__reuse_fd(h->skel->maps.flows, flows_map_fd);
 	if (!err) {
 		err = blitz_reuse_state_maps(h->skel->obj, old_prog_id, skip,
 					     fresh, sizeof(fresh));

@@ -55,25 +55,28 @@ int tc_handoff_prereqs(void);
 int tc_handoff_kfunc_probe(void);
 
 /*
- * Load the TC program with the XDP program's config, counters and
- * responses maps (responses_map_fd -1: none, the program then answers
- * no pipelined batch itself) and attach it to ifindex's ingress. -EOPNOTSUPP
+ * Load the TC program with the XDP program's config, counters, responses
+ * and flows maps (responses_map_fd -1: none, the program then answers
+ * no pipelined batch itself; flows_map_fd -1: a table of its own, so no
+ * segment without timestamps past the handshake is handed off) and
+ * attach it to ifindex's ingress. -EOPNOTSUPP
  * (with a line saying why) when tc_handoff_supported() is false; -EEXIST when a
  * blitz hand-off is already attached there.
  */
 int tc_handoff_attach(const char *ifname, int ifindex, int config_map_fd,
-		      int counters_map_fd, int responses_map_fd, bool persist,
-		      struct tc_handoff **out);
+		      int counters_map_fd, int responses_map_fd,
+		      int flows_map_fd, bool persist, struct tc_handoff **out);
 
 /*
  * For `blitz reload`: load a new instance of the TC program with the given
- * config and counters maps, the per-flow maps of the running hand-off
+ * config, counters and flows maps (the new XDP program's), the per-flow
+ * maps of the running hand-off
  * old_prog_id reused (blitz_reuse_state_maps), without attaching it. Then
  * tc_handoff_swap() puts it in place of the old one.
  */
 int tc_handoff_prepare(const char *ifname, int config_map_fd,
-		       int counters_map_fd, unsigned int old_prog_id,
-		       struct tc_handoff **out);
+		       int counters_map_fd, int flows_map_fd,
+		       unsigned int old_prog_id, struct tc_handoff **out);
 int tc_handoff_prog_fd(const struct tc_handoff *h);
 unsigned int tc_handoff_id(const struct tc_handoff *h);
 /* Swap the program of the TCX link on ifindex that runs old_prog_id for

@@ -1451,6 +1451,131 @@ static void t_no_ts_only_handshake_completion(void)
 	expect_drop(&f, BLITZ_CNT_DROP_PURE_ACK);
 }
 
+/*
+ * Issue 10 part 2: a client without timestamps past its handshake. A
+ * segment at a point of the flow entry its first reply made that XDP
+ * cannot answer (a GET with a body) gets, with nothing listening, a RST from
+ * XDP (seq = its ack, no ACK flag, no options: RFC 9293's reset to a segment
+ * with ACK), counted rst_no_listener; with a kernel listener on the
+ * service it is passed untouched (the TC hand-off checks the same entry).
+ * One off in seq or ack, or another 4-tuple (no entry): dropped
+ * (drop_no_ts), never reset. A split request at the point is passed as
+ * before (pass_partial, no RST).
+ */
+static int listen_service(void);
+
+static void no_ts_later_case(int v6, int sport)
+{
+	static const char body_get[] = "GET / HTTP/1.1\r\nHost: h\r\n"
+				       "Content-Length: 5\r\n\r\nhello";
+	struct fspec f;
+	struct run r;
+	struct reply p;
+	struct cnt_snap s;
+
+	data_spec(&f, v6, 0, get11);
+	f.sport = (uint16_t)sport;
+	completes_handshake(&f);
+	run_spec(&r, &f);
+	T_EQ_INT(r.retval, XDP_TX);
+	if (r.retval != XDP_TX || !parse_reply(&r, &f, &p))
+		return;
+	/* the next point: after the GET, after our reply */
+	f.seq += (uint32_t)f.plen;
+	f.ack = p.seq + (uint32_t)p.plen;
+	f.payload = body_get;
+	f.plen = (int)strlen(body_get);
+	snap(&s);
+	run_spec(&r, &f);
+	T_EQ_INT(r.retval, XDP_TX);
+	if (r.retval == XDP_TX && parse_reply(&r, &f, &p)) {
+		T_EQ_INT(p.flags, 0x04);
+		T_EQ_INT(p.seq, f.ack);
+		T_EQ_INT(p.ack, 0);
+		T_EQ_INT(p.thlen, 20);
+		T_EQ_INT(p.plen, 0);
+		T_EQ_INT(p.win, 0);
+	}
+	T_EQ_INT(moved(&s, BLITZ_CNT_RST_NO_LISTENER), 1);
+	T_EQ_INT(moved(&s, BLITZ_CNT_REPLIES), 0);
+	T_EQ_INT(moved(&s, BLITZ_CNT_REQUESTS), 0);
+	/* not at a point, or no entry for the tuple: nothing proves it */
+	f.ack++;
+	expect_drop(&f, BLITZ_CNT_DROP_NO_TS);
+	f.ack--;
+	f.seq--;
+	expect_drop(&f, BLITZ_CNT_DROP_NO_TS);
+	f.seq++;
+	f.sport++;
+	expect_drop(&f, BLITZ_CNT_DROP_NO_TS);
+	f.sport--;
+	/* half a request at the point: passed, as before (no RST) */
+	f.payload = get11;
+	f.plen = 10;
+	snap(&s);
+	expect_pass(&f, BLITZ_CNT_PASS_PARTIAL);
+	T_EQ_INT(moved(&s, BLITZ_CNT_RST_NO_LISTENER), 0);
+	/* and the entry still answers a whole GET there */
+	f.plen = (int)strlen(get11);
+	run_spec(&r, &f);
+	T_EQ_INT(r.retval, XDP_TX);
+	if (r.retval == XDP_TX && parse_reply(&r, &f, &p)) {
+		T_EQ_INT(p.seq, f.ack);
+		T_EQ_INT(p.flags, 0x18);
+	}
+}
+
+static void t_no_ts_later_segments(void)
+{
+	cpu_set_t one, old;
+	int ls;
+
+	/* The flow table is per CPU: stay on one. */
+	sched_getaffinity(0, sizeof(old), &old);
+	CPU_ZERO(&one);
+	CPU_SET(sched_getcpu() < 0 ? 0 : sched_getcpu(), &one);
+	sched_setaffinity(0, sizeof(one), &one);
+	no_ts_later_case(0, 41000);
+	no_ts_later_case(1, 41010);
+	if (!have_addrs) {
+		T_SKIP("no private network namespace with test addresses");
+		goto out;
+	}
+	/* A kernel listener on the service: the body goes to TC. */
+	ls = listen_service();
+	T_CHECK_MSG(ls >= 0, "listen on 10.0.0.1:%d: %s", PORT,
+		    strerror(errno));
+	if (ls >= 0) {
+		static const char body_get[] = "GET / HTTP/1.1\r\nHost: h\r\n"
+					       "Content-Length: 5\r\n\r\nhello";
+		struct cnt_snap s;
+		struct fspec f;
+		struct run r;
+		struct reply p;
+
+		data_spec(&f, 0, 0, get11);
+		f.sport = 41020;
+		completes_handshake(&f);
+		run_spec(&r, &f);
+		T_EQ_INT(r.retval, XDP_TX);
+		if (r.retval == XDP_TX && parse_reply(&r, &f, &p)) {
+			f.seq += (uint32_t)f.plen;
+			f.ack = p.seq + (uint32_t)p.plen;
+			f.payload = body_get;
+			f.plen = (int)strlen(body_get);
+			snap(&s);
+			expect_pass(&f, BLITZ_CNT_PASS_NOT_TRIVIAL);
+			T_EQ_INT(moved(&s, BLITZ_CNT_RST_NO_LISTENER), 0);
+			/* no entry: dropped, listener or not */
+			f.sport++;
+			expect_drop(&f, BLITZ_CNT_DROP_NO_TS);
+		}
+		close(ls);
+	}
+out:
+	sched_setaffinity(0, sizeof(old), &old);
+}
+
 static void t_spoofed_ack_get(void)
 {
 	struct fspec f;
@@ -3378,6 +3503,7 @@ int main(void)
 	T_RUN(t_spoofed_ack_get);
 	T_RUN(t_spoofs_never_answered);
 	T_RUN(t_no_ts_only_handshake_completion);
+	T_RUN(t_no_ts_later_segments);
 	T_RUN(t_not_our_port_or_address);
 	T_RUN(t_fib_local_or_forwarded);
 	T_RUN(t_martian_sources);
