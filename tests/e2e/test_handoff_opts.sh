@@ -17,6 +17,8 @@
 # kernel answered after the hand-off, every TSval the client receives is
 # at or above the previous one (tests/e2e/ts_watch.py on the client's
 # interface), and the client's TcpExtPAWSEstab stays 0.
+# With net.ipv4.tcp_sack or tcp_window_scaling at 0 in the server's
+# namespace (the kfunc would refuse every such hand-off) load refuses.
 # Testbed prefix: $HOPTS_TB (default e2ehop).
 # shellcheck disable=SC2086 # $SRV and $CLI are command prefixes
 # shellcheck source=tests/e2e/lib.sh
@@ -188,4 +190,21 @@ if [ "$handed" -ge 1 ] && [ "$xdp" -ge 1 ] && [ "$n200" = 2 ] && [ "${data:-0}" 
 else
 	fail "${T}_paws_across_handoff" "$w; xdp $xdp, handoffs $handed, 200s $n200, PAWSEstab $paws0 -> $paws1 $(cat "$TMP/watch.err")"
 fi
+
+# The kfunc refuses sack_ok / wscale_ok while the server's namespace has
+# the sysctl at 0, and the XDP SYN-ACK offers both: load must refuse,
+# naming it, and leave nothing attached.
+$SRV "$BLITZ" unload "$SRV_IF" >/dev/null 2>&1
+for sc in tcp_sack tcp_window_scaling; do
+	$SRV sysctl -qw "net.ipv4.$sc=0"
+	if $SRV "$BLITZ" load "$SRV_IF" -p $PORT >"$TMP/$sc.out" 2>&1; then
+		fail "${T}_refused_$sc" "load succeeded with net.ipv4.$sc=0"
+		$SRV "$BLITZ" unload "$SRV_IF" >/dev/null 2>&1
+	elif grep -q "net.ipv4.$sc is 0" "$TMP/$sc.out" && ! has_xdp "$SRV_IF"; then
+		pass "${T}_refused_$sc"
+	else
+		fail "${T}_refused_$sc" "$(tr '\n' ' ' <"$TMP/$sc.out")"
+	fi
+	$SRV sysctl -qw "net.ipv4.$sc=1"
+done
 e2e_status
