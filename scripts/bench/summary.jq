@@ -76,7 +76,7 @@ def runs_of($h): [$r[] | select(.mode == "closed" and .engine == $h.engine and .
 	 why: "every row was bound by the client (blitz bench busy >= 90%, or wrk / h2load CPU): the server's peak is above what these clients drove"}],
  summary: $summary,
  headroom: [$r[] | select(.client == "blitz-bench-headroom") | . as $h |
-	($summary | map(select(.engine == "xdp" and .client == "blitz-bench" and .pipeline == 1 and .conns == $h.conns)) | first) as $x |
+	($summary | map(select(.engine == "xdp" and (.client | IN("blitz-bench", "blitz-bench-pipe")) and .conns == $h.conns)) | max_by(.rps)) as $x |
 	{engine, pipeline, rate, rps, errors, self_busy_pct: .client_limit_pct, client_cpu_busy_pct,
 	 client_limited: (.client_limited // false), client_limit_why: (.client_limit_why // ""),
 	 xdp_peak: ($x.rps // null), of_xdp_peak: (if $x != null and $x.rps > 0 then .rate / $x.rps | r2 else null end)}],

@@ -19,7 +19,7 @@
 "|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|",
 (.latency[] | "| \(.engine) | \(.rate) | \(.fraction // "-") | \(.rps) | \(.lat_p50_us) µs | \(.lat_p90_us) µs | \(.lat_p99_us) µs | \(.lat_p999_us) µs | \(.lat_max_us) µs | \(.retransmits) |"), ""
 else empty end),
-(.headroom[] | "Generator headroom: `blitz bench -P \(.pipeline) -R \(.rate)` (\(.of_xdp_peak)x the xdp engine's blitz-bench peak of \(.xdp_peak) req/s) against \(.engine) on one client CPU: \(.rps) req/s, busy \(.self_busy_pct)% (CPU \(.client_cpu_busy_pct)%), \(if .client_limited then "the generator was the limit: \(.client_limit_why)" else "not the limit" end).", ""),
+(.headroom[] | "Generator headroom: `blitz bench -P \(.pipeline) -R \(.rate)` (\(.of_xdp_peak)x the xdp engine's best blitz bench figure of \(.xdp_peak) req/s) against \(.engine) on one client CPU: \(.rps) req/s, busy \(.self_busy_pct)% (CPU \(.client_cpu_busy_pct)%), \(if .client_limited and .self_busy_pct < 90 then "\(.engine) could not keep up (\(.client_limit_why)): no verdict on the generator" elif .client_limited then "the generator was the limit: \(.client_limit_why)" else "not the limit" end).", ""),
 (.skipped[] | "Skipped \(.engine): \(.reason)"),
 "",
 "\(.timestamp), \(.duration_s) s per run, \(.runs) runs, Linux \(.host.kernel), \(.host.cpus) CPUs (\(.host.cpu_model)), load average \(.host.loadavg_before) before the run."
