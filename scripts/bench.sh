@@ -551,7 +551,7 @@ fi
 # The headline: each engine's best server-bound row (or, when none was,
 # its best row with neither side saturated: a lower bound), never a row
 # bound by the client; spreads over the runs beside every figure.
-jq -r '.headline[] | "peak (\(if .kind == "server" then "server-bound" else "neither side saturated: a lower bound" end)): \(.engine) \(.rps) req/s (spread \(.rps_spread_pct)% over \(.runs) runs) at \(.cost_ns // "-") ns/req via \(.client) c=\(.conns) P=\(.pipeline), server CPU \(.server_cpu_busy_pct)%, client \(.client_limit_pct)%: \(.ratio_nginx // "-")x nginx in RPS (spread \(.ratio_spread_pct // "-")%), \(.cost_ratio_nginx // "-")x in cost (spread \(.cost_ratio_spread_pct // "-")%)"' "$json"
+jq -r '.headline[] | "peak (\(if .kind == "server" then "server-bound" else "neither side saturated: a lower bound" end)): \(.engine) \(.rps) req/s (spread \(.rps_spread_pct)% over \(.runs) runs) at \(.cost_ns // "-") ns/req via \(.client) c=\(.conns) P=\(.pipeline), server CPU \(.server_cpu_busy_pct)%, client \(.client_limit_pct)%: \(.ratio_nginx // "-")x nginx in RPS (spread \(.ratio_spread_pct // "-")%), \(.cost_ratio_nginx // "-")x in cost (spread \(.cost_ratio_spread_pct // "-")%)\(if .ratio_note then " (\(.ratio_note))" else ", against nginx in the same configuration" end)"' "$json"
 jq -r '.no_headline[] | "no peak for \(.engine): \(.why); best row \(.rps) req/s via \(.client) c=\(.conns) P=\(.pipeline) (client \(.client_limit_pct)% busy)"' "$json"
 jq -r '"load average before the run \(.host.loadavg_before), after \(.host.loadavg_after) (\(.host.cpus) CPUs); placement \(.placement)"' "$json"
 echo "results: $json"

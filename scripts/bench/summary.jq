@@ -41,15 +41,13 @@ def mostly: group_by(.) | max_by(length) | .[0];
 # (any client, connections or pipeline depth); when none was, its best row
 # where neither side was saturated, marked as a lower bound; never a row
 # bound by the client (such an engine goes to no_headline, with its best
-# row). Ratios to nginx's headline, per run (the two rows of the same
-# run) and then median and spread.
+# row). Ratios to nginx's row in the same configuration, per run (the two
+# rows of the same run) and then median and spread.
 def headline_of($e): $summary | map(select(.engine == $e and .rps > 0 and (.failed | not))) |
 	((map(select(.bound_by == "server")) | max_by(.rps) | if . then . + {kind: "server"} else null end) //
 	 (map(select(.bound_by == "neither")) | max_by(.rps) | if . then . + {kind: "lower bound"} else null end));
 def runs_of($h): [$r[] | select(.mode == "closed" and .engine == $h.engine and .client == $h.client and .conns == $h.conns and .pipeline == $h.pipeline)];
 ([$order[] as $e | headline_of($e) | select(. != null)]) as $peaks |
-($peaks | map(select(.engine == "nginx")) | first) as $np |
-(if $np then runs_of($np) else [] end) as $nruns |
 ([$sk[] | .engine]) as $skipped_engines |
 {timestamp: $ts, duration_s: $d, runs: $runs,
  conns: ($conns | split(" ") | map(select(. != "") | tonumber)),
@@ -60,6 +58,13 @@ def runs_of($h): [$r[] | select(.mode == "closed" and .engine == $h.engine and .
  method: "cost_ns: busy time of the server CPU from /proc/stat (user+nice+system+irq+softirq+steal, so NAPI threads and softirqs count) over the run / requests the client saw answered. bound_by: client when the client was >= 90% busy (blitz bench: its own busy loop time, it spins), else server when the server CPU was >= 90% busy or the server busy-polls (dpdk: by elimination, the client had headroom), else neither. work_ns: a busy-polling engine's own cost per request (polls that did work), over all its runs. Ratios to nginx per run (same client, connections and pipeline), then median and spread ((max - min) / median) over the runs.",
  skipped: $sk,
  headline: [$peaks[] | . as $p | runs_of($p) as $pr |
+	# nginx in the same configuration (client, connections, pipeline
+	# depth): pipelining changes both RPS and cost, so a ratio across
+	# shapes would say nothing. None when nginx's row there was bound by
+	# the client (its figure is not its peak).
+	($summary | map(select(.engine == "nginx" and .client == $p.client and .conns == $p.conns and .pipeline == $p.pipeline and .rps > 0)) | first) as $ns |
+	(if $ns != null and $ns.bound_by != "client" then $ns else null end) as $np |
+	(if $np then runs_of($np) else [] end) as $nruns |
 	[$pr[] | . as $x | ($nruns | map(select(.run == $x.run)) | first) as $n |
 	 {rps: (if $n != null and $n.rps > 0 then $x.rps / $n.rps else null end),
 	  cost: (if $n != null and $n.cost_ns != null and $x.cost_ns != null and $x.cost_ns > 0 then $n.cost_ns / $x.cost_ns else null end)}] as $rat |
@@ -69,7 +74,19 @@ def runs_of($h): [$r[] | select(.mode == "closed" and .engine == $h.engine and .
 	ratio_spread_pct: (if $np != null then $rat | map(.rps) | spread else null end),
 	cost_ratio_nginx: (if $np != null and $np.cost_ns != null and $p.cost_ns != null and $p.cost_ns > 0 then $np.cost_ns / $p.cost_ns | r2 else null end),
 	cost_ratio_spread_pct: (if $np != null then $rat | map(.cost) | spread else null end),
-	work_ns: ([$en[] | select(.engine == $p.engine) | .work_ns] | first)}],
+	ratio_note: (if $p.engine == "nginx" then null elif $ns == null then "no nginx row in this configuration"
+		elif $np == null then "nginx's row in this configuration was bound by the client" else null end),
+	work_ns: ([$en[] | select(.engine == $p.engine) | .work_ns] | first)} |
+	# Without a ratio in the headline's configuration: the engine's best
+	# row where neither it nor nginx was bound by the client gives it.
+	if .ratio_nginx == null and $p.engine != "nginx" then
+		([$summary[] | . as $x | select($x.engine == $p.engine and $x.bound_by != "client" and $x.ratio_nginx != null and $x.rps > 0 and
+		  ([$summary[] | select(.engine == "nginx" and .client == $x.client and .conns == $x.conns and .pipeline == $x.pipeline and .bound_by != "client")] | length > 0))] | max_by(.rps)) as $alt |
+		if $alt then . + {ratio_nginx: $alt.ratio_nginx, ratio_spread_pct: $alt.ratio_spread_pct,
+			cost_ratio_nginx: $alt.cost_ratio_nginx, cost_ratio_spread_pct: $alt.cost_ratio_spread_pct,
+			ratio_note: "\(.ratio_note); the ratios are from \($alt.client) -c \($alt.conns) -P \($alt.pipeline) (\($alt.rps) req/s)"}
+		else . end
+	else . end],
  no_headline: [$order[] as $e | select(([$peaks[] | .engine] | index($e)) == null) |
 	($summary | map(select(.engine == $e and .rps > 0)) | max_by(.rps)) | select(. != null) |
 	{engine, client, conns, pipeline, rps, cost_ns, bound_by, client_limit_pct,
