@@ -72,6 +72,13 @@ blitz_flow_find(struct blitz_flow_set *set, __u64 flow0)
 	return 0;
 }
 
+/* The cap bucket of a source (keyed: k0, k1 are the offset key). */
+static __always_inline __u32 blitz_flow_src_idx(__u64 src, __u64 k0, __u64 k1)
+{
+	return (__u32)(((src ^ k0) * (k1 | 1)) >> 52) &
+	       (BLITZ_FLOW_SRC_BUCKETS - 1);
+}
+
 /*
  * The way a new entry of the source saddr (its first two words, network
  * order: an IPv4 address, or an IPv6 /64) takes: a dead one, else the one
@@ -89,8 +96,7 @@ blitz_flow_victim(struct blitz_flow_set *set, __u64 e_now, __u64 src, __u64 k0,
 
 	if (!set)
 		return 0;
-	idx = (__u32)(((src ^ k0) * (k1 | 1)) >> 52) &
-	      (BLITZ_FLOW_SRC_BUCKETS - 1);
+	idx = blitz_flow_src_idx(src, k0, k1);
 	b = bpf_map_lookup_elem(&flow_src, &idx);
 	if (!b)
 		return 0;
@@ -157,6 +163,28 @@ __noinline int blitz_flow_locate(struct blitz_ring_cache *rc,
 		return 1;
 	}
 	return 0;
+}
+
+/*
+ * Can a reply to the segment of rc->q (no timestamps, proved by the ISN
+ * cookie: q->h.flow0 set) be remembered? 0 only when its flow has no
+ * entry and its source src is at its cap this epoch: its later segments
+ * could then never be proved. Reads, never counts or changes anything.
+ */
+__noinline int blitz_flow_room(struct blitz_ring_cache *rc, __u64 src)
+{
+	struct blitz_flow_src *b;
+	__u32 idx;
+
+	if (!rc)
+		return 1;
+	if (blitz_flow_find(blitz_flow_set_of(rc->q.h.flow0), rc->q.h.flow0))
+		return 1;
+	idx = blitz_flow_src_idx(src, rc->r.slot[0].off.k0,
+				 rc->r.slot[0].off.k1);
+	b = bpf_map_lookup_elem(&flow_src, &idx);
+	return !b || b->epoch != (__u32)rc->r.e_now ||
+	       b->n < BLITZ_FLOW_SRC_CAP;
 }
 
 /*

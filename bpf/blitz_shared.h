@@ -189,7 +189,10 @@ static inline __u64 blitz_mac_u64(const __u8 *m)
 	  "of the hand-offs: no timestamps, proved by a flow entry")           \
 	X(RST_NO_LISTENER, "rst_no_listener",                                  \
 	  "RSTs to proved segments without timestamps XDP cannot answer, "     \
-	  "no kernel listener")
+	  "no kernel listener")                                                \
+	X(PASS_FLOW_FULL, "pass_flow_full",                                    \
+	  "no timestamps, source at its flow-entry cap: to a kernel listener " \
+	  "from the first request")
 
 enum blitz_counter {
 #define BLITZ_CNT_ENUM(id, name, help) BLITZ_CNT_##id,

@@ -384,11 +384,13 @@ int blitz_handoff(struct __sk_buff *skb)
 		verdict = TC_ACT_SHOT;
 	} else if (skc && follows_handoff(&s)) {
 		verdict = TC_ACT_OK;
-	} else if (by_flow) {
-		/* Proved by the entry: no TC burst (the entry would not
-		 * learn it); the kernel's, or its RST when nobody listens. */
+	} else if (by_flow || (!s.has_ts && skc)) {
+		/* Without timestamps no TC burst where a listener can take
+		 * the connection: a burst leaves no flow entry, so nothing
+		 * would prove the segments after it. Proved by the entry:
+		 * the kernel's, or its RST when nobody listens. */
 		verdict = skc ? hand_off(skb, &s, (struct sock *)tp,
-					 rc->q.h.opts, 1)
+					 rc->q.h.opts, by_flow)
 			      : TC_ACT_OK;
 	} else {
 		/* The fast path first: a pipelined batch of trivial requests

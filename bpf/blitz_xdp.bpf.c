@@ -855,6 +855,12 @@ static __always_inline int bare_at(struct xdp_md *ctx, const struct seg *s,
 			 fin ? BLITZ_CNT_FINACK : BLITZ_CNT_ACK_AFTER_FIN);
 }
 
+/* The source a flow entry is capped by: an IPv4 address, an IPv6 /64. */
+static __always_inline __u64 flow_src_of(const struct seg *s)
+{
+	return (__u64)s->saddr[0] | (s->v6 ? (__u64)s->saddr[1] << 32 : 0);
+}
+
 /* What a verified segment at at gets (blitz_seq_action), and its entry. */
 static __always_inline int reply_at(struct xdp_md *ctx,
 				    const struct blitz_config *cfg,
@@ -879,8 +885,7 @@ static __always_inline int reply_at(struct xdp_md *ctx,
 				  act == BLITZ_SEQ_FINACK);
 	}
 	if (verdict == XDP_TX && !s->has_ts) {
-		rec->src = (__u64)s->saddr[0] |
-			   (s->v6 ? (__u64)s->saddr[1] << 32 : 0);
+		rec->src = flow_src_of(s);
 		blitz_flow_record(rc, rec);
 	}
 	return verdict;
@@ -1023,6 +1028,13 @@ static __always_inline int handle_tcp(struct xdp_md *ctx,
 		return send_rst(ctx, s);
 	if (v == BLITZ_CK2_OK) {
 		blitz_seq_at_cookie(&sc->rec.at, s->seq, s->ack, q->h.fin);
+		/* Without timestamps, a connection whose reply no flow entry
+		 * could remember (its source at its cap) would lose every
+		 * later request: a kernel listener takes it from this one. */
+		if (!s->has_ts && s->plen &&
+		    !blitz_flow_room(rc, flow_src_of(s)) &&
+		    kernel_listens(ctx, s))
+			return pass(BLITZ_CNT_PASS_FLOW_FULL);
 		return reply_at(ctx, cfg, s, sc, rc);
 	}
 	if (s->has_ts)

@@ -1318,6 +1318,44 @@ static void t_pipeline_burst_bound(void)
 		pipe_case(false, 60, 64240, 48, 0);
 }
 
+/* Without timestamps a TC burst leaves no flow entry, so nothing would
+ * prove the connection's later segments: with a listener the batch (in
+ * the handshake-completing segment) goes to the kfunc instead; with none
+ * it is answered as a burst, as before. */
+static void t_pipeline_no_ts(void)
+{
+	static const char req[] = "GET / HTTP/1.1\r\nHost: a\r\n\r\n";
+	uint8_t f[4096], mymac[6], client_mac[6] = {0x02, 0, 0, 0, 0, 0x42};
+	struct seg_spec s = data_seg(false);
+	char payload[256] = "";
+	uint64_t seg0;
+	int fd;
+
+	if (!pipe_ready())
+		return;
+	strcat(payload, req);
+	strcat(payload, req);
+	s.payload = payload;
+	s.win = 64240;
+	s.ack = handshake_ack(&s);
+	seg0 = counter(BLITZ_CNT_TC_SEGMENTS);
+	good_cookie_case(&s); /* 10.0.0.1 has a listener */
+	T_EQ_INT(counter(BLITZ_CNT_TC_SEGMENTS), seg0);
+	/* no listener on 10.9.0.1 (bzt0): the burst */
+	s.saddr = "10.9.0.2";
+	s.daddr = "10.9.0.1";
+	s.ack = handshake_ack(&s);
+	T_CHECK(!bzt0_mac(mymac));
+	s.dst_mac = mymac;
+	s.src_mac = client_mac;
+	fd = pipe_sniffer();
+	T_EQ_INT(run_frame_on(f, build(f, &s), if_nametoindex("bzt0"), 0),
+		 TC_ACT_SHOT);
+	T_EQ_INT(counter(BLITZ_CNT_TC_SEGMENTS), seg0 + 1);
+	if (fd >= 0)
+		close(fd);
+}
+
 /* A bad cookie on a pipelined batch: nothing sent, dropped only when a
  * listener would have got it; with no listener the kernel resets it. */
 static void t_pipeline_bad_cookie_silent(void)
@@ -1606,6 +1644,7 @@ int main(int argc, char **argv)
 	T_RUN(t_pipeline_window_partial);
 	T_RUN(t_pipeline_burst_bound);
 	T_RUN(t_pipeline_bad_cookie_silent);
+	T_RUN(t_pipeline_no_ts);
 	printf("  good cookies: %d request socks made, %d refused by the "
 	       "kfunc (not a real ingress hook)\n",
 	       n_assigned, n_refused);

@@ -1464,6 +1464,32 @@ static void t_no_ts_only_handshake_completion(void)
  */
 static int listen_service(void);
 
+/* The flow-entry cap bucket of f's source (bpf/blitz_flow.h): n entries
+ * made this epoch, on every CPU. 0 on success. */
+static int set_src_cap(const struct fspec *f, uint32_t n)
+{
+	const struct blitz_ck2_ring *rg = ring_now();
+	struct {
+		uint32_t epoch, n;
+	} v[256];
+	uint32_t a = 0, idx;
+	int i;
+
+	if (ncpus > 256 || f->v6)
+		return -1;
+	inet_pton(AF_INET, f->src, &a);
+	idx = (uint32_t)((((uint64_t)a ^ rg->slot[0].off.k0) *
+			  (rg->slot[0].off.k1 | 1)) >>
+			 52) &
+	      4095;
+	for (i = 0; i < ncpus; i++) {
+		v[i].epoch = (uint32_t)rg->e_now;
+		v[i].n = n;
+	}
+	return bpf_map__update_elem(skel->maps.flow_src, &idx, sizeof(idx), v,
+				    sizeof(v[0]) * (size_t)ncpus, 0);
+}
+
 static void no_ts_later_case(int v6, int sport)
 {
 	static const char body_get[] = "GET / HTTP/1.1\r\nHost: h\r\n"
@@ -1570,6 +1596,16 @@ static void t_no_ts_later_segments(void)
 			f.sport++;
 			expect_drop(&f, BLITZ_CNT_DROP_NO_TS);
 		}
+		/* the source at its flow-entry cap: its first request goes
+		 * to the listener, not answered without a memory */
+		data_spec(&f, 0, 0, get11);
+		f.sport = 41030;
+		completes_handshake(&f);
+		T_CHECK(!set_src_cap(&f, 1024));
+		expect_pass(&f, BLITZ_CNT_PASS_FLOW_FULL);
+		T_CHECK(!set_src_cap(&f, 1023));
+		expect_answer(&f, (int[]){BLITZ_RESP_GET_KA}, 1, 0);
+		T_CHECK(!set_src_cap(&f, 0));
 		close(ls);
 	}
 out:
