@@ -5,8 +5,9 @@ default) against the xdp engine, past its handshake (issue 10 part 2).
 
 Usage: no_ts_client.py MODE IFACE SRC_IP DST_IP PORT DMAC SPORT
 
-SRC_IP is an address nobody configured (the server namespace has a
-static neighbour for it), so the client's own kernel stays out. Every
+Frames through tests/e2e/tcp_wire.py (IPv4). SRC_IP is an address nobody
+configured (the server namespace has a static neighbour for it), so the
+client's own kernel stays out. Every
 connection: SYN with only an MSS option, then the ACK with a GET (the
 handshake-completing segment, proved by the ISN cookie: XDP answers it and
 makes a flow entry). Then, by MODE:
@@ -26,30 +27,26 @@ import socket
 import sys
 import time
 
-from scapy.all import IP, TCP, Ether, raw  # noqa: E402 (Debian's scapy)
+import tcp_wire as tw
 
-ETH_P_ALL = 3
+ACK, PSH, RST, SYN = tw.ACK, tw.PSH, tw.RST, tw.SYN
 
 
 class Wire:
     def __init__(self, iface, src, dst, port, dmac, sport):
-        self.s = socket.socket(socket.AF_PACKET, socket.SOCK_RAW,
-                               socket.htons(ETH_P_ALL))
-        self.s.setsockopt(socket.SOL_SOCKET, 33, 4 << 20)  # RCVBUFFORCE
-        self.s.bind((iface, 0))
-        self.s.setblocking(False)
+        self.s = tw.packet_socket(iface, 4 << 20)
         smac = ":".join("%02x" % b for b in self.s.getsockname()[4][:6])
-        self.eth = Ether(src=smac, dst=dmac)
+        self.eth = tw.eth_header(smac, dmac)
         self.src, self.dst, self.port, self.sport = src, dst, port, sport
 
-    def send(self, flags, seq, ack, data=b"", opts=None):
-        t = TCP(sport=self.sport, dport=self.port, flags=flags, seq=seq,
-                ack=ack, window=64240, options=opts or [])
-        self.s.send(raw(self.eth / IP(src=self.src, dst=self.dst) / t / data))
+    def send(self, flags, seq, ack, data=b"", opts=b""):
+        tw.send_frame(self.s, tw.tcp4_frame(
+            self.eth, self.src, self.dst, self.sport, self.port, flags, seq,
+            ack, data, opts, win=64240))
 
     def recv(self, secs, want=None):
         """Segments from the server to us for secs seconds (or until want
-        returns true for one); returns the list of TCP layers."""
+        returns true for one): a list of tcp_wire.Seg."""
         got = []
         end = time.monotonic() + secs
         while time.monotonic() < end:
@@ -62,22 +59,26 @@ class Wire:
                 continue
             if addr[2] == socket.PACKET_OUTGOING:
                 continue
-            p = Ether(f)
-            if IP not in p or TCP not in p or p[IP].src != self.dst or \
-                    p[IP].dst != self.src or p[TCP].dport != self.sport:
+            g = tw.parse_tcp4(f)
+            if not g or g.src != self.dst or g.dst != self.src or \
+                    g.dport != self.sport:
                 continue
-            got.append(p[TCP])
-            if want and want(p[TCP]):
+            got.append(g)
+            if want and want(g):
                 break
         return got
 
 
 def http_of(segs):
-    return [t for t in segs if bytes(t.payload).startswith(b"HTTP/1.1 ")]
+    return [g for g in segs if g.payload.startswith(b"HTTP/1.1 ")]
 
 
 def rst_of(segs):
-    return [t for t in segs if t.flags & 0x04]
+    return [g for g in segs if g.flags & RST]
+
+
+def answer(g):
+    return (g.flags & RST) or g.plen > 0
 
 
 def main():
@@ -88,27 +89,27 @@ def main():
     w = Wire(iface, src, dst, port, dmac, sport)
     out = []
     isn = 1000000 + sport * 7
-    w.send("S", isn, 0, opts=[("MSS", 1460)])
-    sa = [t for t in w.recv(3, lambda t: t.flags & 0x12 == 0x12)
-          if t.flags & 0x12 == 0x12]
+    w.send(SYN, isn, 0, opts=tw.opt_mss(1460))
+    sa = [g for g in w.recv(3, lambda g: g.flags & (SYN | ACK) == SYN | ACK)
+          if g.flags & (SYN | ACK) == SYN | ACK]
     out.append("synack=%d" % len(sa))
     if not sa:
         print(" ".join(out))
         return 1
     seq, ack = isn + 1, sa[0].seq + 1
     get = b"GET / HTTP/1.1\r\nHost: h\r\n\r\n"
-    w.send("PA", seq, ack, get)
-    first = http_of(w.recv(3, lambda t: len(t.payload) > 0))
-    out.append("first=%d" % (len(first[0].payload) if first else 0))
+    w.send(PSH | ACK, seq, ack, get)
+    first = http_of(w.recv(3, lambda g: g.plen > 0))
+    out.append("first=%d" % (first[0].plen if first else 0))
     if not first:
         print(" ".join(out))
         return 1
     seq += len(get)
-    ack = first[0].seq + len(first[0].payload)
+    ack = first[0].seq + first[0].plen
     if mode == "body":
         body = b"GET /b HTTP/1.1\r\nHost: h\r\nContent-Length: 4\r\n\r\nbody"
-        w.send("PA", seq, ack, body)
-        got = w.recv(3, lambda t: (t.flags & 0x04) or len(t.payload) > 0)
+        w.send(PSH | ACK, seq, ack, body)
+        got = w.recv(3, answer)
         h, r = http_of(got), rst_of(got)
         out.append("reply=%s" % ("http" if h else "rst" if r else "none"))
         if r:
@@ -116,19 +117,19 @@ def main():
         if h:
             out.append("http_seq_ok=%d" % (h[0].seq == ack))
             # the kernel's connection now: ack its answer, close politely
-            end = h[0].seq + len(h[0].payload)
-            w.send("A", seq + len(body), end)
-            w.send("R", seq + len(body), 0)
+            end = h[0].seq + h[0].plen
+            w.send(ACK, seq + len(body), end)
+            w.send(RST, seq + len(body), 0)
     elif mode == "moved":
         nxt = b"GET /2 HTTP/1.1\r\nHost: h\r\n\r\n"
         os.sched_setaffinity(0, {cpus[-1]})
-        w.send("PA", seq, ack, nxt)
-        got = w.recv(1.5, lambda t: (t.flags & 0x04) or len(t.payload) > 0)
+        w.send(PSH | ACK, seq, ack, nxt)
+        got = w.recv(1.5, answer)
         out.append("other_cpu=%s" % ("http" if http_of(got) else
                                      "rst" if rst_of(got) else "none"))
         os.sched_setaffinity(0, {cpus[0]})
-        w.send("PA", seq, ack, nxt)
-        got = w.recv(3, lambda t: (t.flags & 0x04) or len(t.payload) > 0)
+        w.send(PSH | ACK, seq, ack, nxt)
+        got = w.recv(3, answer)
         out.append("back=%s" % ("http" if http_of(got) else
                                 "rst" if rst_of(got) else "none"))
     out.append("cpus=%d" % len(cpus))

@@ -34,32 +34,8 @@ if ! command -v nginx >/dev/null; then
 	skip "${T}" "nginx is not installed: no kernel listener to hand off to"
 	exit 0
 fi
-mkdir -p "$TMP/ngx"
-cat >"$TMP/ngx/nginx.conf" <<EOF
-worker_processes 1;
-daemon off;
-pid $TMP/ngx/nginx.pid;
-error_log $TMP/ngx/error.log;
-events { worker_connections 64; }
-http {
-	access_log off;
-	client_body_temp_path $TMP/ngx;
-	proxy_temp_path $TMP/ngx;
-	fastcgi_temp_path $TMP/ngx;
-	uwsgi_temp_path $TMP/ngx;
-	scgi_temp_path $TMP/ngx;
-	server {
-		listen $PORT;
-		listen [::]:$PORT;
-		location / { return 200 "Hello World!"; }
-	}
-}
-EOF
-$SRV nginx -p "$TMP/ngx" -c "$TMP/ngx/nginx.conf" >"$TMP/ngx/out.log" 2>&1 &
-ngx=$!
-on_exit "kill $ngx 2>/dev/null"
-if ! wait_port "$CLI" "$SRV_IP" $PORT 3; then
-	fail "${T}_nginx" "nginx did not start"
+if ! nginx_start $PORT 64 "" "		listen [::]:$PORT;"; then
+	fail "${T}_nginx" "nginx did not start: $(tail -1 "$TMP/ngx/out.log")"
 	exit 1
 fi
 if ! $SRV "$BLITZ" load "$SRV_IF" -p $PORT >"$TMP/load.out" 2>&1; then

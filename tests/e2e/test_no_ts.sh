@@ -1,7 +1,7 @@
 #!/bin/bash
 # tests/e2e/test_no_ts.sh - issue 10 part 2: clients without timestamps
 # past the handshake (docs/tcp-security.md, "Clients without timestamps").
-# A raw client (tests/e2e/no_ts_client.py, scapy, an unconfigured source
+# A raw client (tests/e2e/no_ts_client.py on tcp_wire.py, an unconfigured source
 # address with a static neighbour on the server) opens connections without
 # the timestamp option; the first GET, in the handshake-completing segment,
 # is answered by XDP and makes the flow entry. Then:
@@ -23,10 +23,6 @@ PORT=8080
 RAW=$E2E_ROOT/tests/e2e/no_ts_client.py
 
 e2e_begin "$T" "${NOTS_TB:-e2ents}"
-if ! "$PY" -c 'import scapy.all' 2>/dev/null; then
-	skip "$T" "scapy is not installed for $PY (scripts/install-deps.sh)"
-	exit 0
-fi
 if ! $SRV "$BLITZ" load "$SRV_IF" -p $PORT >"$TMP/load.out" 2>&1; then
 	fail "${T}_load" "$(tr '\n' ' ' <"$TMP/load.out")"
 	exit 1
@@ -79,30 +75,8 @@ if ! command -v nginx >/dev/null; then
 	e2e_status
 	exit
 fi
-mkdir -p "$TMP/ngx"
-cat >"$TMP/ngx/nginx.conf" <<EOF
-worker_processes 1;
-daemon off;
-pid $TMP/ngx/nginx.pid;
-error_log $TMP/ngx/error.log;
-events { worker_connections 64; }
-http {
-	access_log off;
-	client_body_temp_path $TMP/ngx;
-	proxy_temp_path $TMP/ngx;
-	fastcgi_temp_path $TMP/ngx;
-	uwsgi_temp_path $TMP/ngx;
-	scgi_temp_path $TMP/ngx;
-	server {
-		listen $PORT;
-		location / { return 200 "Hello World!"; }
-	}
-}
-EOF
-$SRV nginx -p "$TMP/ngx" -c "$TMP/ngx/nginx.conf" >"$TMP/ngx/out.log" 2>&1 &
-on_exit "kill $! 2>/dev/null"
-if ! wait_port "$CLI" "$SRV_IP" $PORT 3; then
-	fail "${T}_nginx" "nginx did not start"
+if ! nginx_start $PORT 64; then
+	fail "${T}_nginx" "nginx did not start: $(tail -1 "$TMP/ngx/out.log")"
 	e2e_status
 	exit
 fi

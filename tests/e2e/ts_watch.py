@@ -4,7 +4,7 @@
 check would (tcp_paws_check: a segment whose TSval is below ts_recent is
 dropped).
 
-Usage: ts_watch.py IFACE SERVER_IP PORT SECS
+Usage: ts_watch.py IFACE SERVER_IP PORT SECS   (IPv4: tests/e2e/tcp_wire.py)
 
 Reads every frame on IFACE (an AF_PACKET socket, so it sees what the
 client's stack receives) for SECS seconds, or until the connection ends.
@@ -21,24 +21,12 @@ import socket
 import sys
 import time
 
-from scapy.all import IP, IPv6, TCP, Ether  # noqa: E402 (Debian's scapy)
-
-ETH_P_ALL = 3
-
-
-def tsval_of(tcp):
-    for opt in tcp.options:
-        if opt[0] == "Timestamp":
-            return opt[1][0]
-    return None
+import tcp_wire as tw
 
 
 def main():
     iface, server, port, secs = sys.argv[1], sys.argv[2], int(sys.argv[3]), float(sys.argv[4])
-    s = socket.socket(socket.AF_PACKET, socket.SOCK_RAW, socket.htons(ETH_P_ALL))
-    s.setsockopt(socket.SOL_SOCKET, 33, 4 << 20)  # RCVBUFFORCE
-    s.bind((iface, 0))
-    s.setblocking(False)
+    s = tw.packet_socket(iface, 4 << 20)
     print("ready", file=sys.stderr, flush=True)
     high = {}
     segs = data = ts = back = worst = 0
@@ -56,19 +44,17 @@ def main():
             continue
         if addr[2] == socket.PACKET_OUTGOING:
             continue
-        pkt = Ether(frame)
-        ip = pkt.getlayer(IP) or pkt.getlayer(IPv6)
-        tcp = pkt.getlayer(TCP)
-        if ip is None or tcp is None or ip.src != server or tcp.sport != port:
+        g = tw.parse_tcp4(frame)
+        if g is None or g.src != server or g.sport != port:
             continue
         segs += 1
-        if len(tcp.payload):
+        if g.plen:
             data += 1
-        tsv = tsval_of(tcp)
+        tsv = g.tsval
         if tsv is None:
             continue
         ts += 1
-        key = (ip.dst, tcp.dport)
+        key = (g.dst, g.dport)
         if key not in high:
             high[key] = tsv
             continue
