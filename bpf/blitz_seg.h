@@ -183,6 +183,21 @@ static __always_inline int blitz_seg_opts(void *ctx, const int kind,
 		s->tsecr = bpf_ntohl(o[2]);
 		return 0;
 	}
+	/* Linux's SYN (MSS, SACK-permitted, timestamps, NOP, window scale),
+	 * read in place: exactly what the walk below finds in these bytes,
+	 * without its copy and its bpf_loop calls (issue 13). */
+	if (optlen == 20 && (void *)(o + 5) <= end &&
+	    (o[0] & bpf_htonl(0xffff0000)) == bpf_htonl(0x02040000) &&
+	    o[1] == bpf_htonl(0x0402080a) &&
+	    (o[4] & bpf_htonl(0xffffff00)) == bpf_htonl(0x01030300)) {
+		s->syn_mss = (__u16)bpf_ntohl(o[0]);
+		s->syn_sack = 1;
+		s->has_ts = 1;
+		s->tsval_be = o[2];
+		s->tsecr = bpf_ntohl(o[3]);
+		s->syn_wscale = (__u8)bpf_ntohl(o[4]);
+		return 0;
+	}
 	if (optlen > 40)
 		return BLITZ_CNT_PASS_MALFORMED;
 	if (blitz_pkt_load(ctx, kind, l4 + 20, buf, optlen))
