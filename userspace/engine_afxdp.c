@@ -16,9 +16,7 @@
  *
  * Owns: the child's life. Must never attach anything itself.
  */
-#include <errno.h>
 #include <stdio.h>
-#include <string.h>
 #include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -34,8 +32,7 @@
 #define AFXDP_EXIT_NOSTART 2
 
 /* The child's whole life: serve until SIGINT/SIGTERM, never return. */
-static void __attribute__((noreturn))
-afxdp_child(struct serve_ctx *c, pid_t parent)
+static void __attribute__((noreturn)) afxdp_child(struct serve_ctx *c)
 {
 	struct afxdp_engine_opts xo = {
 		.ifname = c->ifname,
@@ -47,18 +44,12 @@ afxdp_child(struct serve_ctx *c, pid_t parent)
 		.counters_fd = blitz_loaded_counters_fd(c->xdp),
 		.registry = true,
 	};
-	int keep[2] = {xo.xsks_fd, xo.counters_fd};
 	char report[192];
 
 	/* Each socket's mode and why, for `blitz status` (serve_state.h). */
 	serve_state_xsk_path(getpid(), report, sizeof(report));
 	xo.mode_report = report;
 
-	/* A SIGKILLed parent took the XDP program with it: go too. The
-	 * getppid() check closes the race with a parent dying before. */
-	if (prctl(PR_SET_PDEATHSIG, SIGKILL) || getppid() != parent)
-		_exit(1);
-	supervisor_close_fds_except(keep, 2);
 	prctl(PR_SET_NAME, "blitz-afxdp"); /* what ps and top show */
 	/* Only this thread survived fork(); the handlers are the parent's,
 	 * the flag is this process's own copy. */
@@ -76,17 +67,15 @@ afxdp_child(struct serve_ctx *c, pid_t parent)
 
 static pid_t afxdp_spawn(struct serve_ctx *c)
 {
-	pid_t parent = getpid(), pid;
+	int keep[2] = {blitz_loaded_xsks_fd(c->xdp),
+		       blitz_loaded_counters_fd(c->xdp)};
+	/* A SIGKILLed parent took the XDP program with it: go too. */
+	pid_t pid = supervisor_fork("afxdp engine", SIGKILL, keep, 2);
 
-	fflush(stdout); /* or the child prints the parent's buffer again */
-	fflush(stderr);
-	pid = fork();
-	if (pid < 0) {
-		pr_warn("fork (afxdp engine): %s\n", strerror(errno));
+	if (pid < 0)
 		return -1;
-	}
 	if (!pid)
-		afxdp_child(c, parent);
+		afxdp_child(c);
 	if (c->queues)
 		printf("blitz: afxdp engine pid %d on %s queues 0-%d\n",
 		       (int)pid, c->ifname, c->queues - 1);

@@ -25,7 +25,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -140,27 +139,20 @@ static int dpdk_args(struct serve_ctx *c, struct dpdk_child *d)
 static pid_t dpdk_spawn(struct serve_ctx *c)
 {
 	struct dpdk_child *d = c->priv;
-	pid_t parent = getpid(), pid;
+	pid_t pid;
 	int i;
 
 	printf("blitz: dpdk engine: exec");
 	for (i = 0; d->args[i]; i++)
 		printf(" %s", d->args[i]);
 	printf("\n");
-	fflush(stdout);
-	fflush(stderr);
-	pid = fork();
-	if (pid < 0) {
-		pr_warn("fork (dpdk engine): %s\n", strerror(errno));
+	/* A dead serve cannot restore the interface: blitz-dpdk must then
+	 * stop and restore it itself (SIGTERM). The death signal survives
+	 * execv. */
+	pid = supervisor_fork("dpdk engine", SIGTERM, NULL, 0);
+	if (pid < 0)
 		return -1;
-	}
 	if (!pid) {
-		/* A dead serve cannot restore the interface: blitz-dpdk
-		 * must then stop and restore it itself (SIGTERM). The
-		 * death signal survives execv. */
-		if (prctl(PR_SET_PDEATHSIG, SIGTERM) || getppid() != parent)
-			_exit(1);
-		supervisor_close_fds_except(NULL, 0);
 		signal(SIGPIPE, SIG_DFL);
 		execv(d->bin, d->args);
 		fprintf(stderr, "blitz: cannot run %s: %s\n", d->bin,

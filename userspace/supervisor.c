@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -42,6 +43,27 @@ void supervisor_close_fds_except(int *keep, int n)
 		from = (unsigned int)keep[i] + 1;
 	}
 	close_range(from, ~0U, 0);
+}
+
+pid_t supervisor_fork(const char *what, int death_sig, int *keep, int n)
+{
+	pid_t parent = getpid(), pid;
+
+	fflush(stdout);
+	fflush(stderr);
+	pid = fork();
+	if (pid < 0) {
+		pr_warn("fork (%s): %s\n", what, strerror(errno));
+		return -1;
+	}
+	if (pid)
+		return pid;
+	/* The getppid() check closes the race with a parent that died
+	 * before the death signal was set. */
+	if (prctl(PR_SET_PDEATHSIG, death_sig) || getppid() != parent)
+		_exit(1);
+	supervisor_close_fds_except(keep, n);
+	return 0;
 }
 
 static void describe_exit(int status, char *buf, size_t len)

@@ -49,6 +49,16 @@ struct supervised {
  */
 int supervise(struct serve_ctx *c, const struct supervised *s);
 
+/*
+ * Fork an engine's child the one way both engines do: stdio flushed first
+ * (or the child prints the parent's buffer again); in the child, death_sig
+ * when the parent dies (PR_SET_PDEATHSIG; a parent already gone is caught
+ * by getppid(): the child then _exits 1) and every descriptor from 3 up
+ * closed but keep[0..n) (supervisor_close_fds_except). Returns 0 in the
+ * child, its pid in the parent, -1 when fork failed (said why, for what).
+ */
+pid_t supervisor_fork(const char *what, int death_sig, int *keep, int n);
+
 /* In a forked child: close every descriptor from 3 up but keep[0..n),
  * so the child holds none of the parent's listeners, connections (a close
  * by the parent would send no FIN while the child holds a copy) or its
