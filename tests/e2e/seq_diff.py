@@ -17,14 +17,12 @@ server FIN, RST); the oracle checks no ack covers bytes never sent. Prints
 on stderr. Only the addresses given (testbed addresses) are ever sent to.
 """
 import random
-import select
 import socket
 import sys
-import time
 
 from tcp_wire import (ACK, FIN, IP_DF, PSH, RST, SYN, opt_mss,
-                      opt_timestamps, packet_socket, parse_tcp4, send_frame,
-                      tcp4_frame)
+                      opt_timestamps, packet_socket, parse_tcp4, received,
+                      send_frame, tcp4_frame)
 
 
 def frame(eth, src, dst, sport, dport, flags, seq, ack, tsval, tsecr,
@@ -103,25 +101,13 @@ class Run:
         self.send(c, PSH | ACK, off, c.reqs[i], fin)
 
     def collect(self, secs):
-        end = time.monotonic() + secs
-        while True:
-            left = end - time.monotonic()
-            if left <= 0:
-                return
-            r, _, _ = select.select([self.s], [], [], left)
-            if not r:
+        for d, _, a in received(self.s, secs):
+            g = parse_tcp4(d)
+            if a[2] == socket.PACKET_OUTGOING or g is None:
                 continue
-            while True:
-                try:
-                    d, a = self.s.recvfrom(70000)
-                except BlockingIOError:
-                    break
-                g = parse_tcp4(d)
-                if a[2] == socket.PACKET_OUTGOING or g is None:
-                    continue
-                c = self.conns.get((g.dst, g.dport, g.sport))
-                if c is not None:
-                    self.rx(c, g.seq, g.ack, g.flags, g.tsval, g.payload)
+            c = self.conns.get((g.dst, g.dport, g.sport))
+            if c is not None:
+                self.rx(c, g.seq, g.ack, g.flags, g.tsval, g.payload)
 
     def rx(self, c, seq, ack, fl, tsv, data):
         if fl & (SYN | ACK) == SYN | ACK:

@@ -28,7 +28,6 @@ Only the addresses given (testbed addresses) are ever sent to.
 import argparse
 import os
 import random
-import select
 import socket
 import struct
 import sys
@@ -36,8 +35,8 @@ import time
 
 from scapy.all import IP, TCP, Ether, raw  # noqa: E402 (Debian's scapy)
 from tcp_wire import (ACK, PSH, RST, SO_TIMESTAMPNS, SYN, eth_header,
-                      opt_mss, packet_socket, parse_tcp4, send_frame,
-                      tcp4_frame)
+                      opt_mss, packet_socket, parse_tcp4, received,
+                      send_frame, tcp4_frame)
 
 
 def mac_of(w):
@@ -62,29 +61,17 @@ class Wire:
     def segments(self, secs):
         """Yield (outgoing, src, sport, dst, dport, seq, ack, flags, win,
         payload_len, t) of IPv4 TCP frames seen for up to secs."""
-        end = time.monotonic() + secs
-        while True:
-            left = end - time.monotonic()
-            if left <= 0:
-                return
-            r, _, _ = select.select([self.s], [], [], left)
-            if not r:
+        for d, anc, a in received(self.s, secs, 64):
+            t = time.monotonic()
+            for lvl, typ, v in anc:
+                if lvl == socket.SOL_SOCKET and typ == SO_TIMESTAMPNS:
+                    sec, ns = struct.unpack("qq", v[:16])
+                    t = sec + ns / 1e9  # CLOCK_REALTIME
+            g = parse_tcp4(d)
+            if g is None:
                 continue
-            while True:
-                try:
-                    d, anc, _, a = self.s.recvmsg(70000, 64)
-                except BlockingIOError:
-                    break
-                t = time.monotonic()
-                for lvl, typ, v in anc:
-                    if lvl == socket.SOL_SOCKET and typ == SO_TIMESTAMPNS:
-                        sec, ns = struct.unpack("qq", v[:16])
-                        t = sec + ns / 1e9  # CLOCK_REALTIME
-                g = parse_tcp4(d)
-                if g is None:
-                    continue
-                yield (a[2] == socket.PACKET_OUTGOING, g.src, g.sport, g.dst,
-                       g.dport, g.seq, g.ack, g.flags, g.win, g.plen, t)
+            yield (a[2] == socket.PACKET_OUTGOING, g.src, g.sport, g.dst,
+                   g.dport, g.seq, g.ack, g.flags, g.win, g.plen, t)
 
 
 def frame(smac, dmac, src, dst, sport, dport, flags, seq, ack, data=b"",

@@ -8,6 +8,7 @@ bytes) and seq_diff.py. IPv4 only; no IP options are written.
 Only sends where its caller says: it picks no address of its own.
 """
 import collections
+import select
 import socket
 import struct
 import time
@@ -45,6 +46,25 @@ def send_frame(s, frame, tries=1000):
         except BlockingIOError:
             time.sleep(0.001)
     return False
+
+
+def received(s, secs, ancbufsize=0):
+    """Yield (frame, ancillary data, address) of what the non-blocking
+    packet socket s receives for up to secs seconds."""
+    end = time.monotonic() + secs
+    while True:
+        left = end - time.monotonic()
+        if left <= 0:
+            return
+        r, _, _ = select.select([s], [], [], left)
+        if not r:
+            continue
+        while True:
+            try:
+                d, anc, _, a = s.recvmsg(70000, ancbufsize)
+            except BlockingIOError:
+                break
+            yield d, anc, a
 
 
 def mac_bytes(mac):
