@@ -100,7 +100,7 @@ $(BUILD)/libblitz.a: $(LIB_OBJS)
 $(BUILD)/blitz: $(MAIN_SRC) $(BUILD)/libblitz.a $(USER_HDRS) | $(SKELS)
 	$(CC) $(CFLAGS) $< $(BUILD)/libblitz.a -o $@ $(LDLIBS)
 
-$(BUILD)/tests/unit/%: tests/unit/%.c $(BUILD)/libblitz.a tests/testlib.h $(USER_HDRS)
+$(BUILD)/tests/unit/%: tests/unit/%.c $(BUILD)/libblitz.a tests/testlib.h tests/frame.h $(USER_HDRS)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -Itests $< $(BUILD)/libblitz.a -o $@ $(LDLIBS)
 
