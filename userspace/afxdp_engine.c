@@ -310,71 +310,6 @@ static int rx_queue_count(const char *ifname)
 	return n > AFXDP_MAX_QUEUES ? AFXDP_MAX_QUEUES : n;
 }
 
-/* The counters the engine owns in the BPF map: keys the XDP program never
- * touches in afxdp mode (it counts frames, service, redirect and pass_*). */
-static const uint32_t engine_keys[] = {
-	BLITZ_CNT_SYNACK,   BLITZ_CNT_REQUESTS, BLITZ_CNT_REPLIES,
-	BLITZ_CNT_TX_BYTES, BLITZ_CNT_FINACK,	BLITZ_CNT_DROP_BAD_COOKIE,
-	BLITZ_CNT_DROP_RST,
-};
-#define N_ENGINE_KEYS (sizeof(engine_keys) / sizeof(engine_keys[0]))
-
-/*
- * What the map holds for the engine's keys when it starts (summed over
- * the CPUs): an earlier engine's totals, published by a child that serve
- * has since restarted. The engine publishes base + its own totals, so the
- * counters `blitz stats` shows never go back.
- */
-static void read_counter_base(const struct afxdp_engine_opts *o,
-			      uint64_t base[N_ENGINE_KEYS])
-{
-	int ncpu = libbpf_num_possible_cpus(), c;
-	uint64_t *vals;
-	size_t k;
-
-	memset(base, 0, N_ENGINE_KEYS * sizeof(*base));
-	if (o->counters_fd < 0 || ncpu < 1)
-		return;
-	vals = calloc((size_t)ncpu, sizeof(*vals));
-	if (!vals)
-		return;
-	for (k = 0; k < N_ENGINE_KEYS; k++)
-		if (!bpf_map_lookup_elem(o->counters_fd, &engine_keys[k], vals))
-			for (c = 0; c < ncpu; c++)
-				base[k] += vals[c];
-	free(vals);
-}
-
-/*
- * Write base + the cores' totals into the BPF per-CPU counters map so
- * `blitz stats` shows them. The engine alone writes these keys, so
- * overwriting the whole per-CPU entry (the sum on CPU 0, zero elsewhere)
- * loses nothing, and the sum stays what it was plus what this engine did.
- */
-static void publish_counters(const struct afxdp_engine_opts *o, struct xq *qs,
-			     int nq, const uint64_t base[N_ENGINE_KEYS])
-{
-	uint64_t tot[BLITZ_CNT_MAX], *vals;
-	int ncpu = libbpf_num_possible_cpus(), i;
-	size_t k;
-
-	if (o->counters_fd < 0 || ncpu < 1)
-		return;
-	vals = calloc((size_t)ncpu, sizeof(*vals));
-	if (!vals)
-		return;
-	memset(tot, 0, sizeof(tot));
-	for (i = 0; i < nq; i++)
-		if (qs[i].core)
-			tcp_core_counters_add_blitz(
-				tcp_core_counters(qs[i].core), tot);
-	for (k = 0; k < N_ENGINE_KEYS; k++) {
-		vals[0] = base[k] + tot[engine_keys[k]];
-		bpf_map_update_elem(o->counters_fd, &engine_keys[k], vals, 0);
-	}
-	free(vals);
-}
-
 /* The counter registry's area (o->registry): a slot per queue, each
  * queue's core counters plus what the area held when it was made (an
  * engine that serve restarted carries on from the killed one's totals).
@@ -473,7 +408,6 @@ int afxdp_engine_run(const struct afxdp_engine_opts *o,
 	cpu_set_t allowed;
 	int nq, i, ret = 0, ncpu;
 	uint64_t busy = 0, polls = 0, rxf = 0, kick = 0, kicks = 0;
-	uint64_t base[N_ENGINE_KEYS];
 	struct registry reg = {0};
 
 	if (!o || !o->ifname || !o->svc || o->xsks_fd < 0) {
@@ -499,7 +433,6 @@ int afxdp_engine_run(const struct afxdp_engine_opts *o,
 	qs = calloc((size_t)nq, sizeof(*qs));
 	if (!qs)
 		return -ENOMEM;
-	read_counter_base(o, base);
 	for (i = 0; i < nq; i++) {
 		qs[i].o = o;
 		qs[i].stop = stop;
@@ -532,14 +465,12 @@ int afxdp_engine_run(const struct afxdp_engine_opts *o,
 	while (!*stop) {
 		struct timespec ts = {.tv_nsec = 250 * 1000000L};
 
-		publish_counters(o, qs, nq, base);
 		registry_publish(&reg, qs);
 		nanosleep(&ts, NULL);
 	}
 	for (i = 0; i < nq; i++)
 		if (qs[i].started)
 			pthread_join(qs[i].th, NULL);
-	publish_counters(o, qs, nq, base);
 	registry_publish(&reg, qs);
 	registry_close(&reg);
 out:

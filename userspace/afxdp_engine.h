@@ -68,9 +68,11 @@ struct afxdp_engine_opts {
 	/* Force XDP_COPY (skip the zero-copy attempt). */
 	bool force_copy;
 	/* The BPF per-CPU "counters" map (blitz_loaded_counters_fd()) or -1.
-	 * Every 250 ms the engine writes its totals (synack, requests,
-	 * replies, tx_bytes, finack, drop_bad_cookie, drop_rst: keys the XDP
-	 * program leaves alone in afxdp mode) so `blitz stats` shows them. */
+	 * Not written: that map is the XDP program's, and the engine's own
+	 * counts there were counted twice (Prometheus engine="xdp" beside
+	 * engine="afxdp"). The engine's counters are the registry's (below);
+	 * `blitz stats IF` adds them in (counters_xdp.h). Kept so callers
+	 * that set it build unchanged. */
 	int counters_fd;
 	/* Publish every queue's TCP core counters (all of them: challenge
 	 * ACKs, TLP probes, header timeouts, ...) to the counter registry

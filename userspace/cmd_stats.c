@@ -4,6 +4,11 @@
  * the xdp engine's per-CPU counters summed over CPUs, as totals, and with
  * -i as per-second rates every interval until SIGINT (or -c intervals).
  *
+ * The map's table is titled with whose counters they are (counters_xdp.h):
+ * the xdp engine's, or in afxdp mode its XDP program's, the answers being
+ * in the afxdp engine's own table; --json and -i give the interface's
+ * totals (in afxdp mode the map plus what the engine's TCP cores counted).
+ *
  * Owns: reading the pinned "counters" map and printing it. Read-only:
  * must never write a counter or touch the attachment.
  */
@@ -24,6 +29,7 @@
 
 #include "cli.h"
 #include "counters.h"
+#include "counters_xdp.h"
 #include "loader.h"
 #include "log.h"
 #include "prometheus.h"
@@ -74,22 +80,27 @@ const struct cmd_spec cmd_stats_spec = {
 };
 
 /* Sum every counter over the possible CPUs. */
-static int read_totals(int fd, int ncpu, __u64 *vals, __u64 tot[BLITZ_CNT_MAX])
+static int read_totals(int fd, int ncpu, uint64_t *vals,
+		       uint64_t tot[BLITZ_CNT_MAX])
 {
-	__u32 k;
-	int c;
+	unsigned int bad = 0;
+	int err = counters_xdp_read(fd, ncpu, vals, tot, &bad);
 
-	for (k = 0; k < BLITZ_CNT_MAX; k++) {
-		if (bpf_map_lookup_elem(fd, &k, vals)) {
-			pr_warn("cannot read counter %u: %s\n", k,
-				strerror(errno));
-			return -errno;
-		}
-		tot[k] = 0;
-		for (c = 0; c < ncpu; c++)
-			tot[k] += vals[c];
-	}
-	return 0;
+	if (err)
+		pr_warn("cannot read counter %u: %s\n", bad, strerror(-err));
+	return err;
+}
+
+/* The interface's totals in the map's vocabulary (--json, -i): in afxdp
+ * mode, with what the engine's TCP cores answered (counters_xdp.h). */
+static int read_interface(int fd, int ncpu, uint64_t *vals, const char *ifname,
+			  bool afxdp, uint64_t tot[BLITZ_CNT_MAX])
+{
+	int err = read_totals(fd, ncpu, vals, tot);
+
+	if (!err && afxdp)
+		counters_xdp_add_afxdp(ifname, tot);
+	return err;
 }
 
 /* Pins are global, interfaces are per network namespace: say whose
@@ -120,8 +131,8 @@ static void warn_other_owner(const char *ifname)
 	}
 }
 
-static void print_json(const char *ifname, const __u64 *tot, const double *rate,
-		       double secs)
+static void print_json(const char *ifname, const uint64_t *tot,
+		       const double *rate, double secs)
 {
 	int k;
 
@@ -144,17 +155,30 @@ static void print_json(const char *ifname, const __u64 *tot, const double *rate,
 	fflush(stdout);
 }
 
-static void print_totals(const char *ifname, const __u64 *tot)
+/*
+ * The map's table, titled with whose counters they are. In afxdp mode the
+ * program answers nothing: its rows are what it saw, redirected, passed
+ * and dropped; the answers are in the afxdp engine's own table (the rows
+ * the program leaves to it are left out here, not shown as zeros).
+ */
+static void print_totals(const char *ifname, const uint64_t *tot, bool afxdp)
 {
-	int k;
+	unsigned int k;
 
+	if (afxdp)
+		printf("afxdp on %s: its XDP program (the answers are in the "
+		       "engine's table)\n",
+		       ifname);
+	else
+		printf("xdp on %s\n", ifname);
 	printf("%-18s %20s  %s\n", "COUNTER", "TOTAL", ifname);
 	for (k = 0; k < BLITZ_CNT_MAX; k++)
-		printf("%-18s %20llu  %s\n", counters[k].name,
-		       (unsigned long long)tot[k], counters[k].help);
+		if (!afxdp || !counters_xdp_afxdp_key(k))
+			printf("%-18s %20llu  %s\n", counters[k].name,
+			       (unsigned long long)tot[k], counters[k].help);
 }
 
-static void print_rates(const __u64 *tot, const double *rate, bool all)
+static void print_rates(const uint64_t *tot, const double *rate, bool all)
 {
 	char when[16];
 	time_t now = time(NULL);
@@ -229,7 +253,7 @@ static int print_areas(const char *ifname)
 static int print_everything(void)
 {
 	int ncpu = libbpf_num_possible_cpus(), fd, shown = 0;
-	__u64 tot[BLITZ_CNT_MAX], *vals;
+	uint64_t tot[BLITZ_CNT_MAX], *vals;
 	char path[PATH_MAX];
 	struct dirent *de;
 	DIR *d;
@@ -246,9 +270,10 @@ static int print_everything(void)
 		if (fd < 0)
 			continue;
 		if (!read_totals(fd, ncpu, vals, tot)) {
-			printf("%sxdp on %s\n", shown++ ? "\n" : "",
-			       de->d_name);
-			print_totals(de->d_name, tot);
+			if (shown++)
+				printf("\n");
+			print_totals(de->d_name, tot,
+				     counters_xdp_is_afxdp(de->d_name));
 		}
 		close(fd);
 	}
@@ -264,10 +289,10 @@ static int print_everything(void)
 int cmd_stats(int argc, char **argv)
 {
 	struct cli_parser p;
-	__u64 prev[BLITZ_CNT_MAX], tot[BLITZ_CNT_MAX], *vals = NULL;
+	uint64_t prev[BLITZ_CNT_MAX], tot[BLITZ_CNT_MAX], *vals = NULL;
 	double rate[BLITZ_CNT_MAX], t0, t1, secs;
 	long interval = 0, count = 0, done = 0;
-	bool json = false, verbose = false, prometheus = false;
+	bool json = false, verbose = false, prometheus = false, afxdp;
 	char path[PATH_MAX], *end;
 	const char *ifname;
 	int opt, st, fd = -1, ncpu, ret = 1, k;
@@ -357,15 +382,19 @@ int cmd_stats(int argc, char **argv)
 		pr_warn("out of memory\n");
 		goto out;
 	}
-	if (read_totals(fd, ncpu, vals, tot))
+	afxdp = counters_xdp_is_afxdp(ifname);
+	if (!interval && !json) {
+		if (read_totals(fd, ncpu, vals, tot))
+			goto out;
+		print_totals(ifname, tot, afxdp);
+		print_areas(ifname);
+		ret = 0;
+		goto out;
+	}
+	if (read_interface(fd, ncpu, vals, ifname, afxdp, tot))
 		goto out;
 	if (!interval) {
-		if (json) {
-			print_json(ifname, tot, NULL, 0);
-		} else {
-			print_totals(ifname, tot);
-			print_areas(ifname);
-		}
+		print_json(ifname, tot, NULL, 0);
 		ret = 0;
 		goto out;
 	}
@@ -380,7 +409,7 @@ int cmd_stats(int argc, char **argv)
 			usleep(100000);
 		if (stop)
 			break;
-		if (read_totals(fd, ncpu, vals, tot))
+		if (read_interface(fd, ncpu, vals, ifname, afxdp, tot))
 			goto out;
 		t1 = now_s();
 		secs = t1 - t0;

@@ -13,6 +13,7 @@
 #include <bpf/libbpf.h>
 
 #include "counters.h"
+#include "counters_xdp.h"
 #include "loader.h"
 #include "prometheus.h"
 
@@ -22,7 +23,7 @@ struct sample {
 	char family[COUNTERS_NAME_LEN], reason[COUNTERS_NAME_LEN];
 	char ifname[16], engine[16];
 	const char *help;
-	char help_buf[COUNTERS_HELP_LEN];
+	char help_buf[COUNTERS_HELP_LEN + 32];
 	unsigned long long v;
 };
 
@@ -31,9 +32,14 @@ struct samples {
 	int n;
 };
 
-static void add(struct samples *ss, const char *name, const char *help,
-		const char *ifname, const char *engine, unsigned long long v)
+/* One sample; prefix ("" or "xdp_") goes before the family: the afxdp
+ * engine's XDP program counts under names of its own, beside its TCP
+ * cores' counters (counters_xdp.h). */
+static void add(struct samples *ss, const char *prefix, const char *name,
+		const char *help, const char *ifname, const char *engine,
+		unsigned long long v)
 {
+	const char *family = name;
 	struct sample *s;
 
 	if (ss->n >= MAX_SAMPLES)
@@ -41,17 +47,17 @@ static void add(struct samples *ss, const char *name, const char *help,
 	s = &ss->s[ss->n++];
 	memset(s, 0, sizeof(*s));
 	if (!strncmp(name, "pass_", 5)) {
-		snprintf(s->family, sizeof(s->family), "passed");
+		family = "passed";
 		snprintf(s->reason, sizeof(s->reason), "%s", name + 5);
 		help = "segments passed to the kernel, by reason";
 	} else if (!strncmp(name, "drop_", 5)) {
-		snprintf(s->family, sizeof(s->family), "dropped");
+		family = "dropped";
 		snprintf(s->reason, sizeof(s->reason), "%s", name + 5);
 		help = "segments dropped, by reason";
-	} else {
-		snprintf(s->family, sizeof(s->family), "%s", name);
 	}
-	snprintf(s->help_buf, sizeof(s->help_buf), "%s", help ? help : "");
+	snprintf(s->family, sizeof(s->family), "%s%s", prefix, family);
+	snprintf(s->help_buf, sizeof(s->help_buf), "%s%s",
+		 *prefix ? "afxdp's XDP program: " : "", help ? help : "");
 	snprintf(s->ifname, sizeof(s->ifname), "%s",
 		 ifname[0] ? ifname : "any");
 	snprintf(s->engine, sizeof(s->engine), "%s", engine);
@@ -66,12 +72,19 @@ static const struct {
 #undef BLITZ_CNT_NAME
 };
 
-/* The pinned per-CPU counters of ifname, summed over CPUs. */
+/*
+ * The pinned per-CPU counters of ifname, summed over CPUs, under the
+ * engine the program serves: "xdp" when it answers; when it redirects,
+ * "afxdp" with families of their own (blitz_xdp_redirect_total,
+ * blitz_xdp_passed_total, ...), so that no event is counted under two
+ * engines nor twice under one (its TCP cores count service too).
+ */
 static void add_xdp(struct samples *ss, const char *ifname)
 {
-	int ncpu = libbpf_num_possible_cpus(), fd, c;
-	unsigned long long *vals, sum;
+	int ncpu = libbpf_num_possible_cpus(), fd;
+	uint64_t tot[BLITZ_CNT_MAX], *vals;
 	char path[PATH_MAX];
+	bool afxdp;
 	__u32 k;
 
 	if (ncpu < 1 || blitz_pin_path(path, sizeof(path), ifname, "counters"))
@@ -79,15 +92,13 @@ static void add_xdp(struct samples *ss, const char *ifname)
 	fd = bpf_obj_get(path);
 	if (fd < 0)
 		return;
+	afxdp = counters_xdp_is_afxdp(ifname);
 	vals = calloc((size_t)ncpu, sizeof(*vals));
-	for (k = 0; vals && k < BLITZ_CNT_MAX; k++) {
-		if (bpf_map_lookup_elem(fd, &k, vals))
-			continue;
-		for (sum = 0, c = 0; c < ncpu; c++)
-			sum += vals[c];
-		add(ss, bpf_names[k].name, bpf_names[k].help, ifname, "xdp",
-		    sum);
-	}
+	if (vals && !counters_xdp_read(fd, ncpu, vals, tot, NULL))
+		for (k = 0; k < BLITZ_CNT_MAX; k++)
+			add(ss, afxdp ? "xdp_" : "", bpf_names[k].name,
+			    bpf_names[k].help, ifname, afxdp ? "afxdp" : "xdp",
+			    tot[k]);
 	free(vals);
 	close(fd);
 }
@@ -108,7 +119,7 @@ static int add_area(const struct counters_area *a, void *ctx)
 	if (f->owner && a->hdr->pid != f->owner)
 		return 0;
 	for (k = 0; k < a->hdr->n_counters; k++)
-		add(f->ss, a->defs[k].name, a->defs[k].help, a->hdr->ifname,
+		add(f->ss, "", a->defs[k].name, a->defs[k].help, a->hdr->ifname,
 		    a->hdr->engine, counters_sum(a, k));
 	return 0;
 }

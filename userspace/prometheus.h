@@ -12,6 +12,14 @@
  *   blitz_requests_total{interface="eth0",engine="xdp"} 1234
  *   blitz_passed_total{interface="eth0",engine="xdp",reason="host"} 56
  *
+ * Each event is counted under one engine: the XDP program's map is the
+ * xdp engine's when the program answers; when it redirects to the afxdp
+ * engine its counters go out as engine="afxdp" under families of their
+ * own (blitz_xdp_frames_total, blitz_xdp_redirect_total,
+ * blitz_xdp_passed_total{reason=...}, ...) beside the TCP cores'
+ * (blitz_requests_total{engine="afxdp"}, ...), so summing a family over
+ * the engine label counts every request once.
+ *
  * `blitz stats --prometheus` prints it, `serve --metrics` serves it.
  * Owns: the names and the grouping (a family's samples together, its
  * HELP and TYPE once). Must never write a counter.

@@ -1870,20 +1870,6 @@ void tcp_core_counters_publish(const struct tcp_core_counters *c,
 				__atomic_load_n(&v[k], __ATOMIC_RELAXED));
 }
 
-void tcp_core_counters_add_blitz(const struct tcp_core_counters *cnt,
-				 uint64_t out[BLITZ_CNT_MAX])
-{
-	out[BLITZ_CNT_SERVICE] += cnt->service;
-	out[BLITZ_CNT_SYNACK] += cnt->synack;
-	out[BLITZ_CNT_REQUESTS] += cnt->requests;
-	out[BLITZ_CNT_REPLIES] += cnt->replies;
-	out[BLITZ_CNT_TX_BYTES] += cnt->tx_bytes;
-	out[BLITZ_CNT_FINACK] += cnt->finack;
-	out[BLITZ_CNT_DROP_BAD_COOKIE] += cnt->drop_bad_cookie;
-	out[BLITZ_CNT_DROP_RST] += cnt->drop_rst;
-	out[BLITZ_CNT_PASS_MALFORMED] += cnt->drop_malformed;
-}
-
 uint32_t tcp_core_active(const struct tcp_core *c)
 {
 	return c->active;

@@ -236,8 +236,9 @@ struct tcp_core_params {
 /*
  * Counters of one core, monotonic, read by the engine (racy reads from
  * another thread are fine: each is a naturally aligned u64). The first
- * block has the meaning of the BLITZ_COUNTERS of the same name
- * (tcp_core_counters_add_blitz() adds them into a BLITZ_CNT_MAX array).
+ * block has the meaning of the BLITZ_COUNTERS of the same name (the ones
+ * that share a name are added into `blitz stats IF`'s view of an afxdp
+ * interface, counters_xdp.h).
  */
 #define TCP_CORE_COUNTERS(X)                                               \
 	X(rx_frames, "frames given to the core")                           \
@@ -348,11 +349,6 @@ void tcp_core_set_wallclock(struct tcp_core *c, uint64_t mono_ns,
 
 /* The core's counters (a pointer into the core; stays valid until free). */
 const struct tcp_core_counters *tcp_core_counters(const struct tcp_core *c);
-
-/* Add the counters that have a BLITZ_COUNTERS meaning into
- * out[BLITZ_CNT_MAX] (for `blitz stats` and the per-CPU map). */
-void tcp_core_counters_add_blitz(const struct tcp_core_counters *cnt,
-				 uint64_t out[BLITZ_CNT_MAX]);
 
 /* Connections currently in the table (tests: no state after a SYN flood;
  * no leak after close). */

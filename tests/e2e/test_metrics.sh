@@ -9,6 +9,13 @@
 # too (one connection per curl) and `blitz stats` lists the core's own
 # counters (challenge_acks, tlp_probes, ...); /metrics is bound to
 # loopback only. dpdk says SKIP where blitz-dpdk cannot start.
+# Each event under one engine: summed over every engine label,
+# blitz_requests_total moves by exactly N (and blitz_synack_total by N
+# for the engines that make SYN-ACKs), no sample appears twice, and under
+# afxdp the XDP program's counters are engine="afxdp" with names of their
+# own (blitz_xdp_redirect_total) while engine="xdp" counts nothing; the
+# text of `blitz stats IF` shows the requests once (the engine's table)
+# and --json keeps the interface's total.
 # shellcheck disable=SC2086
 # shellcheck source=tests/e2e/lib.sh
 source "$(dirname "$0")/lib.sh"
@@ -80,6 +87,12 @@ for engine in epoll xdp afxdp dpdk; do
 	m0=$(value metrics "$engine")
 	s0=$(value stats "$engine")
 	c0=$(value stats "$engine" conn_open)
+	am0=$(value metrics '*')
+	as0=$(value stats '*')
+	ay0=$(value stats '*' synack)
+	x0=$(value stats xdp)
+	rd0=$(value stats afxdp xdp_redirect)
+	j0=$(counter "$SRV_IF" requests)
 	ok=0
 	for ((i = 0; i < N; i++)); do
 		[ "$($CLI timeout 5 curl -sS -m 3 "http://$SRV_IP:$PORT/")" = "$BODY" ] && ok=$((ok + 1))
@@ -98,6 +111,53 @@ for engine in epoll xdp afxdp dpdk; do
 		pass "${T}_${engine}_stats_prometheus_requests"
 	else
 		fail "${T}_${engine}_stats_prometheus_requests" "blitz stats --prometheus requests $s0 -> $s1"
+	fi
+	# Summed over the engine label: every request once, whichever engine.
+	am1=$(value metrics '*')
+	as1=$(value stats '*')
+	if [[ $am0$am1$as0$as1 =~ ^[0-9]+$ ]] && [ $((am1 - am0)) = "$N" ] && [ $((as1 - as0)) = "$N" ]; then
+		pass "${T}_${engine}_sum_over_engines_requests"
+	else
+		fail "${T}_${engine}_sum_over_engines_requests" "$N curls; sum of blitz_requests_total over engines: /metrics $am0 -> $am1, stats $as0 -> $as1"
+	fi
+	if [ "$engine" != epoll ]; then
+		ay1=$(value stats '*' synack)
+		if [[ $ay0$ay1 =~ ^[0-9]+$ ]] && [ $((ay1 - ay0)) = "$N" ]; then
+			pass "${T}_${engine}_sum_over_engines_synack"
+		else
+			fail "${T}_${engine}_sum_over_engines_synack" "$N connections; sum of blitz_synack_total over engines $ay0 -> $ay1"
+		fi
+	fi
+	u1=$($SRV timeout 5 curl -sS "http://127.0.0.1:$MPORT/metrics" 2>/dev/null | /usr/bin/python3 "$PV" --unique)
+	u2=$($SRV "$BLITZ" stats "$SRV_IF" --prometheus 2>/dev/null | /usr/bin/python3 "$PV" --unique)
+	if [ "$u1" = unique ] && [ "$u2" = unique ]; then
+		pass "${T}_${engine}_series_unique"
+	else
+		fail "${T}_${engine}_series_unique" "/metrics: $u1; blitz stats --prometheus: $u2"
+	fi
+	if [ "$engine" = xdp ] || [ "$engine" = afxdp ]; then
+		j1=$(counter "$SRV_IF" requests)
+		if [[ $j0$j1 =~ ^[0-9]+$ ]] && [ $((j1 - j0)) = "$N" ]; then
+			pass "${T}_${engine}_stats_json_requests"
+		else
+			fail "${T}_${engine}_stats_json_requests" "blitz stats $SRV_IF --json requests $j0 -> $j1"
+		fi
+	fi
+	if [ "$engine" = afxdp ]; then
+		x1=$(value stats xdp)
+		rd1=$(value stats afxdp xdp_redirect)
+		if [[ $x0$x1$rd0$rd1 =~ ^[0-9]+$ ]] && [ "$x1" = "$x0" ] && [ $((rd1 - rd0)) -ge $((3 * N)) ]; then
+			pass "${T}_afxdp_xdp_program_own_names"
+		else
+			fail "${T}_afxdp_xdp_program_own_names" "blitz_requests_total{engine=xdp} $x0 -> $x1 (want no change), blitz_xdp_redirect_total{engine=afxdp} $rd0 -> $rd1 (want +$((3 * N)) or more)"
+		fi
+		first=$($SRV "$BLITZ" stats "$SRV_IF" 2>&1 | sed -n '1,/^$/p')
+		if grep -q "^afxdp on $SRV_IF: its XDP program" <<<"$first" &&
+			grep -qE '^redirect +[0-9]+' <<<"$first" && ! grep -qE '^requests ' <<<"$first"; then
+			pass "${T}_afxdp_stats_text_counts_once"
+		else
+			fail "${T}_afxdp_stats_text_counts_once" "$(head -c 300 <<<"$first" | tr '\n' ' ')"
+		fi
 	fi
 	# The userspace TCP core's counters, all of them, under its engine.
 	if [ "$engine" = afxdp ] || [ "$engine" = dpdk ]; then

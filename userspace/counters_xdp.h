@@ -1,0 +1,48 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * counters_xdp.h - the BPF programs' counters of one interface, and whose
+ * they are.
+ *
+ * The XDP and TC programs count into one pinned per-CPU map per interface
+ * (BLITZ_COUNTERS). What it holds belongs to the engine the program
+ * serves: the xdp engine when it answers (mode xdp); the afxdp engine
+ * when it redirects (mode afxdp: then it counts frames, service, redirect,
+ * pass_* and drop_martian, and every answer is the afxdp engine's TCP
+ * cores', in the counter registry, counters.h). The afxdp engine never
+ * writes this map, so every event is counted once, under one engine.
+ *
+ * `blitz stats IF` with --json or -i shows the interface in the map's
+ * vocabulary: the map plus, in afxdp mode, what the afxdp engine's cores
+ * counted under the names the program leaves to them (requests, synack,
+ * replies, tx_bytes, finack, drop_bad_cookie, drop_rst).
+ *
+ * Owns: reading the map (summed over CPUs), the program's mode, that
+ * interface view. Must never write a counter.
+ */
+#ifndef BLITZ_COUNTERS_XDP_H
+#define BLITZ_COUNTERS_XDP_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "../bpf/blitz_shared.h"
+
+/* The pinned per-CPU map fd's counters summed over ncpu CPUs into
+ * tot[BLITZ_CNT_MAX] (vals: ncpu scratch words). 0, or -errno with
+ * *bad the key that could not be read. */
+int counters_xdp_read(int fd, int ncpu, uint64_t *vals,
+		      uint64_t tot[BLITZ_CNT_MAX], unsigned int *bad);
+
+/* The program pinned for ifname redirects to the afxdp engine (its
+ * config says mode afxdp); false when it answers, or nothing is pinned. */
+bool counters_xdp_is_afxdp(const char *ifname);
+
+/* Counter k is one the program leaves to the afxdp engine's TCP cores in
+ * afxdp mode (it never counts it then). */
+bool counters_xdp_afxdp_key(unsigned int k);
+
+/* Add to tot what the afxdp engines on ifname counted (the registry's
+ * areas) under the keys of counters_xdp_afxdp_key(). */
+void counters_xdp_add_afxdp(const char *ifname, uint64_t tot[BLITZ_CNT_MAX]);
+
+#endif /* BLITZ_COUNTERS_XDP_H */
