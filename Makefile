@@ -148,7 +148,7 @@ demo-fleet:
 	$(MAKE) all
 	./scripts/demo-fleet.sh
 
-DURATION ?= 10
+DURATION ?= 3
 CONNS    ?= 10 64 100 300
 bench:
 	./scripts/install-deps.sh

@@ -57,6 +57,7 @@
 #define MAXREQ 6
 #define MAXSEG 32
 #define QMAX 24
+#define MINTED 256 /* TSvals remembered per connection */
 
 static struct blitz_xdp_bpf *skel;
 static int prog_fd, ncpus;
@@ -199,12 +200,25 @@ struct conn {
 	int n_to_srv;
 	struct out to_cli[QMAX];
 	int n_to_cli;
+	/* What the TSvals of our segments were minted on (a + x: our
+	 * sequence number after the segment plus its ack): a client segment
+	 * is proved by its TSecr only if it echoes one of them and its seq +
+	 * ack is that sum (blitz_ck2_ts_check_slot()). */
+	struct {
+		uint32_t tsval, sum;
+	} minted[MINTED];
+	uint32_t nminted;
+	/* The program answered a segment no TSval of ours proved: its MAC
+	 * matched by chance (2^-22 a segment, docs/tcp-security.md): the
+	 * connection's later failures are that collision's, not a bug. */
+	int collided;
 	const char *fail;
 	char why[160];
 };
 
 struct stats {
 	uint64_t seqs, segs, replies, resent_bytes, rsts, fins, paws;
+	uint64_t unproved, collisions; /* timestamp segments, see below */
 	uint64_t answered_flow, answered_cookie;
 };
 
@@ -247,6 +261,31 @@ static uint32_t resp_end(const struct conn *c, uint32_t off)
 	return end;
 }
 
+/* Remember what the TSval of our segment o was minted on. */
+static void note_minted(struct conn *c, const struct out *o, int syn)
+{
+	uint32_t i = c->nminted++ % MINTED;
+
+	if (!o->has_ts)
+		return;
+	c->minted[i].tsval = o->tsval;
+	c->minted[i].sum = o->seq + o->plen + (syn ? 1 : 0) +
+			   ((o->flags & TCPHDR_FIN) ? 1 : 0) + o->ack;
+}
+
+/* Does p's TSecr prove it: an echo of one of our TSvals, minted on its
+ * seq + ack? (Only the sum is bound: see docs/cookie-v2.md.) */
+static int ts_proved(const struct conn *c, const struct pkt *p)
+{
+	uint32_t i, n = c->nminted < MINTED ? c->nminted : MINTED;
+
+	for (i = 0; i < n; i++)
+		if (c->minted[i].tsval == p->tsecr &&
+		    c->minted[i].sum == p->seq + p->ack)
+			return 1;
+	return 0;
+}
+
 /* Check one frame the program sent, in answer to client packet p. */
 static void oracle(struct conn *c, const struct pkt *p, const struct out *o)
 {
@@ -257,6 +296,18 @@ static void oracle(struct conn *c, const struct pkt *p, const struct out *o)
 	if (trace && trace == st.seqs)
 		printf("    srv: seq %u ack %u len %u flags %x\n", so, off_a,
 		       o->plen, o->flags);
+	if (c->ts && !ts_proved(c, p)) {
+		/* Nothing proves where this reply goes: the 23-bit MAC of a
+		 * TSecr matched for a seq + ack it was not minted on (tried
+		 * with and without the FIN mark). Counted against its
+		 * expected rate in t_seq_oracle, not checked here. */
+		st.collisions++;
+		c->collided = 1;
+		if (trace && trace == st.seqs)
+			printf("    (a MAC collision: no TSval of ours proves "
+			       "it)\n");
+		return;
+	}
 	if (o->flags & TCPHDR_RST) { /* we never reset a connection here */
 		st.rsts++;
 		conn_fail(c, "RST at %u (our FIN at %d)", so,
@@ -397,6 +448,9 @@ static void deliver_to_srv(struct conn *c, const struct pkt *p, int syn)
 	struct out r;
 
 	st.segs++;
+	if (!syn && c->ts && (p->plen || (p->flags & TCPHDR_FIN)) &&
+	    !(p->flags & TCPHDR_RST) && !ts_proved(c, p))
+		st.unproved++;
 	if (trace && trace == st.seqs && !syn)
 		printf("    cli: seq %u ack %u len %u flags %x tsecr %u\n",
 		       p->seq - c->ciss - 1, p->ack - c->siss - 1, p->plen,
@@ -414,6 +468,7 @@ static void deliver_to_srv(struct conn *c, const struct pkt *p, int syn)
 		conn_fail(c, "unparsable reply (%u bytes)", o.data_size_out, 0);
 		return;
 	}
+	note_minted(c, &r, syn);
 	if (syn) {
 		c->siss = r.seq;
 		c->ts_recent = r.tsval;
@@ -586,6 +641,8 @@ static int run_conn(int v6, int ts)
 	memset(&c, 0, offsetof(struct conn, to_srv));
 	c.n_to_srv = c.n_to_cli = 0;
 	c.fail = NULL;
+	c.nminted = 0;
+	c.collided = 0;
 	c.a.v6 = v6;
 	c.ts = ts;
 	c.iclose = -1;
@@ -654,6 +711,13 @@ static int run_conn(int v6, int ts)
 				  c.rcv_nxt - (c.peer_fin ? 1u : 0u),
 				  acked_end);
 	}
+	if (c.fail && c.collided) {
+		printf("  connection %llu (%s, port %u): after a MAC "
+		       "collision: %s\n",
+		       (unsigned long long)st.seqs, v6 ? "v6" : "v4", c.a.sport,
+		       c.fail);
+		return 0;
+	}
 	if (c.fail) {
 		printf("  connection %llu (%s, %s, port %u): %s\n",
 		       (unsigned long long)st.seqs, v6 ? "v6" : "v4",
@@ -713,8 +777,23 @@ static void t_seq_oracle(void)
 	       (unsigned long long)counter(BLITZ_CNT_FLOW_NEW),
 	       (unsigned long long)counter(BLITZ_CNT_FLOW_EVICT),
 	       (unsigned long long)counter(BLITZ_CNT_FLOW_SRC_CAP));
+	/* A segment no TSval of ours proves verifies only if the 23-bit
+	 * TSval MAC matches by chance, tried twice (with the FIN mark and
+	 * without): 2^-22 a segment, the bound of docs/cookie-v2.md. Such a
+	 * reply goes where nothing proves it (the connection may stall): it
+	 * is counted, and more than a few in one run would be a bug, not
+	 * chance (Poisson: P(>= 4) < 10^-5 at the ~0.1 expected here). */
+	printf("  timestamp segments no TSval of ours proves %llu; answered "
+	       "by a MAC collision %llu (expected %.3f at 2^-22 each)\n",
+	       (unsigned long long)st.unproved,
+	       (unsigned long long)st.collisions,
+	       (double)st.unproved / 4194304.0);
 	T_CHECK_MSG(!failed, "%lu sequences broke the oracle (seed %llu)",
 		    failed, (unsigned long long)seed);
+	T_CHECK_MSG(st.collisions <= 3 + (uint64_t)(st.unproved >> 20),
+		    "%llu replies to unproved segments in %llu (seed %llu)",
+		    (unsigned long long)st.collisions,
+		    (unsigned long long)st.unproved, (unsigned long long)seed);
 	T_CHECK(st.seqs >= runs || failed);
 }
 
