@@ -40,10 +40,12 @@ def mostly: group_by(.) | max_by(length) | .[0];
 # Each engine's headline: its best closed-loop row bound by the server
 # (any client, connections or pipeline depth); when none was, its best row
 # where neither side was saturated, marked as a lower bound; never a row
+# with errors (a row that lost requests measured a failure, not a peak:
+# the 100,000-connection rows past a server's own limit), never a row
 # bound by the client (such an engine goes to no_headline, with its best
 # row). Ratios to nginx's row in the same configuration, per run (the two
 # rows of the same run) and then median and spread.
-def headline_of($e): $summary | map(select(.engine == $e and .rps > 0 and (.failed | not))) |
+def headline_of($e): $summary | map(select(.engine == $e and .rps > 0 and (.failed | not) and (.errors // 0) == 0)) |
 	((map(select(.bound_by == "server")) | max_by(.rps) | if . then . + {kind: "server"} else null end) //
 	 (map(select(.bound_by == "neither")) | max_by(.rps) | if . then . + {kind: "lower bound"} else null end));
 def runs_of($h): [$r[] | select(.mode == "closed" and .engine == $h.engine and .client == $h.client and .conns == $h.conns and .pipeline == $h.pipeline)];
