@@ -13,10 +13,6 @@ source "$(dirname "$0")/lib.sh"
 
 T=seq_diff
 need_root "$T"
-"$PY" -c 'import scapy' 2>/dev/null || {
-	skip "$T" "scapy is not installed for $PY (scripts/install-deps.sh)"
-	exit 0
-}
 e2e_begin "$T" "${SEQ_TB:-e2esq}"
 PA=8080 PB=8081
 
