@@ -128,6 +128,27 @@ blitz_flow_victim(struct blitz_flow_set *set, __u64 e_now, __u64 src, __u64 k0,
 }
 
 /*
+ * Put entry f's cookie in rc->q.h, only while a slot that accepts holds
+ * the key it was made under (it mints there): 1 with q->h.slot that slot,
+ * else 0.
+ */
+static __always_inline int blitz_flow_take(struct blitz_ring_cache *rc,
+					   const struct blitz_flow *f)
+{
+	__u32 i;
+
+	rc->q.h = f->h;
+	for (i = 0; i < 2; i++) {
+		if ((rc->r.slot[i].flags & BLITZ_CK2_ACCEPT) &&
+		    rc->r.slot[i].off.k0 == f->key) {
+			rc->q.h.slot = i;
+			return 1;
+		}
+	}
+	return 0;
+}
+
+/*
  * The flow entry's verdict on the segment of rc->q that the cookie did
  * not prove (blitz_flow_at): 1 with rec->at filled and q->h the entry's
  * cookie (to mint the reply), else 0. Global functions: the verifier
@@ -150,19 +171,7 @@ __noinline int blitz_flow_locate(struct blitz_ring_cache *rc,
 	if (!f || q->has_ts ||
 	    !blitz_flow_at(f, rc->r.e_now, q->seq, q->ack, at))
 		return 0;
-	/* Only while a slot that accepts holds its key: it mints there. */
-	q->h = f->h;
-	if ((rc->r.slot[0].flags & BLITZ_CK2_ACCEPT) &&
-	    rc->r.slot[0].off.k0 == f->key) {
-		q->h.slot = 0;
-		return 1;
-	}
-	if ((rc->r.slot[1].flags & BLITZ_CK2_ACCEPT) &&
-	    rc->r.slot[1].off.k0 == f->key) {
-		q->h.slot = 1;
-		return 1;
-	}
-	return 0;
+	return blitz_flow_take(rc, f);
 }
 
 /*
@@ -212,18 +221,7 @@ __noinline int blitz_flow_frontier(struct blitz_ring_cache *rc)
 	    (f->flags & BLITZ_FLOW_CLOSED) || q->seq != f->rcv_nxt ||
 	    q->ack != f->snd_nxt)
 		return 0;
-	q->h = f->h;
-	if ((rc->r.slot[0].flags & BLITZ_CK2_ACCEPT) &&
-	    rc->r.slot[0].off.k0 == f->key) {
-		q->h.slot = 0;
-		return 1;
-	}
-	if ((rc->r.slot[1].flags & BLITZ_CK2_ACCEPT) &&
-	    rc->r.slot[1].off.k0 == f->key) {
-		q->h.slot = 1;
-		return 1;
-	}
-	return 0;
+	return blitz_flow_take(rc, f);
 }
 
 /*

@@ -193,21 +193,15 @@ static __always_inline int ksock_may_own(const struct seg *s)
 	return !w || ((*w >> (b & 63)) & 1);
 }
 
-/* Does a kernel socket other than the listener hold this 4-tuple (the
- * connection was handed over, or is the kernel's own)? */
-static __always_inline int kernel_owns(struct xdp_md *ctx, const struct seg *s)
+/* The state of the kernel socket the segment's 4-tuple finds (a listener
+ * included), or -1 when there is none. */
+static __always_inline int kernel_sk_state(struct xdp_md *ctx,
+					   const struct seg *s)
 {
 	struct bpf_sock_tuple t = {};
 	struct bpf_sock *sk;
-	int owns;
+	int state;
 
-#ifdef BLITZ_COST_NO_SKLOOKUP /* make cost's ablation build only */
-	return 0;
-#endif
-	if (!ksock_may_own(s)) {
-		cnt_add(BLITZ_CNT_KSOCK_SKIP, 1);
-		return 0;
-	}
 	if (s->v6) {
 		__builtin_memcpy(t.ipv6.saddr, s->saddr, 16);
 		__builtin_memcpy(t.ipv6.daddr, s->daddr, 16);
@@ -224,10 +218,27 @@ static __always_inline int kernel_owns(struct xdp_md *ctx, const struct seg *s)
 					BPF_F_CURRENT_NETNS, 0);
 	}
 	if (!sk)
-		return 0;
-	owns = sk->state != BPF_TCP_LISTEN;
+		return -1;
+	state = (int)sk->state;
 	bpf_sk_release(sk);
-	return owns;
+	return state;
+}
+
+/* Does a kernel socket other than the listener hold this 4-tuple (the
+ * connection was handed over, or is the kernel's own)? */
+static __always_inline int kernel_owns(struct xdp_md *ctx, const struct seg *s)
+{
+	int state;
+
+#ifdef BLITZ_COST_NO_SKLOOKUP /* make cost's ablation build only */
+	return 0;
+#endif
+	if (!ksock_may_own(s)) {
+		cnt_add(BLITZ_CNT_KSOCK_SKIP, 1);
+		return 0;
+	}
+	state = kernel_sk_state(ctx, s);
+	return state >= 0 && state != BPF_TCP_LISTEN;
 }
 
 /* The MSS we advertise; config.mss is the IPv4 one (MTU - 40). */
@@ -896,30 +907,7 @@ static __always_inline int reply_at(struct xdp_md *ctx,
 static __always_inline int kernel_listens(struct xdp_md *ctx,
 					  const struct seg *s)
 {
-	struct bpf_sock_tuple t = {};
-	struct bpf_sock *sk;
-	int listens;
-
-	if (s->v6) {
-		__builtin_memcpy(t.ipv6.saddr, s->saddr, 16);
-		__builtin_memcpy(t.ipv6.daddr, s->daddr, 16);
-		t.ipv6.sport = s->sport;
-		t.ipv6.dport = s->dport;
-		sk = bpf_skc_lookup_tcp(ctx, &t, sizeof(t.ipv6),
-					BPF_F_CURRENT_NETNS, 0);
-	} else {
-		t.ipv4.saddr = s->saddr[0];
-		t.ipv4.daddr = s->daddr[0];
-		t.ipv4.sport = s->sport;
-		t.ipv4.dport = s->dport;
-		sk = bpf_skc_lookup_tcp(ctx, &t, sizeof(t.ipv4),
-					BPF_F_CURRENT_NETNS, 0);
-	}
-	if (!sk)
-		return 0;
-	listens = sk->state == BPF_TCP_LISTEN;
-	bpf_sk_release(sk);
-	return listens;
+	return kernel_sk_state(ctx, s) == BPF_TCP_LISTEN;
 }
 
 /* This CPU's count of a counter (per CPU: exact within one frame). */
