@@ -41,7 +41,8 @@
 # "xdp epoll afxdp dpdk nginx h2o"), CLIENTS (default "wrk blitz-bench h2load
 # blitz-bench-pipe"), BUILD, BENCH_OUT (bench-results), BENCH_PORT (8080),
 # BENCH_PREFIX (bzb), BENCH_CLIENT_CPU (0), BENCH_SERVER_CPU (1), PLACEMENT,
-# NAPI_RT_PRIO (1: SCHED_FIFO NAPI threads, 0: not), HEADROOM (1.5) and
+# NAPI_RT_PRIO (1: SCHED_FIFO NAPI threads, 0: not; SRV_NAPI_RT_PRIO the
+# server side alone, default NAPI_RT_PRIO), HEADROOM (1.5) and
 # HEADROOM_ENGINE (afxdp) for the generator-headroom row.
 set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)

@@ -29,10 +29,13 @@
 
 PLACEMENT=${PLACEMENT:-fair}
 NAPI_RT_PRIO=${NAPI_RT_PRIO:-1}
-case $NAPI_RT_PRIO in [0-9] | [1-9][0-9]) ;; *)
-	echo "placement: NAPI_RT_PRIO must be 0 (SCHED_OTHER) or a SCHED_FIFO priority 1..99, not '$NAPI_RT_PRIO'" >&2
-	exit 1 ;;
-esac
+SRV_NAPI_RT_PRIO=${SRV_NAPI_RT_PRIO:-$NAPI_RT_PRIO}
+for p in "$NAPI_RT_PRIO" "$SRV_NAPI_RT_PRIO"; do
+	case $p in [0-9] | [1-9][0-9]) ;; *)
+		echo "placement: NAPI_RT_PRIO and SRV_NAPI_RT_PRIO must be 0 (SCHED_OTHER) or a SCHED_FIFO priority 1..99, not '$p'" >&2
+		exit 1 ;;
+	esac
+done
 PLACEMENT_WHY="veth runs a frame's receive path on the sending CPU unless its NAPI is threaded: threaded and pinned, each side's work runs (and is counted) on its own CPU"
 [ "$NAPI_RT_PRIO" = 0 ] || PLACEMENT_WHY="$PLACEMENT_WHY; the NAPI threads run SCHED_FIFO $NAPI_RT_PRIO so that, like a NIC's softirq, they preempt the busy-polling client or server at once"
 
@@ -51,11 +54,12 @@ cpu_list_expand() {
 
 # napi_rt PID: the NAPI kthread PID to SCHED_FIFO NAPI_RT_PRIO (or back to
 # SCHED_OTHER with NAPI_RT_PRIO=0). 1 when chrt fails.
-napi_rt() {
-	if [ "$NAPI_RT_PRIO" = 0 ]; then
+napi_rt() { # PID [PRIO]
+	local prio=${2:-$NAPI_RT_PRIO}
+	if [ "$prio" = 0 ]; then
 		chrt -o -p 0 "$1" >/dev/null 2>&1
 	else
-		chrt -f -p "$NAPI_RT_PRIO" "$1" >/dev/null 2>&1
+		chrt -f -p "$prio" "$1" >/dev/null 2>&1
 	fi
 }
 
@@ -63,8 +67,8 @@ napi_rt() {
 # NAPI (written from inside the namespace: nsenter keeps the host's /sys),
 # and every napi/IF-* kthread pinned to CPUS (and made SCHED_FIFO, see
 # napi_rt). 1 when a step fails.
-napi_pin() {
-	local ns=$1 ifn=$2 cpus=$3 pat pid n=0
+napi_pin() { # NS IF CPUS [PRIO]
+	local ns=$1 ifn=$2 cpus=$3 prio=${4:-$NAPI_RT_PRIO} pat pid n=0
 	ip netns exec "$ns" ethtool -K "$ifn" gro on >/dev/null 2>&1 || return 1
 	ip netns exec "$ns" sh -c "echo 1 > /sys/class/net/$ifn/threaded" 2>/dev/null || return 1
 	# Kernel thread names are cut at 15 characters.
@@ -72,7 +76,7 @@ napi_pin() {
 	pat=${pat:0:15}
 	for pid in $(ps -eo pid=,comm= | awk -v p="$pat" 'index($2, p) == 1 {print $1}'); do
 		taskset -pc "$cpus" "$pid" >/dev/null 2>&1 || return 1
-		napi_rt "$pid" || return 1
+		napi_rt "$pid" "$prio" || return 1
 		n=$((n + 1))
 	done
 	[ "$n" -gt 0 ]
@@ -106,7 +110,7 @@ placement_apply() {
 		echo "placement: default (PLACEMENT=default): receive work runs on the sending CPU"
 		return 0
 	fi
-	if napi_pin "$SRV_NS" "$SRV_IF" "$SRV_CPUS" && napi_pin "$CLI_NS" "$CLI_IF" "$CLI_CPUS"; then
+	if napi_pin "$SRV_NS" "$SRV_IF" "$SRV_CPUS" "$SRV_NAPI_RT_PRIO" && napi_pin "$CLI_NS" "$CLI_IF" "$CLI_CPUS"; then
 		echo "placement: fair: server and its veth NAPI on CPU $SRV_CPUS, client and its NAPI on CPU $CLI_CPUS ($PLACEMENT_WHY)"
 		return 0
 	fi
