@@ -86,6 +86,23 @@ static inline int xdp_fixture_push(struct bpf_map *config,
 	return 0;
 }
 
+/* The sum over CPUs of u64 counter `id` of a per-CPU array map (the xdp
+ * and tc programs' `counters`), or UINT64_MAX when it cannot be read. */
+static inline uint64_t xdp_fixture_counter(const struct bpf_map *m, int id)
+{
+	uint64_t v[512], total = 0;
+	uint32_t key = (uint32_t)id;
+	int i, n = libbpf_num_possible_cpus();
+
+	if (n < 1 || n > 512 ||
+	    bpf_map__lookup_elem(m, &key, sizeof(key), v,
+				 sizeof(uint64_t) * (size_t)n, 0))
+		return UINT64_MAX;
+	for (i = 0; i < n; i++)
+		total += v[i];
+	return total;
+}
+
 /* The kernel's ephemeral ports of this private netns: 20000-29999.  The
  * tests forge segments from fixed client ports (40000-45999 and the like);
  * a kernel connection the tests keep open (or in TIME_WAIT) on one of those

@@ -731,16 +731,7 @@ static int run_conn(int v6, int ts)
 
 static uint64_t counter(int id)
 {
-	uint64_t v[256], total = 0;
-	uint32_t key = (uint32_t)id;
-	int i;
-
-	if (bpf_map__lookup_elem(skel->maps.counters, &key, sizeof(key), v,
-				 sizeof(uint64_t) * (size_t)ncpus, 0))
-		return 0;
-	for (i = 0; i < ncpus; i++)
-		total += v[i];
-	return total;
+	return xdp_fixture_counter(skel->maps.counters, id);
 }
 
 static uint64_t seed;

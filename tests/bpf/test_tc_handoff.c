@@ -41,6 +41,7 @@
 #include "blitz_tc.skel.h"
 #include "tc_handoff.h"
 #include "testlib.h"
+#include "xdp_fixture.h"
 #include "frame.h"
 
 #define PORT 8080
@@ -123,16 +124,7 @@ static size_t build(uint8_t *f, const struct seg_spec *s)
 
 static uint64_t counter(int id)
 {
-	uint64_t vals[512], sum = 0;
-	uint32_t key = id;
-	int i;
-
-	if (n_cpus > 512 ||
-	    bpf_map_lookup_elem(bpf_map__fd(skel->maps.counters), &key, vals))
-		return UINT64_MAX;
-	for (i = 0; i < n_cpus; i++)
-		sum += vals[i];
-	return sum;
+	return xdp_fixture_counter(skel->maps.counters, id);
 }
 
 static void set_config(const struct blitz_config *c)

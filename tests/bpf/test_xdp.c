@@ -168,16 +168,7 @@ static void run_spec(struct run *r, const struct fspec *f)
 
 static uint64_t counter(int id)
 {
-	uint64_t v[256], total = 0;
-	uint32_t key = (uint32_t)id;
-	int i;
-
-	if (bpf_map__lookup_elem(skel->maps.counters, &key, sizeof(key), v,
-				 sizeof(uint64_t) * (size_t)ncpus, 0))
-		return ~0ULL;
-	for (i = 0; i < ncpus; i++)
-		total += v[i];
-	return total;
+	return xdp_fixture_counter(skel->maps.counters, id);
 }
 
 struct cnt_snap {
