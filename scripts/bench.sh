@@ -15,10 +15,12 @@
 #
 # Every row: RPS; the server CPUs' busy time over the run (/proc/stat, so
 # softirqs and NAPI threads count) / requests answered = cost per request
-# (ns); the client CPU's busy %; "bound by" (client when the client was
-# >= 90% busy - for blitz bench its own busy loop time, since it spins -,
-# else server when the server CPU was >= 90% busy, else neither). dpdk
-# busy-polls (its CPU reads 100% at any load): its bound is taken by
+# (ns); the client CPU's busy %; "bound by" (placement.sh's bound_by:
+# server when the server CPU was >= 90% busy - both when the client was
+# too, which counts as server-bound: a saturated server is at its peak
+# whatever the client did -, else client when the client was >= 90% busy -
+# for blitz bench its own busy loop time, since it spins -, else neither).
+# dpdk busy-polls (its CPU reads 100% at any load): its bound is taken by
 # elimination (the client had headroom) and its cost also from its own work
 # counters (polls that did work, printed by the engine at exit: work_ns).
 # Ratios to nginx in RPS and in cost per request, per run, then the median
@@ -408,24 +410,28 @@ measure() {
 		note "$e $cl c=$c: no result: $(tail -n1 "$out".* 2>/dev/null | tail -n1)"
 		line='{"requests":0,"rps":0,"errors":0,"failed":true}'
 	fi
-	local ccpu scpu sns
+	local ccpu scpu sns lim bb
 	ccpu=$(cpu_busy_pct "$j0" "$j1" "$CCPU")
 	scpu=$(cpu_busy_pct "$j0" "$j1" "$SCPU")
 	sns=$(cpu_busy_ns "$j0" "$j1" "$SCPU")
+	# The client's limit: blitz bench's own busy loop time (it spins), else
+	# the client CPU's busy time.
+	lim=$(echo "$line" | jq -r '.self_busy_pct // empty' 2>/dev/null)
+	[ -n "$lim" ] || lim=$ccpu
+	bb=open-loop
+	[ "$rate" != 0 ] || bb=$(bound_by "$lim" "$scpu" "$bp")
 	echo "$line" | jq -c --arg e "$e" --arg cl "$cl" --argjson c "$c" --argjson p "$pipe" \
 		--argjson rate "$rate" --argjson run "$run" --argjson cpu "$cpu" \
 		--argjson ccpu "$ccpu" --argjson scpu "$scpu" --argjson sns "$sns" --argjson bp "$bp" \
+		--argjson lim "$lim" --arg bb "$bb" \
 		--argjson rss "$rss" --arg rk "$rss_kind" --arg pl "$PLACEMENT" \
-		'. as $x | (if $x.self_busy_pct != null then $x.self_busy_pct else $ccpu end) as $lim |
-		$x + {engine: $e, client: $cl, conns: $c, pipeline: $p, rate: $rate, run: $run,
+		'. as $x | $x + {engine: $e, client: $cl, conns: $c, pipeline: $p, rate: $rate, run: $run,
 		 mode: (if $rate > 0 then "open" else "closed" end), placement: $pl,
 		 rps: ($x.rps | floor),
 		 cost_ns: (if $x.requests > 0 then ($sns / $x.requests | round) else null end),
 		 server_cpu_busy_pct: $scpu, client_cpu_busy_pct: $ccpu, client_limit_pct: $lim,
 		 busy_poll: ($bp == 1),
-		 bound_by: (if $rate > 0 then "open-loop"
-		   elif $lim >= 90 then "client"
-		   elif $bp == 1 or $scpu >= 90 then "server" else "neither" end),
+		 bound_by: $bb,
 		 server_cpu_pct: $cpu, server_mem_kb: $rss, server_mem_kind: $rk}' >>"$results"
 	tail -n1 "$results" | jq -r '"  \(.engine) \(.client) c=\(.conns)\(if .pipeline > 1 then " P=\(.pipeline)" else "" end)\(if .rate > 0 then " R=\(.rate)" else "" end) run \(.run): \(.rps) req/s, \(.cost_ns // "-") ns/req, p99 \(.lat_p99_us // "-")us, CPU'"$CCPU"'/'"$SCPU"' busy \(.client_cpu_busy_pct)/\(.server_cpu_busy_pct)%, bound by \(.bound_by), errors \(.errors)"'
 }
@@ -552,7 +558,7 @@ fi
 # The headline: each engine's best server-bound row (or, when none was,
 # its best row with neither side saturated: a lower bound), never a row
 # bound by the client; spreads over the runs beside every figure.
-jq -r '.headline[] | "peak (\(if .kind == "server" then "server-bound" else "neither side saturated: a lower bound" end)): \(.engine) \(.rps) req/s (spread \(.rps_spread_pct)% over \(.runs) runs) at \(.cost_ns // "-") ns/req via \(.client) c=\(.conns) P=\(.pipeline), server CPU \(.server_cpu_busy_pct)%, client \(.client_limit_pct)%: \(.ratio_nginx // "-")x nginx in RPS (spread \(.ratio_spread_pct // "-")%), \(.cost_ratio_nginx // "-")x in cost (spread \(.cost_ratio_spread_pct // "-")%)\(if .ratio_note then " (\(.ratio_note))" else ", against nginx in the same configuration" end)"' "$json"
+jq -r '.headline[] | "peak (\(if .bound_by == "both" then "server-bound, the client saturated too" elif .kind == "server" then "server-bound" else "neither side saturated: a lower bound" end)): \(.engine) \(.rps) req/s (spread \(.rps_spread_pct)% over \(.runs) runs) at \(.cost_ns // "-") ns/req via \(.client) c=\(.conns) P=\(.pipeline), server CPU \(.server_cpu_busy_pct)%, client \(.client_limit_pct)%: \(.ratio_nginx // "-")x nginx in RPS (spread \(.ratio_spread_pct // "-")%), \(.cost_ratio_nginx // "-")x in cost (spread \(.cost_ratio_spread_pct // "-")%)\(if .ratio_note then " (\(.ratio_note))" else ", against nginx in the same configuration" end)"' "$json"
 jq -r '.no_headline[] | "no peak for \(.engine): \(.why); best row \(.rps) req/s via \(.client) c=\(.conns) P=\(.pipeline) (client \(.client_limit_pct)% busy)"' "$json"
 jq -r '"load average before the run \(.host.loadavg_before), after \(.host.loadavg_after) (\(.host.cpus) CPUs); placement \(.placement)"' "$json"
 echo "results: $json"

@@ -15,7 +15,8 @@
 # cycle of the server's work (blitz's XDP program runs in the server veth's
 # NAPI, nginx's TCP too) lands on the server's CPU. Each row says what a
 # request cost the server CPU (its /proc/stat busy time / requests) and
-# which side was the limit (client or server, >= 90% busy). wrk (one
+# which side was the limit (server when its CPU was >= 90% busy, both when
+# the client was too, else client when it was, else neither). wrk (one
 # thread) is usually the limit itself; `blitz bench` bypasses the client's
 # kernel too and shows the peak. A failing `blitz bench` is reported and
 # the wrk table is still printed.
@@ -158,8 +159,8 @@ LUA
 
 # cost_bound J0 J1 REQUESTS CLIENT_PCT - "ns_per_request bound_by" between
 # two cpu_snapshot: the server CPU's busy time over the requests, and which
-# side was >= 90% busy (CLIENT_PCT: blitz bench's own busy time, as it
-# spins; else the client CPU's).
+# side was the limit (placement.sh's bound_by; CLIENT_PCT: blitz bench's
+# own busy time, as it spins; else the client CPU's).
 cost_bound() {
 	local sns scpu ccpu=$4
 	sns=$(cpu_busy_ns "$1" "$2" "$SRV_CPU")
@@ -306,7 +307,10 @@ def best(name):
 b, n = best("blitz"), best("nginx")
 def say(name, x):
     s = "%s %s req/s at %s ns/request (%s" % (name, k(x[0]), x[1], x[3])
-    return s + (")" if x[2] == "server" else ", bound by %s: not its peak)" % x[2])
+    if x[2] in ("server", "both"):
+        return s + (", server-bound)" if x[2] == "server" else
+                    ", server-bound, the client saturated too)")
+    return s + ", bound by %s: not its peak)" % x[2]
 if b and n:
     head = "peak: " + say("blitz", b) + " vs " + say("nginx", n)
     head += ": %.1fx nginx in RPS" % (b[0] / n[0])

@@ -149,12 +149,16 @@ cpu_busy_pct() {
 }
 
 # bound_by CLIENT_PCT SERVER_PCT BUSY_POLL: which side limited a closed-loop
-# run: "client" when the client CPU was >= 90% busy, else "server" when the
-# server CPU was (for a busy-polling server, whose CPU reads 100% at any
-# load, by elimination: the client had headroom), else "neither".
+# run. A server whose CPU was >= 90% busy has reached its peak whatever the
+# client did: "server", or "both" when the client was >= 90% busy too (both
+# count as server-bound for a headline). Else "client" when the client was
+# >= 90% busy, else "server" for a busy-polling server (its CPU reads 100%
+# at any load: by elimination, the client had headroom), else "neither".
+# scripts/bench/summary.jq's bound_by applies the same rule to the medians.
 bound_by() {
 	awk -v c="$1" -v s="$2" -v bp="$3" 'BEGIN {
-		if (c >= 90) print "client";
-		else if (bp == 1 || s >= 90) print "server";
+		if (bp != 1 && s >= 90) print (c >= 90 ? "both" : "server");
+		else if (c >= 90) print "client";
+		else if (bp == 1) print "server";
 		else print "neither" }'
 }

@@ -7,7 +7,16 @@ def spread: map(select(. != null)) as $v |
 	if ($v | length) < 2 or ($v | median) == 0 then 0
 	else ((($v | max) - ($v | min)) / ($v | median) * 1000 | round) / 10 end;
 def r2: if . == null then null else (. * 100 | round) / 100 end;
-def mostly: group_by(.) | max_by(length) | .[0];
+# Which side limited a closed-loop row (placement.sh's bound_by, the same
+# rule): a server CPU >= 90% busy is at its peak whatever the client did
+# ("server", "both" when the client was >= 90% busy too: both count as
+# server-bound), else the client when it was >= 90% busy, else "server"
+# for a busy-polling server (by elimination), else "neither".
+def bound($lim; $scpu; $bp):
+	if $lim == null or $scpu == null then null
+	elif ($bp | not) and $scpu >= 90 then (if $lim >= 90 then "both" else "server" end)
+	elif $lim >= 90 then "client" elif $bp then "server" else "neither" end;
+def server_bound: . == "server" or . == "both";
 
 . as $rows |
 ($rows | map(.engine) | reduce .[] as $e ([]; if index([$e]) then . else . + [$e] end)) as $order |
@@ -28,7 +37,9 @@ def mostly: group_by(.) | max_by(length) | .[0];
 	 client_cpu_busy_pct: (map(.client_cpu_busy_pct) | median),
 	 server_cpu_busy_pct: (map(.server_cpu_busy_pct) | median),
 	 client_limit_pct: (map(.client_limit_pct) | median),
-	 bound_by: (map(.bound_by) | mostly), busy_poll: .[0].busy_poll,
+	 # From the medians of the runs' CPU figures (the ones the row shows).
+	 bound_by: bound(map(.client_limit_pct) | median; map(.server_cpu_busy_pct) | median; .[0].busy_poll),
+	 busy_poll: .[0].busy_poll,
 	 errors: (map(.errors // 0) | add), retransmits: (map(.retransmits) | median),
 	 established: (map(.peak_established) | median),
 	 lat_mean_us: (map(.lat_mean_us) | median), lat_p50_us: (map(.lat_p50_us) | median),
@@ -46,7 +57,7 @@ def mostly: group_by(.) | max_by(length) | .[0];
 # row). Ratios to nginx's row in the same configuration, per run (the two
 # rows of the same run) and then median and spread.
 def headline_of($e): $summary | map(select(.engine == $e and .rps > 0 and (.failed | not) and (.errors // 0) == 0)) |
-	((map(select(.bound_by == "server")) | max_by(.rps) | if . then . + {kind: "server"} else null end) //
+	((map(select(.bound_by | server_bound)) | max_by(.rps) | if . then . + {kind: "server"} else null end) //
 	 (map(select(.bound_by == "neither")) | max_by(.rps) | if . then . + {kind: "lower bound"} else null end));
 def runs_of($h): [$r[] | select(.mode == "closed" and .engine == $h.engine and .client == $h.client and .conns == $h.conns and .pipeline == $h.pipeline)];
 ([$order[] as $e | headline_of($e) | select(. != null)]) as $peaks |
@@ -57,7 +68,7 @@ def runs_of($h): [$r[] | select(.mode == "closed" and .engine == $h.engine and .
  host: {kernel: $kernel, cpus: $cpus, cpu_model: $cpu_model,
 	loadavg_before: ($load_before | tonumber), loadavg_after: ($load_after | tonumber),
 	client_cpu: $ccpu, server_cpu: $scpu},
- method: "cost_ns: busy time of the server CPU from /proc/stat (user+nice+system+irq+softirq+steal, so NAPI threads and softirqs count) over the run / requests the client saw answered. bound_by: client when the client was >= 90% busy (blitz bench: its own busy loop time, it spins), else server when the server CPU was >= 90% busy or the server busy-polls (dpdk: by elimination, the client had headroom), else neither. work_ns: a busy-polling engine's own cost per request (polls that did work), over all its runs. Ratios to nginx per run (same client, connections and pipeline), then median and spread ((max - min) / median) over the runs.",
+ method: "cost_ns: busy time of the server CPU from /proc/stat (user+nice+system+irq+softirq+steal, so NAPI threads and softirqs count) over the run / requests the client saw answered. bound_by: server when the server CPU was >= 90% busy (a saturated server is at its peak whatever the client did; both when the client was >= 90% busy too, counted as server-bound), else client when the client was >= 90% busy (blitz bench: its own busy loop time, it spins), else server when the server busy-polls (dpdk: by elimination, the client had headroom), else neither; a configuration's from the medians of its runs. work_ns: a busy-polling engine's own cost per request (polls that did work), over all its runs. Ratios to nginx per run (same client, connections and pipeline), then median and spread ((max - min) / median) over the runs.",
  skipped: $sk,
  headline: [$peaks[] | . as $p | runs_of($p) as $pr |
 	# nginx in the same configuration (client, connections, pipeline
@@ -92,7 +103,7 @@ def runs_of($h): [$r[] | select(.mode == "closed" and .engine == $h.engine and .
  no_headline: [$order[] as $e | select(([$peaks[] | .engine] | index($e)) == null) |
 	($summary | map(select(.engine == $e and .rps > 0)) | max_by(.rps)) | select(. != null) |
 	{engine, client, conns, pipeline, rps, cost_ns, bound_by, client_limit_pct,
-	 why: "every row was bound by the client (blitz bench busy >= 90%, or wrk / h2load CPU): the server's peak is above what these clients drove"}],
+	 why: "every row was bound by the client (blitz bench busy >= 90%, or wrk / h2load CPU) with the server CPU under 90%: the server's peak is above what these clients drove"}],
  summary: $summary,
  headroom: [$r[] | select(.client == "blitz-bench-headroom") | . as $h |
 	($summary | map(select(.engine == "xdp" and (.client | IN("blitz-bench", "blitz-bench-pipe")) and .conns == $h.conns)) | max_by(.rps)) as $x |

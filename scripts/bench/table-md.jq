@@ -3,7 +3,7 @@
 "",
 "| engine | peak RPS | spread | ns / request | × nginx RPS | spread | × nginx cost | spread | measured with | bound by |",
 "|---|--:|--:|--:|--:|--:|--:|--:|---|---|",
-(.headline[] | "| \(.engine) | \(.rps) | \(.rps_spread_pct)% | \(.cost_ns // "-")\(if .work_ns then " (work \(.work_ns))" else "" end) | \(.ratio_nginx // "-") | \(if .ratio_spread_pct != null then "\(.ratio_spread_pct)%" else "-" end) | \(.cost_ratio_nginx // "-") | \(if .cost_ratio_spread_pct != null then "\(.cost_ratio_spread_pct)%" else "-" end) | \(.client) -c \(.conns)\(if .pipeline > 1 then " -P \(.pipeline)" else "" end)\(if .ratio_note then " (ratios: \(.ratio_note))" else "" end) | \(if .kind == "server" then "server" else "neither (lower bound)" end) |"),
+(.headline[] | "| \(.engine) | \(.rps) | \(.rps_spread_pct)% | \(.cost_ns // "-")\(if .work_ns then " (work \(.work_ns))" else "" end) | \(.ratio_nginx // "-") | \(if .ratio_spread_pct != null then "\(.ratio_spread_pct)%" else "-" end) | \(.cost_ratio_nginx // "-") | \(if .cost_ratio_spread_pct != null then "\(.cost_ratio_spread_pct)%" else "-" end) | \(.client) -c \(.conns)\(if .pipeline > 1 then " -P \(.pipeline)" else "" end)\(if .ratio_note then " (ratios: \(.ratio_note))" else "" end) | \(if .kind == "server" then .bound_by else "neither (lower bound)" end) |"),
 (.no_headline // [] | .[] | "| \(.engine) | (≥ \(.rps)) | - | - | - | - | - | - | \(.client) -c \(.conns)\(if .pipeline > 1 then " -P \(.pipeline)" else "" end) | client: no peak |"),
 "",
 "Every configuration (medians; spread = (max - min) / median over the runs):",
