@@ -138,11 +138,6 @@ static __always_inline __u32 swab16(__u32 s)
 	return ((s & 0xff) << 8) | ((s >> 8) & 0xff);
 }
 
-static __always_inline __u32 sum32(__u32 a)
-{
-	return (a & 0xffff) + (a >> 16);
-}
-
 /* The checksum field of a sum: ~fold. make cost's ablation build
  * (BLITZ_COST_NO_CSUM) writes 0, and the sums become dead code. */
 static __always_inline __u16 csum_field(__u32 sum)
@@ -300,82 +295,90 @@ static __always_inline int resize(struct xdp_md *ctx, __u32 newlen)
 	return -1;
 }
 
+/* A 64-bit sum of native 32-bit words folded to 16 bits: the same ones'
+ * complement sum as adding the 16-bit halves one by one. */
+static __always_inline __u32 fold64(__u64 s)
+{
+	s = (s & 0xffffffff) + (s >> 32);
+	s = (s & 0xffffffff) + (s >> 32);
+	return fold((__u32)(s & 0xffff) + (__u32)(s >> 16));
+}
+
 /*
  * Turn the (already resized) frame into the reply: swap the Ethernet and
  * IP addresses, write a fresh IP header and the TCP header with its
  * options, and both checksums. The payload, if any, is already in place.
+ * Every header word is built whole in a register, stored straight into
+ * the frame and summed as a 32-bit word (no copy on the stack first, no
+ * byte or half-word pieces); the address sum is shared by the IP header
+ * and the TCP pseudo-header.
  */
 static __always_inline int
 write_headers(struct xdp_md *ctx, const struct seg *s, const struct reply *r)
 {
-	union {
-		__u8 b[40];
-		__u16 w[20];
-		__u32 l[10];
-	} th = {};
-	void *data, *end;
+	void *data = (void *)(long)ctx->data;
+	void *end = (void *)(long)ctx->data_end;
 	struct ethhdr *eth;
-	__u32 *tcp;
-	__u32 thlen = reply_thlen(r), sum, i;
+	__u32 *tcp = data + (s->v6 ? L4_V6 : L4_V4);
+	__u32 thlen = reply_thlen(r), i;
+	__u64 asum = 0, sum;
+	union {
+		__u16 w[2];
+		__u32 l;
+	} ports = {.w = {s->dport, s->sport}}; /* then other word pairs */
 
-	th.w[0] = s->dport;
-	th.w[1] = s->sport;
-	th.l[1] = bpf_htonl(r->seq);
-	th.l[2] = bpf_htonl(r->ack);
-	th.b[12] = (__u8)((thlen / 4) << 4);
-	th.b[13] = r->flags;
-	th.w[7] = bpf_htons(r->win);
+	/* The address sum does not care which is which. */
+	if (s->v6) {
+		for (i = 0; i < 4; i++)
+			asum += (__u64)s->saddr[i] + s->daddr[i];
+	} else {
+		asum = (__u64)s->saddr[0] + s->daddr[0];
+	}
+	/* Pseudo-header, then each header word as it is stored (checksum
+	 * and urgent pointer 0 until the end), the payload's sum. */
+	sum = asum + bpf_htons(IPPROTO_TCP) + bpf_htons(thlen + r->paylen) +
+	      r->paysum;
+#define PUT(i, v)                                  \
+	do {                                       \
+		__u32 v_ = (v);                    \
+		if ((void *)(tcp + (i) + 1) > end) \
+			return -1;                 \
+		tcp[i] = v_;                       \
+		sum += v_;                         \
+	} while (0)
+	PUT(0, ports.l);
+	PUT(1, bpf_htonl(r->seq));
+	PUT(2, bpf_htonl(r->ack));
+	PUT(3, bpf_htonl((thlen / 4) << 28 | (__u32)r->flags << 16 | r->win));
 	if (r->mss) { /* SYN-ACK */
 		__u32 ws = bpf_htonl(0x01030300 | r->wscale);
 		int has_ws = r->wscale != BLITZ_CK2_WS_NONE;
 
-		th.l[5] = bpf_htonl(0x02040000 | r->mss);
+		PUT(5, bpf_htonl(0x02040000 | r->mss));
 		if (r->ts) {
-			th.l[6] = bpf_htonl(r->sack ? 0x0402080a : 0x0101080a);
-			th.l[7] = bpf_htonl(r->tsval);
-			th.l[8] = s->tsval_be;
+			PUT(6, bpf_htonl(r->sack ? 0x0402080a : 0x0101080a));
+			PUT(7, bpf_htonl(r->tsval));
+			PUT(8, s->tsval_be);
 			if (has_ws)
-				th.l[9] = ws;
+				PUT(9, ws);
 		} else if (r->sack) {
-			th.l[6] = bpf_htonl(0x01010402);
+			PUT(6, bpf_htonl(0x01010402));
 			if (has_ws)
-				th.l[7] = ws;
+				PUT(7, ws);
 		} else if (has_ws) {
-			th.l[6] = ws;
+			PUT(6, ws);
 		}
 	} else if (r->ts) {
-		th.l[5] = bpf_htonl(0x0101080a);
-		th.l[6] = bpf_htonl(r->tsval);
-		th.l[7] = s->tsval_be;
+		PUT(5, bpf_htonl(0x0101080a));
+		PUT(6, bpf_htonl(r->tsval));
+		PUT(7, s->tsval_be);
 	}
-
-	/* Pseudo-header: the address sum does not care which is which. */
-	sum = bpf_htons(IPPROTO_TCP) + bpf_htons(thlen + r->paylen) + r->paysum;
-	if (s->v6) {
-		for (i = 0; i < 4; i++)
-			sum += sum32(s->saddr[i]) + sum32(s->daddr[i]);
-	} else {
-		sum += sum32(s->saddr[0]) + sum32(s->daddr[0]);
-	}
-	for (i = 0; i < 20; i++)
-		sum += th.w[i];
-	th.w[8] = csum_field(sum);
-
-	data = (void *)(long)ctx->data;
-	end = (void *)(long)ctx->data_end;
-	tcp = data + (s->v6 ? L4_V6 : L4_V4);
-	/* Direct stores, word by word: cheaper than a helper call. */
+#undef PUT
+	ports.w[0] = csum_field(fold64(sum));
+	ports.w[1] = 0; /* the urgent pointer */
 	if ((void *)(tcp + 5) > end)
 		return -1;
-	for (i = 0; i < 5; i++)
-		tcp[i] = th.l[i];
-	for (i = 5; i < 10; i++) {
-		if (i * 4 >= thlen)
-			break;
-		if ((void *)(tcp + i + 1) > end)
-			return -1;
-		tcp[i] = th.l[i];
-	}
+	tcp[4] = ports.l;
 
 	eth = data;
 	if (s->v6) {
@@ -384,34 +387,30 @@ write_headers(struct xdp_md *ctx, const struct seg *s, const struct reply *r)
 		if ((void *)(ip6 + 1) > end)
 			return -1;
 		*(__u32 *)ip6 = bpf_htonl(0x60000000);
-		ip6->payload_len = bpf_htons(thlen + r->paylen);
-		ip6->nexthdr = IPPROTO_TCP;
-		ip6->hop_limit = 64;
+		/* payload length, next header TCP, hop limit 64 */
+		((__u32 *)ip6)[1] = bpf_htonl((thlen + r->paylen) << 16 |
+					      IPPROTO_TCP << 8 | 64);
 		for (i = 0; i < 4; i++) {
 			ip6->saddr.in6_u.u6_addr32[i] = s->daddr[i];
 			ip6->daddr.in6_u.u6_addr32[i] = s->saddr[i];
 		}
 	} else {
-		struct iphdr *iph = data + ETH_HLEN;
-		__u16 ip[10];
+		__u32 *ip = data + ETH_HLEN, w0;
 
-		if ((void *)(iph + 1) > end)
+		if ((void *)(ip + 5) > end)
 			return -1;
-		ip[0] = bpf_htons(0x4500);
-		ip[1] = bpf_htons(20 + thlen + r->paylen);
-		ip[2] = 0;
-		ip[3] = bpf_htons(IP_DF);
-		ip[4] = bpf_htons(64 << 8 | IPPROTO_TCP);
-		ip[5] = 0;
-		ip[6] = (__u16)s->daddr[0];
-		ip[7] = (__u16)(s->daddr[0] >> 16);
-		ip[8] = (__u16)s->saddr[0];
-		ip[9] = (__u16)(s->saddr[0] >> 16);
-		sum = 0;
-		for (i = 0; i < 10; i++)
-			sum += ip[i];
-		ip[5] = csum_field(sum);
-		__builtin_memcpy(iph, ip, 20);
+		/* version 4, IHL 5, TOS 0, total length; ID 0, DF; TTL 64,
+		 * TCP, then the checksum */
+		w0 = bpf_htonl(0x45000000 | (20 + thlen + r->paylen));
+		ports.w[0] = bpf_htons(64 << 8 | IPPROTO_TCP);
+		ports.w[1] = 0;
+		sum = asum + w0 + bpf_htonl(IP_DF) + ports.l;
+		ports.w[1] = csum_field(fold64(sum));
+		ip[0] = w0;
+		ip[1] = bpf_htonl(IP_DF);
+		ip[2] = ports.l;
+		ip[3] = s->daddr[0];
+		ip[4] = s->saddr[0];
 	}
 	__builtin_memcpy(eth->h_dest, s->mac_src, 6);
 	__builtin_memcpy(eth->h_source, s->mac_dst, 6);

@@ -283,6 +283,9 @@ static int build_load(struct build *bd, struct inst *b)
 		if (bpf_map__update_elem(m, &k, sizeof(k), &w, sizeof(w), 0))
 			return -1;
 	}
+	/* from zero each time: counts left by the previous load would ask
+	 * the kernel to fill arrays at NULL (EFAULT) */
+	memset(&bd->info, 0, sizeof(bd->info));
 	if (bpf_obj_get_info_by_fd(b->fd, &bd->info, &il))
 		memset(&bd->info, 0, sizeof(bd->info));
 	return make_frames(b, bd->name);
