@@ -3437,7 +3437,9 @@ static void t_ck2_rotation(void)
  * 10^6 blind spoofs through the program: random seq, ack and TSecr (and
  * half without timestamps), random source ports, GETs: none answered, none
  * given a SYN-ACK; each dropped and counted, or answered with a RST where
- * the formula allows it ((6/8) * 2^-23 for a random TSecr, 2^-25 without).
+ * the formula allows it ((6/8) * 2^-23 for a random TSecr, 2^-25 without),
+ * or, for a TSecr that verifies by chance with the FIN mark, the bare ACK
+ * a closed connection gets.
  */
 static void t_ck2_million_spoofs(void)
 {
@@ -3466,7 +3468,15 @@ static void t_ck2_million_spoofs(void)
 	T_EQ_INT(moved(&s, BLITZ_CNT_REPLIES), 0);
 	T_EQ_INT(moved(&s, BLITZ_CNT_REQUESTS), 0);
 	T_EQ_INT(moved(&s, BLITZ_CNT_SYNACK), 0);
-	T_EQ_INT(tx, moved(&s, BLITZ_CNT_RST_EXPIRED));
+	/* A random TSecr verifies with chance ~2^-23 (about 0.06 in this
+	 * run): marked closed, it gets the bare ACK (or FIN-ACK) of a closed
+	 * connection, never data; more than 3 is not chance. */
+	T_EQ_INT(tx, moved(&s, BLITZ_CNT_RST_EXPIRED) +
+			     moved(&s, BLITZ_CNT_ACK_AFTER_FIN) +
+			     moved(&s, BLITZ_CNT_FINACK));
+	T_CHECK(moved(&s, BLITZ_CNT_ACK_AFTER_FIN) +
+			moved(&s, BLITZ_CNT_FINACK) <=
+		3);
 	/* a random source port may hit a 4-tuple an earlier test left to
 	 * the kernel (TIME_WAIT): passed, as it must be */
 	T_EQ_INT(dropped + tx + moved(&s, BLITZ_CNT_PASS_KERNEL_OWNS), n);
