@@ -65,6 +65,14 @@
  * lost (then retransmitted 200 ms later). 192 + 32 fit it. */
 #define MAX_OUT 192
 #define MAX_SYN 32
+/* A connection that has its response but waits for its turn (no room, or
+ * open loop: not due yet) owes the server an ACK: its next batch carries
+ * it, or a pure ACK after this long (far below a kernel server's 200 ms
+ * minimum RTO; the kernel's own delayed ACK waits 40 ms). An ACK per
+ * response would double the frames both ways (the xdp engine drops them),
+ * and overflow veth's 256-frame ring beyond 192 connections. Within a
+ * batch's responses every second segment is ACKed. */
+#define DELACK_NS (20 * 1000000ULL)
 #define RAMP_MAX_NS (10 * 1000000000ULL)
 #define RAMP_IDLE_NS (500 * 1000000ULL)
 #define OUR_MSS 1460  /* IPv4 on a 1500-byte link */
@@ -89,6 +97,7 @@ struct conn {
 	uint8_t on_stack;   /* in the idle stack / ready queue (maybe stale) */
 	uint8_t unsent;	    /* the batch found no TX frame: send it again */
 	uint8_t ts_ok;	    /* timestamps agreed in the handshake */
+	uint8_t ack_owed;   /* data in, not ACKed: the next batch or a timer */
 	uint32_t ts_recent; /* the server's last TSval, our TSecr */
 	uint16_t hlen;	    /* bytes of a split header kept in buffer hbuf */
 	uint32_t slot;	    /* source port and address: see slot_port() */
@@ -355,6 +364,7 @@ static void conn_release(struct gen *g, struct conn *c, uint64_t reconnect_at)
 	g->inflight -= c->pending;
 	c->state = C_IDLE;
 	c->pending = 0;
+	c->ack_owed = 0;
 	c->deadline = reconnect_at;
 }
 
@@ -410,6 +420,7 @@ static void conn_open(struct gen *g, struct conn *c)
 	c->state = C_SYN_SENT;
 	g->n_syn++;
 	c->ts_ok = 0;
+	c->ack_owed = 0;
 	c->ts_recent = 0;
 	c->rstate = R_HDR;
 	c->hlen = 0;
@@ -454,6 +465,7 @@ static void conn_send_batch(struct gen *g, struct conn *c, uint64_t t_start)
 	c->rstate = R_HDR;
 	c->hlen = 0;
 	c->unsent = 0;
+	c->ack_owed = 0; /* this segment ACKs what came in */
 	if (send_seg(g, c, c->slot, c->batch_seq, c->rcv_nxt, F_ACK | F_PSH,
 		     g->batch, g->batch_len, false)) {
 		c->unsent = 1; /* no TX frame: again soon, not a retransmit */
@@ -535,6 +547,7 @@ static void dispatch_due(struct gen *g)
 
 static void conn_ack(struct gen *g, struct conn *c)
 {
+	c->ack_owed = 0;
 	send_seg(g, c, c->slot, c->snd_nxt, c->rcv_nxt, F_ACK, NULL, 0, false);
 }
 
@@ -880,8 +893,20 @@ static void handle_est(struct gen *g, struct conn *c, const struct tcphdr *t,
 		else
 			conn_ready(g, c);
 	}
-	if (acked_data && !sent)
-		conn_ack(g, c);
+	if (acked_data && !sent) {
+		if (!c->pending && c->on_stack && want_more(g)) {
+			/* Queued for its turn: its batch will ACK. */
+			c->ack_owed = 1;
+			c->deadline = g->now + DELACK_NS;
+		} else if (c->pending && !c->ack_owed) {
+			/* Part of the batch's responses: every second segment
+			 * is ACKed (RFC 9293 3.8.6.3), the rest of the batch
+			 * or the next one ACKs this one. */
+			c->ack_owed = 1;
+		} else {
+			conn_ack(g, c);
+		}
+	}
 }
 
 /* The index of our source address a frame is sent to, or n_src when it
@@ -1024,6 +1049,13 @@ static void run_timers(struct gen *g)
 				 true);
 			break;
 		case C_EST:
+			if (!c->pending && c->ack_owed) {
+				/* Still waiting for its turn: ACK now. */
+				c->ack_owed = 0;
+				conn_ack(g, c);
+				c->deadline = UINT64_MAX;
+				break;
+			}
 			if (!c->pending) {
 				if (c->closing || g->p->close_each)
 					conn_reset(g, c); /* no FIN came */
