@@ -52,8 +52,10 @@ static void __attribute__((noreturn)) afxdp_child(struct serve_ctx *c)
 
 	prctl(PR_SET_NAME, "blitz-afxdp"); /* what ps and top show */
 	/* Only this thread survived fork(); the handlers are the parent's,
-	 * the flag is this process's own copy. */
-	*c->stop = 0;
+	 * the flag is this process's own copy. It is not reset here: it is
+	 * set only when serve is stopping, and serve's SIGTERM may come
+	 * before this line (a stop asked for while the child started was
+	 * lost, and serve killed it after 3 s). */
 	/* The exit status says whether the engine started: it returns an
 	 * error only when it could not (see afxdp_engine_run). */
 	if (afxdp_engine_run(&xo, c->stop)) {

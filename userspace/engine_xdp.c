@@ -80,8 +80,11 @@ static int xdp_run(struct serve_ctx *c)
 static int xdp_finish(struct serve_ctx *c)
 {
 	struct tc_handoff *h = c->priv;
-	int fd = blitz_loaded_counters_fd(c->xdp), ret = 0;
+	int fd, ret = 0;
 
+	if (!c->xdp) /* the XDP program never attached: nothing to undo */
+		return 0;
+	fd = blitz_loaded_counters_fd(c->xdp);
 	printf("xdp: %llu requests answered in the driver, %llu "
 	       "segments handed to the kernel\n",
 	       xdp_counter(fd, BLITZ_CNT_REQUESTS),
