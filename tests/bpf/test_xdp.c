@@ -3435,11 +3435,11 @@ static void t_ck2_rotation(void)
 
 /*
  * 10^6 blind spoofs through the program: random seq, ack and TSecr (and
- * half without timestamps), random source ports, GETs: none answered, none
- * given a SYN-ACK; each dropped and counted, or answered with a RST where
- * the formula allows it ((6/8) * 2^-23 for a random TSecr, 2^-25 without),
- * or, for a TSecr that verifies by chance with the FIN mark, the bare ACK
- * a closed connection gets.
+ * half without timestamps), random source ports, GETs: none given a
+ * SYN-ACK; each dropped and counted, or answered with a RST where the
+ * formula allows it ((6/8) * 2^-23 for a random TSecr, 2^-25 without), or,
+ * for a cookie that verifies by chance (about 0.045 a run), answered, or
+ * with the FIN mark given the bare ACK a closed connection gets.
  */
 static void t_ck2_million_spoofs(void)
 {
@@ -3465,18 +3465,23 @@ static void t_ck2_million_spoofs(void)
 	       n, dropped, (unsigned long long)moved(&s, BLITZ_CNT_RST_EXPIRED),
 	       (unsigned long long)moved(&s, BLITZ_CNT_REPLIES),
 	       (unsigned long long)moved(&s, BLITZ_CNT_PASS_KERNEL_OWNS));
-	T_EQ_INT(moved(&s, BLITZ_CNT_REPLIES), 0);
-	T_EQ_INT(moved(&s, BLITZ_CNT_REQUESTS), 0);
 	T_EQ_INT(moved(&s, BLITZ_CNT_SYNACK), 0);
-	/* A random TSecr verifies with chance ~2^-23 (about 0.06 in this
-	 * run): marked closed, it gets the bare ACK (or FIN-ACK) of a closed
-	 * connection, never data; more than 3 is not chance. */
-	T_EQ_INT(tx, moved(&s, BLITZ_CNT_RST_EXPIRED) +
-			     moved(&s, BLITZ_CNT_ACK_AFTER_FIN) +
-			     moved(&s, BLITZ_CNT_FINACK));
-	T_CHECK(moved(&s, BLITZ_CNT_ACK_AFTER_FIN) +
+	/* A spoof verifies by chance: a random TSecr with 2^-24 (2^-25
+	 * without the FIN mark, 2^-25 with it: marked closed, it gets the
+	 * bare ACK or FIN-ACK of a closed connection), a random seq and ack
+	 * without timestamps with 2^-25: about 0.03 answered requests and
+	 * 0.015 closed-connection ACKs a run (docs/cookie-v2.md). Asserting
+	 * none failed about one run in 30 (e4e8634: 1 reply in 10^6, in one
+	 * cookie epoch); more than 3 in all is not chance. */
+	T_CHECK(moved(&s, BLITZ_CNT_REPLIES) +
+			moved(&s, BLITZ_CNT_ACK_AFTER_FIN) +
 			moved(&s, BLITZ_CNT_FINACK) <=
 		3);
+	T_CHECK(moved(&s, BLITZ_CNT_REQUESTS) <= 3);
+	T_EQ_INT(tx, moved(&s, BLITZ_CNT_RST_EXPIRED) +
+			     moved(&s, BLITZ_CNT_ACK_AFTER_FIN) +
+			     moved(&s, BLITZ_CNT_FINACK) +
+			     moved(&s, BLITZ_CNT_REPLIES));
 	/* a random source port may hit a 4-tuple an earlier test left to
 	 * the kernel (TIME_WAIT): passed, as it must be */
 	T_EQ_INT(dropped + tx + moved(&s, BLITZ_CNT_PASS_KERNEL_OWNS), n);
