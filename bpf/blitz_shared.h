@@ -66,6 +66,17 @@ struct blitz_resp_meta {
 	__u16 pad;
 };
 
+/*
+ * config.flags. NO_SACK, NO_WSCALE: net.ipv4.tcp_sack / tcp_window_scaling
+ * was 0 in the interface's network namespace when blitz was loaded (or
+ * reloaded): the xdp engine's SYN-ACK then leaves SACK-permitted / window
+ * scaling out as the kernel's would, so that the cookie, the windows and
+ * a hand-off (bpf_sk_assign_tcp_reqsk() refuses sack_ok / wscale_ok while
+ * the sysctl is 0) carry only what the kernel agrees to. 0: both offered.
+ */
+#define BLITZ_CFG_NO_SACK (1U << 0)
+#define BLITZ_CFG_NO_WSCALE (1U << 1)
+
 enum blitz_engine_mode {
 	BLITZ_MODE_XDP = 0,   /* answer in the driver (XDP_TX) */
 	BLITZ_MODE_AFXDP = 1, /* redirect service traffic to the XSKMAP */

@@ -9,7 +9,8 @@
  * is skipped, not believed. Plain values in and out: it works on a copy of
  * the option bytes (a 64-byte buffer, indexes masked so the verifier sees
  * the bound), one option per call, so the programs drive it with bpf_loop.
- * Must never touch packets or maps.
+ * Also owns which of a SYN's options our SYN-ACK answers
+ * (blitz_tcpopt_syn_offer). Must never touch packets or maps.
  */
 #ifndef BLITZ_TCPOPT_H
 #define BLITZ_TCPOPT_H
@@ -17,6 +18,7 @@
 #ifndef __VMLINUX_H__
 #include <linux/types.h>
 #endif
+#include "blitz_shared.h" /* BLITZ_CFG_NO_SACK, BLITZ_CFG_NO_WSCALE */
 
 #define BLITZ_TCPOPT_EOL 0
 #define BLITZ_TCPOPT_NOP 1
@@ -84,6 +86,24 @@ blitz_tcpopt_step(const __u8 *buf, __u32 len, __u32 *off,
 	}
 	*off = at + olen;
 	return 0;
+}
+
+/*
+ * A SYN's window scale and SACK-permitted as the xdp engine takes them:
+ * the way Linux's tcp_parse_options() reads a SYN, an option whose
+ * net.ipv4 sysctl is 0 in the server's namespace (config.flags
+ * BLITZ_CFG_NO_WSCALE / BLITZ_CFG_NO_SACK) is as if the SYN had not carried
+ * it. What comes out goes into the cookie (docs/cookie-v2.md), so the
+ * SYN-ACK's options, every later window and the hand-off's attributes
+ * all follow from it. wscale 0xff: none.
+ */
+static inline __attribute__((always_inline)) void
+blitz_tcpopt_syn_offer(__u32 cfg_flags, __u8 *wscale, __u8 *sack_ok)
+{
+	if (cfg_flags & BLITZ_CFG_NO_WSCALE)
+		*wscale = 0xff;
+	if (cfg_flags & BLITZ_CFG_NO_SACK)
+		*sack_ok = 0;
 }
 
 #endif /* BLITZ_TCPOPT_H */

@@ -980,12 +980,16 @@ static __always_inline int handle_tcp(struct xdp_md *ctx,
 	q->has_ts = s->has_ts;
 	r.wscale = BLITZ_CK2_WS_NONE;
 	if (s->flags & TH_SYN) {
+		__u8 ws = s->syn_wscale, sack = s->syn_sack;
+
 		/* SYN-ACK, SYN+FIN, SYN+RST: the kernel knows what to do. */
 		if (s->flags & (TH_ACK | TH_RST | TH_FIN))
 			return pass(BLITZ_CNT_PASS_NOT_TRIVIAL);
-		/* The client's options travel in the cookie (cookie-v2.md). */
-		q->opts = blitz_ck2_opts(s->syn_mss, s->syn_wscale, s->syn_sack,
-					 s->v6);
+		/* The client's options travel in the cookie (cookie-v2.md),
+		 * less those the kernel's sysctls leave out (blitz_tcpopt.h).
+		 */
+		blitz_tcpopt_syn_offer(cfg->flags, &ws, &sack);
+		q->opts = blitz_ck2_opts(s->syn_mss, ws, sack, s->v6);
 		if (blitz_ck2_q_synack(&rc->r, q))
 			return XDP_PASS; /* no key: cannot happen */
 		r.seq = q->isn;

@@ -37,9 +37,10 @@ struct row {
 	char since[24];
 	char addrs[BLITZ_MAX_ADDRS * 2 * (INET6_ADDRSTRLEN + 1)];
 	char note[320];
-	char listen[320]; /* a kernel listener on the port or not */
-	char ksock[200];  /* the kernel-socket filter (loader.h) */
-	char xsk[1024];	  /* one line per AF_XDP socket on the interface */
+	char listen[320];  /* a kernel listener on the port or not */
+	char ksock[200];   /* the kernel-socket filter (loader.h) */
+	char tcpopts[320]; /* tcp_sack / tcp_window_scaling changed since */
+	char xsk[1024];	   /* one line per AF_XDP socket on the interface */
 };
 
 const struct cmd_spec cmd_status_spec = {
@@ -197,6 +198,11 @@ static int fill_row(const char *ifname, struct row *r)
 	}
 	if (pins && a.prog_id && owner != BLITZ_PINS_OTHER_NETNS)
 		blitz_ksock_line(ifname, a.prog_id, r->ksock, sizeof(r->ksock));
+	/* The SYN-ACK follows the sysctls read at load (tc_handoff.h). */
+	if (pins && a.prog_id && c.mode == BLITZ_MODE_XDP &&
+	    owner != BLITZ_PINS_OTHER_NETNS)
+		tc_handoff_opts_drift(ifname, c.flags, a.link, r->tcpopts,
+				      sizeof(r->tcpopts));
 	if (owner == BLITZ_PINS_OTHER_NETNS && !a.prog_id && !handoff) {
 		snprintf(r->note, sizeof(r->note),
 			 "%s: loaded in another network namespace (prog id "
@@ -320,6 +326,9 @@ static void print_table(const struct row *rows, int n)
 	for (i = 0; i < n; i++)
 		if (rows[i].ksock[0])
 			printf("%s\n", rows[i].ksock);
+	for (i = 0; i < n; i++)
+		if (rows[i].tcpopts[0])
+			printf("%s\n", rows[i].tcpopts);
 	for (i = 0; i < n; i++)
 		printf("%s", rows[i].xsk);
 }

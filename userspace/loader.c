@@ -469,6 +469,13 @@ static int fill_config(struct blitz_config *c,
 					blitz_mac_u64(o->macs[i]);
 		}
 	}
+	/* SACK and window scaling as this namespace's kernel takes them
+	 * (its sysctls): the SYN-ACK leaves out what a hand-off could not
+	 * carry. */
+	if (o->engine == BLITZ_MODE_XDP) {
+		c->flags |= tc_handoff_kernel_opts();
+		tc_handoff_say_opts(o->ifname, c->flags);
+	}
 	c->tai_to_unix_ns = tai_to_unix_ns();
 	c->loaded_unix = (__u64)time(NULL);
 	if (r) /* else no templates: every length stays 0 */
@@ -1507,7 +1514,9 @@ int blitz_loader_reload(const char *ifname, const struct blitz_loaded_state *st,
 			struct blitz_reload_result *res)
 {
 	static const char *const skip[] = {"config", "responses", NULL};
+	const __u32 kopts = BLITZ_CFG_NO_SACK | BLITZ_CFG_NO_WSCALE;
 	struct bpf_xdp_attach_opts xo = {.sz = sizeof(xo)};
+	struct blitz_config c;
 	struct blitz_xdp_bpf *skel;
 	struct blitz_ksock *ks;
 	struct tc_handoff *h = NULL;
@@ -1522,6 +1531,25 @@ int blitz_loader_reload(const char *ifname, const struct blitz_loaded_state *st,
 	ifindex = blitz_ifindex(ifname);
 	if (ifindex < 0)
 		return ifindex;
+	/* The sysctls read again: a reload follows a change of tcp_sack or
+	 * tcp_window_scaling since the load (for new connections). */
+	c = *cfg;
+	c.flags = (c.flags & ~kopts) | tc_handoff_kernel_opts();
+	if ((c.flags & kopts) != (st->cfg.flags & kopts))
+		tc_handoff_say_opts(ifname, c.flags);
+	if ((st->cfg.flags & kopts & ~c.flags))
+		pr_info("blitz: %s: SYN-ACKs offer %s%s%s again, as the "
+			"kernel does now\n",
+			ifname,
+			st->cfg.flags & ~c.flags & BLITZ_CFG_NO_SACK
+				? "SACK-permitted"
+				: "",
+			(st->cfg.flags & ~c.flags & kopts) == kopts ? " and "
+								    : "",
+			st->cfg.flags & ~c.flags & BLITZ_CFG_NO_WSCALE
+				? "window scaling"
+				: "");
+	cfg = &c;
 	/* A fresh filter (for the new port, and emptied of the old one's
 	 * false positives), swapped in with the program. */
 	ks = ksock_start(cfg, ifname);
@@ -1529,6 +1557,7 @@ int blitz_loader_reload(const char *ifname, const struct blitz_loaded_state *st,
 			 (long)st->mtu > blitz_xdp_single_buffer_mtu(), ks);
 	if (!skel) {
 		blitz_ksock_free(ks);
+		explicit_bzero(&c, sizeof(c));
 		return -EINVAL;
 	}
 	n = blitz_reuse_state_maps(skel->obj, st->prog_id, skip, res->fresh,
@@ -1620,6 +1649,7 @@ out:
 	tc_handoff_release(h);
 	blitz_xdp_bpf__destroy(skel);
 	blitz_ksock_free(ks); /* its links are pinned if it went in */
+	explicit_bzero(&c, sizeof(c));
 	return err;
 }
 

@@ -152,27 +152,15 @@ int tc_handoff_prereqs(void)
 			"net.ipv4.tcp_syncookies=1`\n");
 		bad++;
 	}
+	/* Not followed like SACK and window scaling (below): the TSecr
+	 * carries the cookie of every segment after the handshake; without
+	 * timestamps each connection would rest on a per-CPU flow entry
+	 * (docs/tcp-security.md, "Clients without timestamps"). */
 	if (sysctl_int(TIMESTAMPS) == 0) {
 		pr_warn("net.ipv4.tcp_timestamps is 0: the kernel would refuse "
 			"handed-over connections of clients that use "
 			"timestamps; run `sysctl -w "
 			"net.ipv4.tcp_timestamps=1`\n");
-		bad++;
-	}
-	/* The XDP SYN-ACK offers SACK and window scaling to clients that
-	 * do; the kfunc refuses a request sock with either while its sysctl
-	 * is 0 (-EINVAL), and such a connection could never be handed off. */
-	if (sysctl_int(SACK) == 0) {
-		pr_warn("net.ipv4.tcp_sack is 0: the kernel would refuse "
-			"handed-over connections of clients that use SACK; "
-			"run `sysctl -w net.ipv4.tcp_sack=1`\n");
-		bad++;
-	}
-	if (sysctl_int(WSCALE) == 0) {
-		pr_warn("net.ipv4.tcp_window_scaling is 0: the kernel would "
-			"refuse handed-over connections of clients that scale "
-			"their window; run `sysctl -w "
-			"net.ipv4.tcp_window_scaling=1`\n");
 		bad++;
 	}
 	rc = tc_handoff_kfunc_probe();
@@ -186,6 +174,79 @@ int tc_handoff_prereqs(void)
 		pr_debug("tc hand-off probe: %s\n", strerror(-rc));
 	}
 	return bad ? -EOPNOTSUPP : 0;
+}
+
+/*
+ * SACK and window scaling follow the namespace's sysctls instead of being
+ * prerequisites: the kfunc refuses sack_ok / wscale_ok while its sysctl is
+ * 0 (-EINVAL), so the XDP SYN-ACK leaves out what the kernel would
+ * (bpf/blitz_tcpopt.h, blitz_tcpopt_syn_offer). A sysctl that cannot be
+ * read counts as on, the kernel's default.
+ */
+__u32 tc_handoff_kernel_opts(void)
+{
+	return (sysctl_int(SACK) == 0 ? BLITZ_CFG_NO_SACK : 0) |
+	       (sysctl_int(WSCALE) == 0 ? BLITZ_CFG_NO_WSCALE : 0);
+}
+
+/* One clause per option flags leaves out, e.g. "SACK (net.ipv4.tcp_sack
+ * is 0)"; "" when none. */
+static void opts_clauses(__u32 flags, char *buf, size_t len)
+{
+	snprintf(buf, len, "%s%s%s",
+		 flags & BLITZ_CFG_NO_SACK
+			 ? "SACK-permitted (net.ipv4.tcp_sack)"
+			 : "",
+		 (flags & BLITZ_CFG_NO_SACK) && (flags & BLITZ_CFG_NO_WSCALE)
+			 ? " and "
+			 : "",
+		 flags & BLITZ_CFG_NO_WSCALE
+			 ? "window scaling (net.ipv4.tcp_window_scaling)"
+			 : "");
+}
+
+void tc_handoff_say_opts(const char *ifname, __u32 flags)
+{
+	char what[120];
+
+	flags &= BLITZ_CFG_NO_SACK | BLITZ_CFG_NO_WSCALE;
+	if (!flags)
+		return;
+	opts_clauses(flags, what, sizeof(what));
+	pr_info("blitz: %s: SYN-ACKs leave out %s, as the kernel does: its "
+		"sysctl is 0 here\n",
+		ifname, what);
+}
+
+int tc_handoff_opts_drift(const char *ifname, __u32 flags, bool serve,
+			  char *buf, size_t len)
+{
+	__u32 now = tc_handoff_kernel_opts(), on, off;
+	char a[120] = "", b[120] = "", fix[80];
+
+	flags &= BLITZ_CFG_NO_SACK | BLITZ_CFG_NO_WSCALE;
+	if (len)
+		buf[0] = 0;
+	if (now == flags)
+		return 0;
+	off = now & ~flags; /* turned off since: hand-offs refused */
+	on = flags & ~now;  /* turned on since: not offered yet */
+	opts_clauses(off, a, sizeof(a));
+	opts_clauses(on, b, sizeof(b));
+	if (serve)
+		snprintf(fix, sizeof(fix), "restarting the serve");
+	else
+		snprintf(fix, sizeof(fix), "`blitz reload %s`", ifname);
+	snprintf(buf, len,
+		 "%s: SYN-ACKs follow the sysctls as they were at load: %s%s%s"
+		 "%s%s; %s follows them now",
+		 ifname, a,
+		 off ? " turned off since (the kernel refuses hand-offs that "
+		       "use it)"
+		     : "",
+		 off && on ? "; " : "", b,
+		 on ? " turned on since (not offered)" : "", fix);
+	return 1;
 }
 
 static void pin_path(char *buf, size_t len, const char *ifname)

@@ -22,6 +22,9 @@
 #define BLITZ_TC_HANDOFF_H
 
 #include <stdbool.h>
+#include <stddef.h>
+
+#include <linux/types.h>
 
 /* The pin name of the link under BLITZ_PIN_ROOT/<ifname>/. */
 #define TC_HANDOFF_PIN_NAME "tc_link"
@@ -43,11 +46,30 @@ bool tc_handoff_supported(void);
  * (a test run of bpf/blitz_probe.bpf.c: a kernel without
  * CONFIG_SYN_COOKIES has it as a stub returning -EOPNOTSUPP),
  * net.ipv4.tcp_syncookies present and not 0 (cookie_v4_check() ignores a
- * handed-over request sock otherwise), net.ipv4.tcp_timestamps on. Prints
+ * handed-over request sock otherwise), net.ipv4.tcp_timestamps on (the
+ * TSecr carries the cookie of every segment past the handshake: the xdp
+ * engine cannot leave timestamps out as it leaves out SACK and window
+ * scaling, tc_handoff_kernel_opts). Prints
  * one line per missing piece saying what to change; 0 or -EOPNOTSUPP.
  * Opens a listening socket on an ephemeral port for the probe's length.
  */
 int tc_handoff_prereqs(void);
+
+/*
+ * What the kernel of this network namespace would negotiate, as
+ * config.flags: BLITZ_CFG_NO_SACK when net.ipv4.tcp_sack is 0,
+ * BLITZ_CFG_NO_WSCALE when net.ipv4.tcp_window_scaling is 0 (the kfunc
+ * refuses sack_ok / wscale_ok then). The loader reads it at load, serve
+ * and reload; the XDP SYN-ACK leaves those options out.
+ */
+__u32 tc_handoff_kernel_opts(void);
+/* One info line saying which options flags leaves out; none when none. */
+void tc_handoff_say_opts(const char *ifname, __u32 flags);
+/* For status: 1 and a line in buf when the sysctls no longer say what
+ * flags (a loaded config's) says, naming the fix (a reload, or for serve
+ * a restart); else 0 and "". */
+int tc_handoff_opts_drift(const char *ifname, __u32 flags, bool serve,
+			  char *buf, size_t len);
 /* The probe alone: the kfunc's answer in a test run on a listener of
  * this namespace (a socket on an ephemeral port of 0.0.0.0 for the call's
  * length): -EINVAL (it checked its arguments: it works, a test run is not

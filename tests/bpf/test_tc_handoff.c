@@ -327,15 +327,54 @@ static void t_prerequisites(void)
 	T_CHECK(!put_sysctl("/proc/sys/net/ipv4/tcp_timestamps", "0"));
 	T_EQ_INT(tc_handoff_prereqs(), -EOPNOTSUPP);
 	T_CHECK(!put_sysctl("/proc/sys/net/ipv4/tcp_timestamps", "1"));
-	/* the XDP SYN-ACK offers SACK and window scaling: the kfunc would
-	 * refuse them with these off */
+	/* SACK and window scaling are no prerequisites: the XDP SYN-ACK
+	 * leaves out what the sysctls leave out (config.flags) */
+	T_EQ_INT(tc_handoff_kernel_opts(), 0);
 	T_CHECK(!put_sysctl("/proc/sys/net/ipv4/tcp_sack", "0"));
-	T_EQ_INT(tc_handoff_prereqs(), -EOPNOTSUPP);
-	T_CHECK(!put_sysctl("/proc/sys/net/ipv4/tcp_sack", "1"));
-	T_CHECK(!put_sysctl("/proc/sys/net/ipv4/tcp_window_scaling", "0"));
-	T_EQ_INT(tc_handoff_prereqs(), -EOPNOTSUPP);
-	T_CHECK(!put_sysctl("/proc/sys/net/ipv4/tcp_window_scaling", "1"));
 	T_EQ_INT(tc_handoff_prereqs(), 0);
+	T_EQ_INT(tc_handoff_kernel_opts(), BLITZ_CFG_NO_SACK);
+	T_CHECK(!put_sysctl("/proc/sys/net/ipv4/tcp_window_scaling", "0"));
+	T_EQ_INT(tc_handoff_prereqs(), 0);
+	T_EQ_INT(tc_handoff_kernel_opts(),
+		 BLITZ_CFG_NO_SACK | BLITZ_CFG_NO_WSCALE);
+	T_CHECK(!put_sysctl("/proc/sys/net/ipv4/tcp_sack", "1"));
+	T_EQ_INT(tc_handoff_kernel_opts(), BLITZ_CFG_NO_WSCALE);
+	T_CHECK(!put_sysctl("/proc/sys/net/ipv4/tcp_window_scaling", "1"));
+	T_EQ_INT(tc_handoff_kernel_opts(), 0);
+	T_EQ_INT(tc_handoff_prereqs(), 0);
+}
+
+/*
+ * What `blitz status` says when the sysctls changed after load
+ * (tc_handoff_opts_drift): nothing while they match the config's flags;
+ * a line naming the sysctl that went to 0 (hand-offs refused) or came
+ * back (not offered), and the reload that follows it.
+ */
+static void t_opts_drift(void)
+{
+	char buf[320];
+
+	if (setup_skip)
+		return (void)T_SKIP(setup_skip);
+	T_EQ_INT(tc_handoff_opts_drift("eth9", 0, false, buf, sizeof(buf)), 0);
+	T_CHECK(!buf[0]);
+	T_CHECK(!put_sysctl("/proc/sys/net/ipv4/tcp_sack", "0"));
+	T_EQ_INT(tc_handoff_opts_drift("eth9", 0, false, buf, sizeof(buf)), 1);
+	T_CHECK_MSG(strstr(buf, "net.ipv4.tcp_sack) turned off") &&
+			    !strstr(buf, "window") &&
+			    strstr(buf, "`blitz reload eth9`"),
+		    "%s", buf);
+	T_EQ_INT(tc_handoff_opts_drift("eth9", BLITZ_CFG_NO_SACK, false, buf,
+				       sizeof(buf)),
+		 0);
+	T_CHECK(!put_sysctl("/proc/sys/net/ipv4/tcp_sack", "1"));
+	T_EQ_INT(tc_handoff_opts_drift("eth9", BLITZ_CFG_NO_WSCALE, true, buf,
+				       sizeof(buf)),
+		 1);
+	T_CHECK_MSG(strstr(buf, "tcp_window_scaling) turned on") &&
+			    !strstr(buf, "tcp_sack") &&
+			    strstr(buf, "restarting the serve"),
+		    "%s", buf);
 }
 
 static void t_not_for_service(void)
@@ -1641,6 +1680,7 @@ int main(int argc, char **argv)
 	setup();
 	T_RUN(t_kfunc_supported);
 	T_RUN(t_prerequisites);
+	T_RUN(t_opts_drift);
 	T_RUN(t_not_for_service);
 	T_RUN(t_forwarded_passed);
 	T_RUN(t_syn_rst_noack_passed);

@@ -3162,12 +3162,16 @@ static void cfg_put(const struct blitz_config *c)
 				      sizeof(*c), 0));
 }
 
+/* The last vc_connect()'s SYN-ACK frame and its parse. */
+static struct run vc_syn_run;
+static struct reply vc_synack;
+
 /* SYN with MSS mss, window scale ws (-1: none), SACK-permitted, TS. */
 static int vc_connect(struct vclient *c, int v6, uint16_t sport, uint16_t mss,
 		      int ws, int sack)
 {
-	struct run r;
-	struct reply p;
+	struct run *r = &vc_syn_run;
+	struct reply *p = &vc_synack;
 	uint8_t *o = c->syn_opts;
 	uint32_t n;
 
@@ -3188,13 +3192,13 @@ static int vc_connect(struct vclient *c, int v6, uint16_t sport, uint16_t mss,
 	}
 	c->f.opts = o;
 	c->f.optlen = (int)n;
-	run_spec(&r, &c->f);
-	if (r.retval != XDP_TX || !parse_reply(&r, &c->f, &p) ||
-	    p.flags != (TCPHDR_SYN | TCPHDR_ACK))
+	run_spec(r, &c->f);
+	if (r->retval != XDP_TX || !parse_reply(r, &c->f, p) ||
+	    p->flags != (TCPHDR_SYN | TCPHDR_ACK))
 		return -1;
 	c->snd_nxt = c->f.seq + 1;
-	c->rcv_nxt = c->rcv_wup = p.seq + 1;
-	c->ts_recent = p.tsval;
+	c->rcv_nxt = c->rcv_wup = p->seq + 1;
+	c->ts_recent = p->tsval;
 	return 0;
 }
 
@@ -3366,6 +3370,154 @@ static void t_ck2_epoch_rollover(void)
 	T_EQ_INT(r.retval, XDP_DROP);
 	T_EQ_INT(moved(&s, BLITZ_CNT_DROP_BAD_COOKIE), 1);
 	cfg_put(&cfg);
+}
+
+/*
+ * net.ipv4.tcp_sack / tcp_window_scaling at 0 in the server's namespace
+ * (config.flags BLITZ_CFG_NO_SACK / NO_WSCALE, set by the loader): a SYN
+ * offering MSS, SACK-permitted, timestamps and window scale 7 (Linux's)
+ * gets a SYN-ACK without what the kernel would leave out, byte for byte
+ * in Linux's layouts, its cookie made for those options (the ISN is the
+ * one of the options left out, not of the SYN's); the next GET, with the
+ * TSecr the client stored from that SYN-ACK, verifies and is answered
+ * with our window unscaled when scaling is off (65535, else 65535 >> 7),
+ * and the client's window is read unscaled too (a window of 8 is 8
+ * bytes then: passed, pass_zero_window; 1024 bytes scaled: answered).
+ * A connection made while the options were offered keeps them (they are
+ * in its cookie). The same for a client without timestamps: its
+ * handshake-completing GET verifies.
+ */
+static void sysctl_case(int v6, uint32_t flags)
+{
+	int no_sack = !!(flags & BLITZ_CFG_NO_SACK);
+	int no_ws = !!(flags & BLITZ_CFG_NO_WSCALE);
+	uint16_t port = (uint16_t)(45100 + v6 * 10 + flags);
+	struct blitz_config k = cfg;
+	struct blitz_ck2_tuple t;
+	struct vclient c;
+	struct cnt_snap s;
+	struct run r;
+	struct reply p;
+	uint8_t want[40];
+	uint32_t n = 0, opts, all, isn = 0, tsv = 0;
+	int kinds[1] = {BLITZ_RESP_GET_KA};
+
+	k.flags = flags;
+	cfg_put(&k);
+	if (vc_connect(&c, v6, port, 1460, 7, 1)) {
+		T_CHECK_MSG(0, "no SYN-ACK (flags %u, v6 %d)", flags, v6);
+		cfg_put(&cfg);
+		return;
+	}
+	/* the SYN-ACK: MSS; SACK-permitted with TS, or NOP NOP TS; NOP WS 7 */
+	opts = blitz_ck2_opts(1460, no_ws ? BLITZ_CK2_WS_NONE : 7, !no_sack,
+			      v6);
+	all = blitz_ck2_opts(1460, 7, 1, v6);
+	tuple_of(&c.f, &t);
+	blitz_ck2_synack(ring_now(), &t, c.f.seq, opts, 1, &isn, &tsv);
+	n = wire_opt_mss(want, v6 ? 1440 : 1460);
+	n += no_sack ? wire_opt_timestamps(want + n, tsv, 1000)
+		     : wire_opt_sack_perm_ts(want + n, tsv, 1000);
+	if (!no_ws)
+		n += wire_opt_wscale(want + n, 7);
+	T_EQ_INT(vc_synack.thlen, 20 + (int)n);
+	T_CHECK_MSG(vc_synack.thlen == 20 + (int)n &&
+			    !memcmp(vc_synack.th + 20, want, n),
+		    "SYN-ACK options differ (flags %u, v6 %d)", flags, v6);
+	T_EQ_INT(vc_synack.has_sackp, !no_sack);
+	T_EQ_INT(vc_synack.wscale, no_ws ? -1 : 7);
+	T_EQ_INT(vc_synack.win, 65535);
+	T_EQ_INT(vc_synack.seq, isn);
+	T_CHECK(opts != all);
+
+	/* the next GET, as the client sends it after that SYN-ACK */
+	snap(&s);
+	T_EQ_INT(vc_request(&c, get_short, &r, &p), XDP_TX);
+	if (r.retval == XDP_TX) {
+		T_EQ_INT(p.win, no_ws ? 65535 : 65535 >> 7);
+		T_EQ_INT(
+			p.tsval,
+			reply_tsval_for(&c.f, p.seq + (uint32_t)p.plen, p.ack));
+		check_payload(&p, kinds, 1);
+	}
+	T_EQ_INT(moved(&s, BLITZ_CNT_ANSWERED_STATELESS), 1);
+	/* its window read with the shift the SYN-ACK agreed on */
+	c.f.win = 8;
+	snap(&s);
+	vc_request(&c, get_short, &r, &p);
+	if (no_ws) {
+		T_EQ_INT(r.retval, XDP_PASS);
+		T_EQ_INT(moved(&s, BLITZ_CNT_PASS_ZERO_WINDOW), 1);
+	} else {
+		T_EQ_INT(r.retval, XDP_TX);
+	}
+	/* A connection whose SYN-ACK offered everything (made before a
+	 * reload turned the sysctl off) carries its own options in its
+	 * cookie: still answered, its window still scaled. */
+	{
+		struct fspec f;
+
+		data_spec(&f, v6, 1, get_short);
+		f.sport = (uint16_t)(port + 5);
+		with_ts(&f, 0xabc00001, tsecr_for(&f, all, f.seq, f.ack));
+		run_spec(&r, &f);
+		T_EQ_INT(r.retval, XDP_TX);
+		if (r.retval == XDP_TX && parse_reply(&r, &f, &p))
+			T_EQ_INT(p.win, 65535 >> 7);
+	}
+	/* no timestamps: MSS, NOP NOP SACK-permitted, NOP WS 7 */
+	{
+		uint8_t so[12];
+		struct fspec f;
+		uint32_t m = 0;
+
+		spec_init(&f, v6);
+		f.sport = (uint16_t)(port + 7);
+		f.flags = TCPHDR_SYN;
+		m = wire_opt_mss(so, 1460);
+		m += wire_opt_sack_perm(so + m);
+		m += wire_opt_wscale(so + m, 7);
+		f.opts = so;
+		f.optlen = (int)m;
+		run_spec(&r, &f);
+		T_EQ_INT(r.retval, XDP_TX);
+		if (r.retval != XDP_TX || !parse_reply(&r, &f, &p))
+			goto out;
+		T_EQ_INT(p.has_sackp, !no_sack);
+		T_EQ_INT(p.wscale, no_ws ? -1 : 7);
+		T_CHECK(!p.has_ts);
+		T_EQ_INT(p.thlen, 24 + (no_sack ? 0 : 4) + (no_ws ? 0 : 4));
+		tuple_of(&f, &t);
+		blitz_ck2_synack(ring_now(), &t, f.seq, opts, 0, &isn, &tsv);
+		T_EQ_INT(p.seq, isn);
+		f.flags = TCPHDR_PSH | TCPHDR_ACK;
+		f.seq += 1;
+		f.ack = p.seq + 1;
+		f.opts = NULL;
+		f.optlen = 0;
+		f.payload = get_short;
+		f.plen = (int)strlen(get_short);
+		run_spec(&r, &f);
+		T_EQ_INT(r.retval, XDP_TX);
+		if (r.retval == XDP_TX && parse_reply(&r, &f, &p)) {
+			T_EQ_INT(p.seq, f.ack);
+			T_EQ_INT(p.win, no_ws ? 65535 : 65535 >> 7);
+			check_payload(&p, kinds, 1);
+		}
+	}
+out:
+	cfg_put(&cfg);
+}
+
+static void t_syn_follows_sysctls(void)
+{
+	int v6;
+
+	for (v6 = 0; v6 < 2; v6++) {
+		sysctl_case(v6, BLITZ_CFG_NO_SACK);
+		sysctl_case(v6, BLITZ_CFG_NO_WSCALE);
+		sysctl_case(v6, BLITZ_CFG_NO_SACK | BLITZ_CFG_NO_WSCALE);
+	}
 }
 
 /*
@@ -3630,6 +3782,7 @@ int main(void)
 	T_RUN(t_ksock_seeded);
 	T_RUN(t_dfa_matches_http_c);
 	T_RUN(t_ck2_mss_classes);
+	T_RUN(t_syn_follows_sysctls);
 	T_RUN(t_ck2_epoch_rollover);
 	T_RUN(t_ck2_rotation);
 	T_RUN(t_ck2_million_spoofs);

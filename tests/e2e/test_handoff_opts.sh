@@ -18,7 +18,12 @@
 # at or above the previous one (tests/e2e/ts_watch.py on the client's
 # interface), and the client's TcpExtPAWSEstab stays 0.
 # With net.ipv4.tcp_sack or tcp_window_scaling at 0 in the server's
-# namespace (the kfunc would refuse every such hand-off) load refuses.
+# namespace (the kfunc refuses sack_ok / wscale_ok then) the XDP SYN-ACK
+# leaves that option out as the kernel would: load says so and succeeds,
+# and the handed-off socket has what Linux agreed on (v4 and v6, each
+# sysctl and both, a client without timestamps too); a sysctl changed
+# after load shows in `blitz status` until `blitz reload` follows it.
+# tcp_timestamps=0 still refuses (the TSecr carries the cookie).
 # Testbed prefix: $HOPTS_TB (default e2ehop).
 # shellcheck disable=SC2086 # $SRV and $CLI are command prefixes
 # shellcheck source=tests/e2e/lib.sh
@@ -167,20 +172,62 @@ else
 	fail "${T}_paws_across_handoff" "$w; xdp $xdp, handoffs $handed, 200s $n200, PAWSEstab $paws0 -> $paws1 $(cat "$TMP/watch.err")"
 fi
 
-# The kfunc refuses sack_ok / wscale_ok while the server's namespace has
-# the sysctl at 0, and the XDP SYN-ACK offers both: load must refuse,
-# naming it, and leave nothing attached.
+# The server's kernel without SACK, then without window scaling, then
+# without both: the XDP SYN-ACK leaves out what its sysctl leaves out, so
+# the kfunc takes the hand-off and both sockets agree without it.
 $SRV "$BLITZ" unload "$SRV_IF" >/dev/null 2>&1
-for sc in tcp_sack tcp_window_scaling; do
-	$SRV sysctl -qw "net.ipv4.$sc=0"
-	if $SRV "$BLITZ" load "$SRV_IF" -p $PORT >"$TMP/$sc.out" 2>&1; then
-		fail "${T}_refused_$sc" "load succeeded with net.ipv4.$sc=0"
-		$SRV "$BLITZ" unload "$SRV_IF" >/dev/null 2>&1
-	elif grep -q "net.ipv4.$sc is 0" "$TMP/$sc.out" && ! has_xdp "$SRV_IF"; then
-		pass "${T}_refused_$sc"
-	else
-		fail "${T}_refused_$sc" "$(tr '\n' ' ' <"$TMP/$sc.out")"
-	fi
-	$SRV sysctl -qw "net.ipv4.$sc=1"
-done
+$SRV sysctl -qw net.ipv4.tcp_sack=0
+on_exit "$SRV sysctl -qw net.ipv4.tcp_sack=1 net.ipv4.tcp_window_scaling=1"
+if $SRV "$BLITZ" load "$SRV_IF" -p $PORT >"$TMP/nosack.out" 2>&1 &&
+	grep -q 'leave out SACK-permitted (net.ipv4.tcp_sack)' "$TMP/nosack.out"; then
+	pass "${T}_load_srv_no_sack ($(grep -o 'SYN-ACKs leave out.*' "$TMP/nosack.out"))"
+else
+	fail "${T}_load_srv_no_sack" "$(tr '\n' ' ' <"$TMP/nosack.out")"
+fi
+case_run v4_srv_no_sack "$SRV_IP" "ts=yes sack=no wscale:C,7 mss:1448"
+case_run v6_srv_no_sack "$SRV_IP6" "ts=yes sack=no wscale:C,7 mss:1428"
+
+# Changed while loaded: status says the SYN-ACKs follow the old values
+# until a reload reads them again.
+$SRV sysctl -qw net.ipv4.tcp_sack=1 net.ipv4.tcp_window_scaling=0
+$SRV "$BLITZ" status "$SRV_IF" >"$TMP/st1.out" 2>&1
+$SRV "$BLITZ" reload "$SRV_IF" >"$TMP/rl1.out" 2>&1
+rl=$?
+$SRV "$BLITZ" status "$SRV_IF" >"$TMP/st2.out" 2>&1
+if grep -q 'tcp_window_scaling) turned off since' "$TMP/st1.out" &&
+	grep -q 'tcp_sack) turned on since' "$TMP/st1.out" &&
+	grep -q "blitz reload $SRV_IF" "$TMP/st1.out" && [ $rl = 0 ] &&
+	grep -q 'leave out window scaling' "$TMP/rl1.out" &&
+	grep -q 'offer SACK-permitted again' "$TMP/rl1.out" &&
+	! grep -q 'SYN-ACKs follow' "$TMP/st2.out"; then
+	pass "${T}_status_then_reload ($(grep -o 'SYN-ACKs follow.*' "$TMP/st1.out" | head -c 160))"
+else
+	fail "${T}_status_then_reload" "status: $(tr '\n' ' ' <"$TMP/st1.out"); reload ($rl): $(tr '\n' ' ' <"$TMP/rl1.out"); after: $(tr '\n' ' ' <"$TMP/st2.out")"
+fi
+case_run v4_srv_no_wscale "$SRV_IP" "ts=yes sack=yes wscale:none mss:1448"
+case_run v6_srv_no_wscale "$SRV_IP6" "ts=yes sack=yes wscale:none mss:1428"
+
+$SRV sysctl -qw net.ipv4.tcp_sack=0
+$SRV "$BLITZ" reload "$SRV_IF" >"$TMP/rl2.out" 2>&1 ||
+	fail "${T}_reload_srv_bare" "$(tr '\n' ' ' <"$TMP/rl2.out")"
+case_run v4_srv_bare "$SRV_IP" "ts=yes sack=no wscale:none mss:1448"
+case_run v6_srv_bare "$SRV_IP6" "ts=yes sack=no wscale:none mss:1428"
+client_sysctl 0 1 1
+case_run v4_srv_bare_no_ts "$SRV_IP" "ts=no sack=no wscale:none mss:1460"
+client_sysctl 1 1 1
+$SRV sysctl -qw net.ipv4.tcp_sack=1 net.ipv4.tcp_window_scaling=1
+
+# Timestamps are not followed: every segment after the handshake is
+# proved by its TSecr, so load refuses, names it, attaches nothing.
+$SRV "$BLITZ" unload "$SRV_IF" >/dev/null 2>&1
+$SRV sysctl -qw net.ipv4.tcp_timestamps=0
+if $SRV "$BLITZ" load "$SRV_IF" -p $PORT >"$TMP/nots.out" 2>&1; then
+	fail "${T}_refused_tcp_timestamps" "load succeeded with net.ipv4.tcp_timestamps=0"
+	$SRV "$BLITZ" unload "$SRV_IF" >/dev/null 2>&1
+elif grep -q "net.ipv4.tcp_timestamps is 0" "$TMP/nots.out" && ! has_xdp "$SRV_IF"; then
+	pass "${T}_refused_tcp_timestamps"
+else
+	fail "${T}_refused_tcp_timestamps" "$(tr '\n' ' ' <"$TMP/nots.out")"
+fi
+$SRV sysctl -qw net.ipv4.tcp_timestamps=1
 e2e_status
