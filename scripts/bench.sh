@@ -3,7 +3,11 @@
 # side by side in one run on the veth testbed, each measured with wrk, with
 # `blitz bench` (closed loop and at fixed fractions of its peak) and in the
 # TechEmpower plaintext shape (16 pipelined requests per connection, with
-# h2load and `blitz bench -P 16`), RUNS times per configuration.
+# h2load and `blitz bench -P 16`), RUNS times per configuration, and with
+# the other NAPI policy (blitz-bench-other-napi: placement.sh says why the
+# default is FIFO). The runs are interleaved (run 1 of every engine, then
+# run 2, ...; each engine started afresh and warmed up for WARMUP s), so
+# the two rows of a ratio are close in time on a machine whose load drifts.
 #
 # Owns: the benchmark table, bench-results/*.json, *.md and the PNG plot.
 # Touches only its own testbed (prefix $BENCH_PREFIX) and tears it down in
@@ -27,7 +31,7 @@
 # and the spread ((max - min) / median) over the runs.
 #
 # Many connections: BIG_CONNS (default 100000; "" for none) adds a `blitz
-# bench -c BIG_CONNS` row per run (at least 5 s: opening them takes some of
+# bench -c BIG_CONNS` row per engine, one run (at least 5 s: opening them takes some of
 # it; "established" says how many were open at once). One source address has ~20000 ports
 # here (40000-59999), so the client gets enough addresses (testbed.sh's
 # BLITZ_TB_CLI_ADDRS, `blitz bench --src-addrs`: 2 x connections / 20000);
@@ -41,7 +45,7 @@
 # (16), LAT_FRACTIONS (open-loop runs at these fractions of each server's
 # blitz-bench peak, default "0.5 0.8 0.95"; "" for none), ENGINES (default
 # "xdp epoll afxdp dpdk nginx h2o"), CLIENTS (default "wrk blitz-bench h2load
-# blitz-bench-pipe"), BUILD, BENCH_OUT (bench-results), BENCH_PORT (8080),
+# blitz-bench-pipe blitz-bench-other-napi"), WARMUP (1 s; 0 none), BUILD, BENCH_OUT (bench-results), BENCH_PORT (8080),
 # BENCH_PREFIX (bzb), BENCH_CLIENT_CPU (0), BENCH_SERVER_CPU (1), PLACEMENT,
 # NAPI_RT_PRIO (1: SCHED_FIFO NAPI threads, 0: not; SRV_NAPI_RT_PRIO the
 # server side alone, default NAPI_RT_PRIO), HEADROOM (1.5) and
@@ -57,9 +61,10 @@ CONNS=${CONNS:-10 100}
 BB_CONNS=${BB_CONNS:-100}
 BIG_CONNS=${BIG_CONNS-100000}
 PIPELINE=${PIPELINE:-16}
+WARMUP=${WARMUP:-1}
 LAT_FRACTIONS=${LAT_FRACTIONS-0.5 0.8 0.95}
 ENGINES=${ENGINES:-xdp epoll afxdp dpdk nginx h2o}
-CLIENTS=${CLIENTS:-wrk blitz-bench h2load blitz-bench-pipe}
+CLIENTS=${CLIENTS:-wrk blitz-bench h2load blitz-bench-pipe blitz-bench-other-napi}
 OUT=${BENCH_OUT:-$here/bench-results}
 PORT=${BENCH_PORT:-8080}
 PREFIX=${BENCH_PREFIX:-bzb}
@@ -71,6 +76,9 @@ TICK=$(getconf CLK_TCK)
 # shellcheck source=scripts/placement.sh
 source "$here/scripts/placement.sh"
 SRV_CPUS=$SCPU CLI_CPUS=$CCPU
+# The other NAPI policy, for the blitz-bench-other-napi rows.
+ALT_NAPI_PRIO=0
+[ "$NAPI_RT_PRIO" != 0 ] || ALT_NAPI_PRIO=1
 
 die() {
 	echo "bench: $*" >&2
@@ -84,6 +92,9 @@ for t in wrk jq taskset nsenter curl ethtool; do
 done
 if ! [[ $DURATION =~ ^[0-9]+$ ]] || [ "$DURATION" -lt 1 ] || [ "$DURATION" -gt 600 ]; then
 	die "DURATION must be 1..600 seconds, not '$DURATION'"
+fi
+if ! [[ $WARMUP =~ ^[0-9]+$ ]] || [ "$WARMUP" -gt 60 ]; then
+	die "WARMUP must be 0..60 seconds, not '$WARMUP'"
 fi
 if ! [[ $RUNS =~ ^[0-9]+$ ]] || [ "$RUNS" -lt 1 ] || [ "$RUNS" -gt 20 ]; then
 	die "RUNS must be 1..20, not '$RUNS'"
@@ -116,8 +127,8 @@ if ! prlimit --nofile="$NOFILE:$NOFILE" true 2>/dev/null; then
 	NOFILE=$hard
 fi
 for c in $CLIENTS; do
-	case $c in wrk | blitz-bench | h2load | blitz-bench-pipe) ;;
-	*) die "CLIENTS: unknown client '$c' (wrk, blitz-bench, h2load, blitz-bench-pipe)" ;;
+	case $c in wrk | blitz-bench | h2load | blitz-bench-pipe | blitz-bench-other-napi) ;;
+	*) die "CLIENTS: unknown client '$c' (wrk, blitz-bench, h2load, blitz-bench-pipe, blitz-bench-other-napi)" ;;
 	esac
 done
 
@@ -410,7 +421,10 @@ measure() {
 		note "$e $cl c=$c: no result: $(tail -n1 "$out".* 2>/dev/null | tail -n1)"
 		line='{"requests":0,"rps":0,"errors":0,"failed":true}'
 	fi
-	local ccpu scpu sns lim bb
+	local ccpu scpu sns lim bb snp cnp
+	# The NAPI policies the row ran with, as the kernel reports them.
+	snp=$(napi_policy "$SRV_IF")
+	cnp=$(napi_policy "$CLI_IF")
 	ccpu=$(cpu_busy_pct "$j0" "$j1" "$CCPU")
 	scpu=$(cpu_busy_pct "$j0" "$j1" "$SCPU")
 	sns=$(cpu_busy_ns "$j0" "$j1" "$SCPU")
@@ -423,7 +437,7 @@ measure() {
 	echo "$line" | jq -c --arg e "$e" --arg cl "$cl" --argjson c "$c" --argjson p "$pipe" \
 		--argjson rate "$rate" --argjson run "$run" --argjson cpu "$cpu" \
 		--argjson ccpu "$ccpu" --argjson scpu "$scpu" --argjson sns "$sns" --argjson bp "$bp" \
-		--argjson lim "$lim" --arg bb "$bb" \
+		--argjson lim "$lim" --arg bb "$bb" --arg snp "$snp" --arg cnp "$cnp" \
 		--argjson rss "$rss" --arg rk "$rss_kind" --arg pl "$PLACEMENT" \
 		'. as $x | $x + {engine: $e, client: $cl, conns: $c, pipeline: $p, rate: $rate, run: $run,
 		 mode: (if $rate > 0 then "open" else "closed" end), placement: $pl,
@@ -431,7 +445,7 @@ measure() {
 		 cost_ns: (if $x.requests > 0 then ($sns / $x.requests | round) else null end),
 		 server_cpu_busy_pct: $scpu, client_cpu_busy_pct: $ccpu, client_limit_pct: $lim,
 		 busy_poll: ($bp == 1),
-		 bound_by: $bb,
+		 bound_by: $bb, srv_napi_policy: $snp, cli_napi_policy: $cnp,
 		 server_cpu_pct: $cpu, server_mem_kb: $rss, server_mem_kind: $rk}' >>"$results"
 	tail -n1 "$results" | jq -r '"  \(.engine) \(.client) c=\(.conns)\(if .pipeline > 1 then " P=\(.pipeline)" else "" end)\(if .rate > 0 then " R=\(.rate)" else "" end) run \(.run): \(.rps) req/s, \(.cost_ns // "-") ns/req, p99 \(.lat_p99_us // "-")us, CPU'"$CCPU"'/'"$SCPU"' busy \(.client_cpu_busy_pct)/\(.server_cpu_busy_pct)%, bound by \(.bound_by), errors \(.errors)"'
 }
@@ -462,42 +476,99 @@ fi
 n_eng=$(echo "$ENGINES" | wc -w)
 per_run=0
 has_client wrk && per_run=$((per_run + $(echo "$CONNS" | wc -w)))
-for c in blitz-bench h2load blitz-bench-pipe; do has_client "$c" && per_run=$((per_run + 1)); done
-[ -n "$BIG_CONNS" ] && has_client blitz-bench && per_run=$((per_run + 1))
-n_lat=$(echo "$LAT_FRACTIONS" | wc -w)
-echo "bench: $n_eng engines x ($RUNS runs x $per_run configurations + $n_lat open-loop runs)" \
-	"x ${DURATION}s on $SRV_IF (client on CPU $CCPU, server on CPU $SCPU, placement $PLACEMENT), at most" \
-	"$((n_eng * ((RUNS * per_run + n_lat) * (DURATION + 3) + 10)))s"
-i=0
-for e in $ENGINES; do
-	i=$((i + 1))
-	echo "[$i/$n_eng] $e: starting"
-	if ! start_engine "$e" 3>"$tmp/reason"; then
-		reason=$(head -n1 "$tmp/reason")
-		echo "[$i/$n_eng] $e: skipped: $reason"
-		jq -nc --arg e "$e" --arg r "$reason" '{engine: $e, reason: $r}' >>"$skipped"
-		stop_server
-		continue
-	fi
-	# Attaching XDP may recreate a NAPI: place again.
+for c in blitz-bench h2load blitz-bench-pipe blitz-bench-other-napi; do
+	has_client "$c" && per_run=$((per_run + 1))
+done
+# Phase two, once per engine: the open-loop rows, the many-connection row
+# (about 10 s with its ramp) and the headroom row.
+n_once=$(echo "$LAT_FRACTIONS" | wc -w)
+[ -n "$BIG_CONNS" ] && has_client blitz-bench && n_once=$((n_once + 2))
+echo "bench: $n_eng engines x ($RUNS runs x $per_run configurations + $n_once once)" \
+	"x ${DURATION}s on $SRV_IF (client on CPU $CCPU, server on CPU $SCPU, placement $PLACEMENT), runs interleaved, at most" \
+	"$((n_eng * ((RUNS * per_run + n_once) * (DURATION + 3) + (RUNS + 1) * (WARMUP + 4))))s"
+alive() { [ -z "$server_pid" ] || kill -0 "$server_pid" 2>/dev/null; }
+# start_placed E: start engine E, place its NAPI again (attaching XDP may
+# recreate one) and warm it up (WARMUP s of blitz bench, not measured:
+# the first seconds after a start run on cold caches); 1 when it did not
+# start (its reason in $tmp/reason).
+start_placed() {
+	start_engine "$1" 3>"$tmp/reason" || return 1
 	placement_quiet || true
-	alive() { [ -z "$server_pid" ] || kill -0 "$server_pid" 2>/dev/null; }
-	for run in $(seq "$RUNS"); do
+	if [ "$WARMUP" -gt 0 ] && blitz_has bench; then
+		$CLI taskset -c "$CCPU" timeout $((WARMUP + 20)) "$BLITZ" bench "$SRV_IP:$PORT" \
+			-i "$CLI_IF" -c "$BB_CONNS" -d "$WARMUP" >/dev/null 2>&1 || true
+	fi
+}
+# stop_noted E: stop it; a busy poller's own cost per request (from its
+# exit log) into the engine notes.
+stop_noted() {
+	local w
+	stop_server
+	w=$(engine_work_ns "$tmp/$1.log")
+	if [ -n "$w" ]; then jq -nc --arg e "$1" --argjson w "$w" '{engine: $e, work_ns: $w}' >>"$engine_notes"; fi
+}
+declare -A not_started=()
+# The runs are interleaved: run 1 of every engine, then run 2, and so on,
+# each engine started afresh for its run. The ratio to nginx is taken run
+# by run, so its two figures are minutes apart rather than the length of
+# every other engine's runs: the load of a shared machine drifts.
+for run in $(seq "$RUNS"); do
+	i=0
+	for e in $ENGINES; do
+		i=$((i + 1))
+		[ -z "${not_started[$e]:-}" ] || continue
+		echo "[run $run/$RUNS, $i/$n_eng] $e: starting"
+		if ! start_placed "$e"; then
+			reason=$(head -n1 "$tmp/reason")
+			echo "[run $run/$RUNS, $i/$n_eng] $e: skipped: $reason"
+			if [ "$run" = 1 ]; then
+				jq -nc --arg e "$e" --arg r "$reason" '{engine: $e, reason: $r}' >>"$skipped"
+				not_started[$e]=1
+			fi
+			stop_server
+			continue
+		fi
 		if has_client wrk; then
 			for c in $CONNS; do
 				alive && measure "$e" wrk "$c" 1 0 "$run"
 			done
 		fi
 		if has_client blitz-bench && alive; then measure "$e" blitz-bench "$BB_CONNS" 1 0 "$run"; fi
-		if [ -n "$BIG_CONNS" ] && has_client blitz-bench && alive; then
-			measure "$e" blitz-bench "$BIG_CONNS" 1 0 "$run"
-		fi
 		if has_client h2load && alive; then measure "$e" h2load "$BB_CONNS" "$PIPELINE" 0 "$run"; fi
 		if has_client blitz-bench-pipe && alive; then measure "$e" blitz-bench-pipe "$BB_CONNS" "$PIPELINE" 0 "$run"; fi
+		# The other NAPI policy on both veths (SCHED_OTHER when the
+		# default is FIFO, and back): the figure beside the headline.
+		if has_client blitz-bench-other-napi && [ "$PLACEMENT" != default ] && alive; then
+			NAPI_RT_PRIO=$ALT_NAPI_PRIO SRV_NAPI_RT_PRIO=$ALT_NAPI_PRIO placement_quiet || true
+			measure "$e" blitz-bench-other-napi "$BB_CONNS" 1 0 "$run"
+			placement_quiet || true
+		fi
+		if ! alive; then echo "[run $run/$RUNS, $i/$n_eng] $e: the server has exited"; fi
+		stop_noted "$e"
 	done
+done
+# Phase two, per engine: rows that need the peaks of every run, or that
+# are no peak candidates (one run each).
+for e in $ENGINES; do
+	[ -z "${not_started[$e]:-}" ] || continue
+	hr=0
+	[ "$e" = "${HEADROOM_ENGINE:-afxdp}" ] && has_client blitz-bench-pipe && hr=1
+	if [ -z "$LAT_FRACTIONS" ] && [ "$hr" = 0 ] && { [ -z "$BIG_CONNS" ] || ! has_client blitz-bench; }; then
+		continue
+	fi
+	echo "[once] $e: starting"
+	if ! start_placed "$e"; then
+		echo "[once] $e: skipped: $(head -n1 "$tmp/reason")"
+		stop_server
+		continue
+	fi
+	# Many connections (a peak candidate only if it is the best row).
+	if [ -n "$BIG_CONNS" ] && has_client blitz-bench && alive; then
+		measure "$e" blitz-bench "$BIG_CONNS" 1 0 1
+	fi
 	# Latency at fixed fractions of this server's closed-loop blitz bench
 	# peak (the median of its runs), open loop.
-	peak=$(jq -s --arg e "$e" '[.[] | select(.engine == $e and .client == "blitz-bench" and .mode == "closed" and .rps > 0) | .rps] | sort | if length > 0 then .[length / 2 | floor] else 0 end' "$results")
+	peak=$(jq -s --arg e "$e" --argjson c "$BB_CONNS" '[.[] | select(.engine == $e and .client == "blitz-bench" and .conns == $c and .mode == "closed" and .rps > 0) | .rps] | sort | if length > 0 then .[length / 2 | floor] else 0 end' "$results")
 	for f in $LAT_FRACTIONS; do
 		rate=$(awk -v p="$peak" -v f="$f" 'BEGIN {printf "%d", p * f}')
 		if [ "$rate" -gt 0 ] && alive; then measure "$e" blitz-bench "$BB_CONNS" 1 "$rate" 1; fi
@@ -509,14 +580,12 @@ for e in $ENGINES; do
 	# (the median of each configuration, the best of them): RPS at the rate
 	# asked, and not busy, say the generator is not the limit at that rate.
 	xpeak=$(jq -s '[.[] | select(.engine == "xdp" and (.client | IN("blitz-bench", "blitz-bench-pipe")) and .conns == '"$BB_CONNS"' and .mode == "closed" and .rps > 0)] | group_by(.client) | map(map(.rps) | sort | .[length / 2 | floor]) | max // 0' "$results")
-	if [ "$e" = "${HEADROOM_ENGINE:-afxdp}" ] && [ "$xpeak" -gt 0 ] && has_client blitz-bench-pipe && alive; then
+	if [ "$hr" = 1 ] && [ "$xpeak" -gt 0 ] && alive; then
 		rate=$(awk -v p="$xpeak" -v f="${HEADROOM:-1.5}" 'BEGIN {printf "%d", p * f}')
 		measure "$e" blitz-bench-headroom "$BB_CONNS" "$PIPELINE" "$rate" 1
 	fi
-	if ! alive; then echo "[$i/$n_eng] $e: the server has exited"; fi
-	stop_server
-	w=$(engine_work_ns "$tmp/$e.log")
-	[ -n "$w" ] && jq -nc --arg e "$e" --argjson w "$w" '{engine: $e, work_ns: $w}' >>"$engine_notes"
+	if ! alive; then echo "[once] $e: the server has exited"; fi
+	stop_noted "$e"
 done
 
 # --- results ---------------------------------------------------------------------
@@ -527,6 +596,7 @@ json=$OUT/bench-$ts.json
 jq -s --slurpfile sk "$skipped" --slurpfile en "$engine_notes" --arg ts "$ts" \
 	--argjson d "$DURATION" --argjson runs "$RUNS" --arg pl "$PLACEMENT" --arg why "$PLACEMENT_WHY" \
 	--argjson napi_rt "$(if [ "$PLACEMENT" = default ]; then echo null; else echo "$NAPI_RT_PRIO"; fi)" \
+	--argjson srv_napi_rt "$(if [ "$PLACEMENT" = default ]; then echo null; else echo "$SRV_NAPI_RT_PRIO"; fi)" \
 	--arg conns "$CONNS" --arg kernel "$(uname -r)" --argjson cpus "$(nproc)" \
 	--arg cpu_model "$(awk -F': ' '/^model name/ {print $2; exit}' /proc/cpuinfo)" \
 	--arg load_before "$load_before" --arg load_after "$(cut -d' ' -f1 /proc/loadavg)" \
@@ -558,8 +628,8 @@ fi
 # The headline: each engine's best server-bound row (or, when none was,
 # its best row with neither side saturated: a lower bound), never a row
 # bound by the client; spreads over the runs beside every figure.
-jq -r '.headline[] | "peak (\(if .bound_by == "both" then "server-bound, the client saturated too" elif .kind == "server" then "server-bound" else "neither side saturated: a lower bound" end)): \(.engine) \(.rps) req/s (spread \(.rps_spread_pct)% over \(.runs) runs) at \(.cost_ns // "-") ns/req via \(.client) c=\(.conns) P=\(.pipeline), server CPU \(.server_cpu_busy_pct)%, client \(.client_limit_pct)%: \(.ratio_nginx // "-")x nginx in RPS (spread \(.ratio_spread_pct // "-")%), \(.cost_ratio_nginx // "-")x in cost (spread \(.cost_ratio_spread_pct // "-")%)\(if .ratio_note then " (\(.ratio_note))" else ", against nginx in the same configuration" end)"' "$json"
-jq -r '.no_headline[] | "no peak for \(.engine): \(.why); best row \(.rps) req/s via \(.client) c=\(.conns) P=\(.pipeline) (client \(.client_limit_pct)% busy)"' "$json"
+jq -r '.headline[] | "peak (\(if .bound_by == "both" then "server-bound, the client saturated too" elif .kind == "server" then "server-bound" else "neither side saturated: a lower bound" end)): \(.engine) \(.rps) req/s (spread \(.rps_spread_pct)% over \(.runs) runs) at \(.cost_ns // "-") ns/req via \(.client) c=\(.conns) P=\(.pipeline), server CPU \(.server_cpu_busy_pct)%, client \(.client_limit_pct)%: \(.ratio_nginx // "-")x nginx in RPS (spread \(.ratio_spread_pct // "-")%), \(.cost_ratio_nginx // "-")x in cost (spread \(.cost_ratio_spread_pct // "-")%)\(if .ratio_note then " (\(.ratio_note))" else ", against nginx in the same configuration" end)\(if .other_napi then "; with the other NAPI policy (\(.other_napi.client) -c \(.other_napi.conns)): \(.other_napi.rps) req/s (spread \(.other_napi.rps_spread_pct)%) at \(.other_napi.cost_ns // "-") ns/req, bound by \(.other_napi.bound_by), \(.other_napi.ratio_nginx // "-")x nginx in RPS, \(.other_napi.cost_ratio_nginx // "-")x in cost" else "" end)"' "$json"
+jq -r '.no_headline[] | "no peak for \(.engine): \(.why); best row \(.rps) req/s via \(.client) c=\(.conns) P=\(.pipeline) (client \(.client_limit_pct)% busy)\(if .other_napi then "; with the other NAPI policy: \(.other_napi.rps) req/s at \(.other_napi.cost_ns // "-") ns/req, bound by \(.other_napi.bound_by), \(.other_napi.ratio_nginx // "-")x nginx in RPS, \(.other_napi.cost_ratio_nginx // "-")x in cost" else "" end)"' "$json"
 jq -r '"load average before the run \(.host.loadavg_before), after \(.host.loadavg_after) (\(.host.cpus) CPUs); placement \(.placement)"' "$json"
 echo "results: $json"
 

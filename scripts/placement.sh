@@ -13,14 +13,24 @@
 # PLACEMENT=default leaves the NAPI alone (the old, unfair placement).
 #
 # The NAPI kthreads also run SCHED_FIFO (priority NAPI_RT_PRIO, default 1;
-# 0 keeps them SCHED_OTHER). Why: a threaded NAPI is an ordinary task that
-# waits for the scheduler to preempt whatever else is running on its CPU
-# (the busy-polling blitz bench on the client's, a spinning afxdp engine
-# or nginx's worker on the server's): tens of microseconds per wakeup,
-# which holds `blitz bench -c 100` at about half of what the server answers
-# (measured: 240-300k req/s against the xdp engine, 520-540k with FIFO).
-# A NIC's softirq preempts at once; FIFO does the same here, and the
-# kernel's RT throttling (sched_rt_runtime_us) still leaves the CPU 5%.
+# 0 keeps them SCHED_OTHER; SRV_NAPI_RT_PRIO the server's alone), on both
+# sides, decided by measurement (xdp and nginx under blitz bench -c 100,
+# 3 runs x 5 s, quiet machine, main at d27160c):
+#   both FIFO          xdp 572k req/s at 1,389 ns   nginx 121k at 8,293 ns
+#   client FIFO only   xdp 599k at 1,373 ns         nginx 117k at 8,576 ns
+#   both SCHED_OTHER   xdp 488k at 1,020 ns         nginx 93.5k at 7,053 ns
+# The client's: a threaded NAPI is an ordinary task that waits for the
+# scheduler to preempt the busy-polling blitz bench on its CPU, so replies
+# reach it in bursts (xdp's p99 2.8 ms against 0.3 ms) and every server
+# answers less: an artefact of the generator, which a NIC's softirq (run
+# at once) does not have. The server's: no difference beyond the noise for either
+# server; FIFO is what a NIC's softirq does (it preempts the server's
+# process at once) and it keeps the in-kernel path of every server from
+# waiting behind other load (not nginx's worker: compare engines on a
+# quiet machine). The cost per request is lower with
+# SCHED_OTHER (bursts are batched) but so is the RPS: bench.sh shows that
+# policy's figure beside every headline (its blitz-bench-other-napi rows).
+# The kernel's RT throttling (sched_rt_runtime_us) still leaves the CPU 5%.
 #
 # Owns nothing: callers set SRV_NS SRV_IF CLI_NS CLI_IF (testbed.sh env)
 # and SRV_CPUS CLI_CPUS (CPU lists as taskset -c takes them, e.g. "1" or
@@ -100,6 +110,19 @@ napi_pin_per_queue() {
 		k=$((k + 1))
 	done
 	[ "$k" -gt 0 ]
+}
+
+# napi_policy IF: the scheduling policy of IF's NAPI kthread(s) as chrt
+# reads it back (SCHED_FIFO, SCHED_OTHER), "none" without one.
+napi_policy() {
+	local pat pid pol=none
+	pat="napi/$1-"
+	pat=${pat:0:15}
+	for pid in $(ps -eo pid=,comm= | awk -v p="$pat" 'index($2, p) == 1 {print $1}'); do
+		pol=$(chrt -p "$pid" 2>/dev/null | sed -n 's/.*scheduling policy: //p')
+		break
+	done
+	echo "${pol:-none}"
 }
 
 # placement_apply: make the placement PLACEMENT says. Idempotent: call it

@@ -56,15 +56,22 @@ def server_bound: . == "server" or . == "both";
 # bound by the client (such an engine goes to no_headline, with its best
 # row). Ratios to nginx's row in the same configuration, per run (the two
 # rows of the same run) and then median and spread.
-def headline_of($e): $summary | map(select(.engine == $e and .rps > 0 and (.failed | not) and (.errors // 0) == 0)) |
+# The rows with the other NAPI policy (blitz-bench-other-napi) are shown
+# beside the headline (other_napi), never as one: the headline is the
+# default placement's.
+def default_policy: .client != "blitz-bench-other-napi";
+def headline_of($e): $summary | map(select(.engine == $e and .rps > 0 and (.failed | not) and (.errors // 0) == 0 and default_policy)) |
 	((map(select(.bound_by | server_bound)) | max_by(.rps) | if . then . + {kind: "server"} else null end) //
 	 (map(select(.bound_by == "neither")) | max_by(.rps) | if . then . + {kind: "lower bound"} else null end));
+def other_napi_of($e): $summary | map(select(.engine == $e and .client == "blitz-bench-other-napi" and .rps > 0)) | first |
+	if . then {client, conns, rps, rps_spread_pct, cost_ns, bound_by, ratio_nginx, ratio_spread_pct,
+		cost_ratio_nginx, cost_ratio_spread_pct} else null end;
 def runs_of($h): [$r[] | select(.mode == "closed" and .engine == $h.engine and .client == $h.client and .conns == $h.conns and .pipeline == $h.pipeline)];
 ([$order[] as $e | headline_of($e) | select(. != null)]) as $peaks |
 ([$sk[] | .engine]) as $skipped_engines |
 {timestamp: $ts, duration_s: $d, runs: $runs,
  conns: ($conns | split(" ") | map(select(. != "") | tonumber)),
- placement: $pl, placement_why: $why, napi_rt_prio: $napi_rt,
+ placement: $pl, placement_why: $why, napi_rt_prio: $napi_rt, srv_napi_rt_prio: $srv_napi_rt,
  host: {kernel: $kernel, cpus: $cpus, cpu_model: $cpu_model,
 	loadavg_before: ($load_before | tonumber), loadavg_after: ($load_after | tonumber),
 	client_cpu: $ccpu, server_cpu: $scpu},
@@ -89,11 +96,12 @@ def runs_of($h): [$r[] | select(.mode == "closed" and .engine == $h.engine and .
 	cost_ratio_spread_pct: (if $np != null then $rat | map(.cost) | spread else null end),
 	ratio_note: (if $p.engine == "nginx" then null elif $ns == null then "no nginx row in this configuration"
 		elif $np == null then "nginx's row in this configuration was bound by the client" else null end),
-	work_ns: ([$en[] | select(.engine == $p.engine) | .work_ns] | first)} |
+	work_ns: ([$en[] | select(.engine == $p.engine) | .work_ns] | median),
+	other_napi: other_napi_of($p.engine)} |
 	# Without a ratio in the headline's configuration: the engine's best
 	# row where neither it nor nginx was bound by the client gives it.
 	if .ratio_nginx == null and $p.engine != "nginx" then
-		([$summary[] | . as $x | select($x.engine == $p.engine and $x.bound_by != "client" and $x.ratio_nginx != null and $x.rps > 0 and
+		([$summary[] | . as $x | select($x.engine == $p.engine and ($x | default_policy) and $x.bound_by != "client" and $x.ratio_nginx != null and $x.rps > 0 and
 		  ([$summary[] | select(.engine == "nginx" and .client == $x.client and .conns == $x.conns and .pipeline == $x.pipeline and .bound_by != "client")] | length > 0))] | max_by(.rps)) as $alt |
 		if $alt then . + {ratio_nginx: $alt.ratio_nginx, ratio_spread_pct: $alt.ratio_spread_pct,
 			cost_ratio_nginx: $alt.cost_ratio_nginx, cost_ratio_spread_pct: $alt.cost_ratio_spread_pct,
@@ -101,8 +109,8 @@ def runs_of($h): [$r[] | select(.mode == "closed" and .engine == $h.engine and .
 		else . end
 	else . end],
  no_headline: [$order[] as $e | select(([$peaks[] | .engine] | index($e)) == null) |
-	($summary | map(select(.engine == $e and .rps > 0)) | max_by(.rps)) | select(. != null) |
-	{engine, client, conns, pipeline, rps, cost_ns, bound_by, client_limit_pct,
+	($summary | map(select(.engine == $e and .rps > 0 and default_policy)) | max_by(.rps)) | select(. != null) |
+	{engine, client, conns, pipeline, rps, cost_ns, bound_by, client_limit_pct, other_napi: other_napi_of($e),
 	 why: "every row was bound by the client (blitz bench busy >= 90%, or wrk / h2load CPU) with the server CPU under 90%: the server's peak is above what these clients drove"}],
  summary: $summary,
  headroom: [$r[] | select(.client == "blitz-bench-headroom") | . as $h |

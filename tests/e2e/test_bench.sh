@@ -65,7 +65,7 @@ bb_rows='[{"engine":"nginx","client":"blitz-bench","conns":100,"pipeline":1,"mod
  {"engine":"nginx","client":"blitz-bench","conns":100,"pipeline":1,"mode":"closed","run":3,"rps":121000,"requests":605000,"cost_ns":7900,"errors":0,"client_limit_pct":99,"server_cpu_busy_pct":97,"busy_poll":false},
  {"engine":"xdp","client":"blitz-bench","conns":100,"pipeline":1,"mode":"closed","run":1,"rps":600000,"requests":3000000,"cost_ns":1400,"errors":0,"client_limit_pct":99,"server_cpu_busy_pct":82,"busy_poll":false}]'
 bb_sum=$(echo "$bb_rows" | jq -c '.[]' | jq -s --slurpfile sk /dev/null --slurpfile en /dev/null --arg ts t \
-	--argjson d 1 --argjson runs 3 --arg pl fair --arg why w --argjson napi_rt 1 --arg conns 100 \
+	--argjson d 1 --argjson runs 3 --arg pl fair --arg why w --argjson napi_rt 1 --argjson srv_napi_rt 1 --arg conns 100 \
 	--arg kernel k --argjson cpus 2 --arg cpu_model m --arg load_before 0 --arg load_after 0 \
 	--argjson ccpu 0 --argjson scpu 1 -f scripts/bench/summary.jq 2>&1)
 if ! echo "$bb_sum" | jq -e '(.summary | map(select(.engine == "nginx")) | .[0].bound_by == "both") and
@@ -471,6 +471,8 @@ if timeout 400 env DURATION=1 RUNS=1 CONNS=10 BB_CONNS=10 BIG_CONNS=25000 LAT_FR
 		echo "FAIL bench_script: the summary does not name nginx's headline with its spread (or say why there is none): $(grep -E '^(peak|no peak)' "$tmp/script.log" | tr '\n' ' ')"
 	elif ! jq -e '[.summary[] | select(.pipeline == 16 and .engine == "nginx" and .rps > 0)] | length == 2' "$j" >/dev/null; then
 		echo "FAIL bench_script: no pipelined nginx rows (h2load -m 16, blitz bench -P 16): $(jq -c '[.summary[] | select(.engine == "nginx")]' "$j")"
+	elif [ "$PLACEMENT" != default ] && ! jq -e '([.results[] | select(.client == "blitz-bench-other-napi")] | length > 0 and all(.srv_napi_policy == "SCHED_OTHER" and .cli_napi_policy == "SCHED_OTHER")) and ([.results[] | select(.client == "blitz-bench")] | all(.srv_napi_policy == "SCHED_FIFO" and .cli_napi_policy == "SCHED_FIFO")) and ((.headline + .no_headline) | map(select(.engine == "nginx" and .other_napi.rps > 0)) | length == 1)' "$j" >/dev/null; then
+		echo "FAIL bench_script: want the other-NAPI rows run with SCHED_OTHER NAPI on both veths (the others FIFO) and their figure beside nginx's headline: $(jq -c '[.results[] | {engine, client, srv_napi_policy, cli_napi_policy}], [(.headline + .no_headline)[] | {engine, other_napi}]' "$j")"
 	elif ! jq -e '.latency | map(select(.engine == "nginx" and .fraction > 0.3 and .rps > 0)) | length == 1' "$j" >/dev/null; then
 		echo "FAIL bench_script: no open-loop nginx row: $(jq -c .latency "$j")"
 	elif [ "$(head -c 4 "$out/latest.png" | tail -c 3)" != PNG ]; then
