@@ -63,7 +63,11 @@ struct blitz_resp_meta {
 	 * offset. The XDP program adds the Date's own sum at run time.
 	 */
 	__u16 csum_nodate;
-	__u16 pad;
+	/* Which http_responses_meta() call wrote it (a new number each
+	 * call): the XDP program's per-CPU copies rendered with the Date
+	 * (blitz_xdp.bpf.c, rendered()) are rebuilt when any field here
+	 * changes, so templates are written with their meta. */
+	__u16 gen;
 };
 
 /*

@@ -271,20 +271,27 @@ static __always_inline __u32 reply_thlen(const struct reply *r)
 	return n;
 }
 
-/* Grow or shrink the frame to newlen bytes (all of it: its fragments too). */
+/*
+ * Grow or shrink the frame to newlen bytes (all of it: its fragments too).
+ * Every header and payload byte of a reply is written afterwards (from
+ * struct seg and the responses), so where the old bytes went does not
+ * matter. A reply grows at the head first: bpf_xdp_adjust_head only moves
+ * a pointer, where bpf_xdp_adjust_tail also zeroes the bytes it adds (and
+ * veth hands XDP frames with almost no tailroom). The head keeps 256
+ * bytes minus the kernel's xdp_frame; when that is not enough, the tail,
+ * or both ends.
+ */
 static __always_inline int resize(struct xdp_md *ctx, __u32 newlen)
 {
 	int delta = (int)newlen - (int)bpf_xdp_get_buff_len(ctx);
 
-	if (!delta || !bpf_xdp_adjust_tail(ctx, delta))
+	if (!delta)
 		return 0;
 	if (delta < 0)
-		return -1;
-	/* No tailroom (veth hands XDP frames with almost none): grow at the
-	 * head instead, or at both ends. Every header is rewritten from
-	 * struct seg afterwards, so where the old bytes went does not
-	 * matter. The head keeps 256 bytes minus the kernel's xdp_frame. */
+		return bpf_xdp_adjust_tail(ctx, delta) ? -1 : 0;
 	if (!bpf_xdp_adjust_head(ctx, -delta))
+		return 0;
+	if (!bpf_xdp_adjust_tail(ctx, delta))
 		return 0;
 	if (delta > HEAD_GROW && !bpf_xdp_adjust_head(ctx, -HEAD_GROW)) {
 		if (!bpf_xdp_adjust_tail(ctx, delta - HEAD_GROW))
@@ -683,21 +690,81 @@ static __always_inline int requests(struct xdp_md *ctx,
 	return 0;
 }
 
-/* One prebuilt response of len bytes at off in the frame, with the Date
- * of this second at off + doff. */
-static __always_inline int put_response(struct xdp_md *ctx, __u32 off,
-					struct blitz_resp *resp, __u32 len,
-					__u32 doff, struct blitz_date *date)
+/*
+ * Each response kind as it goes out this second, per CPU: the template
+ * (responses) with this second's Date in it, and the sum of all its
+ * bytes. A reply then costs one store per response and no sum: the copy
+ * is rebuilt (rendered()) the first time a kind is sent in a new second
+ * (on this CPU) or with a template meta (cfg->resp[kind]: length, Date
+ * offset, sum, generation) other than the one it was built from. blitz
+ * reload brings new maps, this one empty; the loader and the tests write
+ * a template together with its meta (http_responses_meta() gives every
+ * call a new generation), never under a running reply.
+ */
+struct blitz_rendered {
+	__u64 sec;		     /* the Date second in bytes; 0: none */
+	struct blitz_resp_meta meta; /* the template meta it was built from */
+	__u32 sum; /* native ones' complement sum of bytes, even offset */
+	__u8 bytes[BLITZ_RESP_MAX];
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, BLITZ_RESP_KINDS);
+	__type(key, __u32);
+	__type(value, struct blitz_rendered);
+} rendered_resp SEC(".maps");
+
+/* Build e from template t, meta m and the Date d (a global function:
+ * verified once, run once a second per kind and CPU). */
+__noinline int blitz_render(struct blitz_rendered *e,
+			    const struct blitz_resp *t,
+			    const struct blitz_date *d,
+			    const struct blitz_resp_meta *m)
 {
-#ifndef BLITZ_COST_NO_STORE_RESP /* make cost's ablation builds */
-	if (bpf_xdp_store_bytes(ctx, off, resp->bytes, len))
+	__u32 len, doff, i;
+
+	if (!e || !t || !d || !m)
 		return -1;
-#endif
-#ifndef BLITZ_COST_NO_STORE_DATE
-	if (bpf_xdp_store_bytes(ctx, off + doff, date->bytes, BLITZ_DATE_LEN))
+	len = m->len;
+	doff = m->date_off;
+	if (len < 1 || len > BLITZ_RESP_MAX || doff + BLITZ_DATE_LEN > len)
 		return -1;
-#endif
+	for (i = 0; i < BLITZ_RESP_MAX / 8; i++) {
+		if (i * 8 >= len)
+			break;
+		*(__u64 *)&e->bytes[i * 8] = *(const __u64 *)&t->bytes[i * 8];
+	}
+	for (i = 0; i < BLITZ_DATE_LEN; i++)
+		e->bytes[opaque_mask(doff + i, BLITZ_RESP_MAX - 1)] =
+			d->bytes[i];
+	/* The Date's sum is from an even offset: swapped at an odd one. */
+	e->sum = fold((__u32)m->csum_nodate +
+		      (doff & 1 ? swab16(d->sum) : d->sum));
+	e->meta = *m;
+	e->sec = d->sec;
 	return 0;
+}
+
+/* The copy of response kind to send now, or NULL (cannot happen). */
+static __always_inline struct blitz_rendered *
+rendered(__u32 kind, const struct blitz_resp_meta *m,
+	 const struct blitz_date *d)
+{
+	struct blitz_rendered *e = bpf_map_lookup_elem(&rendered_resp, &kind);
+	struct blitz_resp *t;
+	__u64 a, b;
+
+	if (!e)
+		return 0;
+	__builtin_memcpy(&a, &e->meta, sizeof(a));
+	__builtin_memcpy(&b, m, sizeof(b));
+	if (e->sec == d->sec && a == b)
+		return e;
+	t = bpf_map_lookup_elem(&responses, &kind);
+	if (!t || blitz_render(e, t, d, m))
+		return 0;
+	return e;
 }
 
 /* Our window field on a segment after the SYN-ACK. */
@@ -787,26 +854,46 @@ answer(struct xdp_md *ctx, const struct blitz_config *cfg, const struct seg *s,
 
 	for (k = 0; k < MAX_PIPELINE; k++) {
 		const struct blitz_resp_meta *m;
-		struct blitz_resp *resp;
-		__u32 kind = sc->kinds[k & (MAX_PIPELINE - 1)], len, doff;
+		__u8 *bytes;
+		__u32 kind = sc->kinds[k & (MAX_PIPELINE - 1)], len, sum;
 
 		if (k >= nresp)
 			break;
 		if (kind >= BLITZ_RESP_KINDS)
 			return XDP_ABORTED;
-		resp = bpf_map_lookup_elem(&responses, &kind);
-		if (!resp)
-			return XDP_ABORTED;
 		m = &cfg->resp[kind];
 		len = m->len;
-		doff = m->date_off;
 		if (len < 1 || len > BLITZ_RESP_MAX)
 			return XDP_ABORTED;
-		if (put_response(ctx, payoff + po, resp, len, doff, date))
+#ifndef BLITZ_COST_NO_RENDER
+		{
+			struct blitz_rendered *ren = rendered(kind, m, date);
+
+			if (!ren)
+				return XDP_ABORTED;
+			bytes = ren->bytes;
+			sum = ren->sum;
+		}
+#else /* make cost's ablation build: the template, without its Date */
+		(void)rendered;
+		{
+			struct blitz_resp *t =
+				bpf_map_lookup_elem(&responses, &kind);
+
+			if (!t)
+				return XDP_ABORTED;
+			bytes = t->bytes;
+			sum = m->csum_nodate;
+		}
+#endif
+#ifndef BLITZ_COST_NO_STORE_RESP /* make cost's ablation build */
+		if (bpf_xdp_store_bytes(ctx, payoff + po, bytes, len))
 			return XDP_ABORTED;
+#else
+		(void)bytes;
+#endif
 		/* A block at an odd offset adds its sum byte-swapped. */
-		r.paysum += po & 1 ? swab16(m->csum_nodate) : m->csum_nodate;
-		r.paysum += (po + doff) & 1 ? swab16(date->sum) : date->sum;
+		r.paysum += po & 1 ? swab16(sum) : sum;
 		po += len;
 	}
 	if (write_headers(ctx, s, &r))

@@ -301,6 +301,8 @@ void http_responses_set_date(struct http_responses *r, time_t now)
 void http_responses_meta(const struct http_responses *r,
 			 struct blitz_resp_meta meta[BLITZ_RESP_KINDS])
 {
+	static uint16_t gen_last;
+	uint16_t gen = __atomic_add_fetch(&gen_last, 1, __ATOMIC_RELAXED);
 	int k;
 
 	for (k = 0; k < BLITZ_RESP_KINDS; k++) {
@@ -320,7 +322,7 @@ void http_responses_meta(const struct http_responses *r,
 		meta[k].len = (uint16_t)len;
 		meta[k].date_off = (uint16_t)off;
 		meta[k].csum_nodate = htons((uint16_t)sum);
-		meta[k].pad = 0;
+		meta[k].gen = gen;
 	}
 }
 

@@ -761,6 +761,119 @@ static void t_get_v6(void)
 	expect_answer(&f, k, 1, 0);
 }
 
+/*
+ * One request segment carrying n copies of req: the reply must be n copies
+ * of rs's keep-alive GET response, each with a Date of a second in lo..hi
+ * (the same in all), and both checksums right (parse_reply recomputes them
+ * with tests/frame.h and fails the test when one is wrong). 0: the bytes
+ * are.
+ */
+static int get_exactly(const struct http_responses *rs, const char *req, int n,
+		       time_t lo, time_t hi, const char *what)
+{
+	const int k = BLITZ_RESP_GET_KA;
+	char payload[512], d[BLITZ_DATE_LEN];
+	uint8_t want[OUT_MAX];
+	size_t len = strlen(req), wl = (size_t)rs->len[k] * (size_t)n;
+	struct fspec f;
+	struct reply p;
+	struct run r;
+	int i, ok = 0;
+	time_t t;
+
+	for (i = 0; i < n; i++)
+		memcpy(payload + (size_t)i * len, req, len);
+	payload[(size_t)n * len] = 0;
+	data_spec(&f, 0, 1, payload);
+	run_spec(&r, &f);
+	T_EQ_INT(r.retval, XDP_TX);
+	if (r.retval != XDP_TX || !parse_reply(&r, &f, &p))
+		return -1;
+	T_CHECK_MSG((size_t)p.plen == wl, "%s: payload %d bytes, want %zu",
+		    what, p.plen, wl);
+	for (t = lo; t <= hi && !ok && (size_t)p.plen == wl; t++) {
+		http_format_date(t, d);
+		for (i = 0; i < n; i++) {
+			uint8_t *w = want + (size_t)i * rs->len[k];
+
+			memcpy(w, rs->bytes[k], rs->len[k]);
+			memcpy(w + rs->date_off[k], d, BLITZ_DATE_LEN);
+		}
+		ok = !memcmp(p.pay, want, wl);
+	}
+	T_CHECK_MSG(ok, "%s: not the templates with a Date of %lld..%lld", what,
+		    (long long)lo, (long long)hi);
+	return ok ? 0 : -1; /* a wrong checksum failed in parse_reply */
+}
+
+/* The config and templates in the maps (as blitz load writes them). */
+static void push_templates(const struct blitz_config *c,
+			   const struct http_responses *rs)
+{
+	T_CHECK(!xdp_fixture_push(skel->maps.config, skel->maps.responses, c,
+				  rs));
+	usleep(20000); /* a new jiffy: the Date clock is read again */
+}
+
+/*
+ * The per-CPU copies of the responses rendered with this second's Date and
+ * their sums (blitz_xdp.bpf.c, rendered()) follow every change exactly:
+ * the Date clock moved on a day and 7 s (cfg.tai_to_unix_ns; the cookie
+ * clock kept where it was), templates that differ only in their bytes
+ * (the same length, Date offset and sum without the Date: only their meta's
+ * generation tells them apart), a length of the other parity (pipelined:
+ * a response at an odd offset adds its sum byte-swapped), and back again. A
+ * stale copy or a stale sum fails the bytes or the checksum.
+ */
+static void t_rendered_follows_date_and_templates(void)
+{
+	static struct http_responses same_sum, odd;
+	const int64_t shift = 86407LL * 1000000000LL;
+	struct blitz_config moved = cfg, c2, c3;
+	char err[128];
+	time_t now = time(NULL);
+	int k = BLITZ_RESP_GET_KA;
+
+	T_CHECK(!get_exactly(&resp, get11, 1, now - 1, now + 2, "at load"));
+	/* the Date clock a day and 7 s on, the cookie clock where it was */
+	moved.tai_to_unix_ns += shift;
+	moved.cookie_clock_adj_ns -= shift;
+	push_templates(&moved, &resp);
+	now = time(NULL);
+	T_CHECK(!get_exactly(&resp, get11, 1, now + 86407 - 1, now + 86407 + 2,
+			     "Date clock moved"));
+	T_CHECK(!get_exactly(&resp, get11, 2, now + 86407 - 1, now + 86407 + 2,
+			     "Date clock moved, pipelined"));
+	/* "Hello World!" with bytes 0 and 2 swapped: the same sum */
+	T_CHECK(!http_responses_build(&same_sum, "leHlo World!", 12,
+				      "text/plain", now, err, sizeof(err)));
+	c2 = moved;
+	http_responses_meta(&same_sum, c2.resp);
+	T_EQ_INT(c2.resp[k].len, moved.resp[k].len);
+	T_EQ_INT(c2.resp[k].date_off, moved.resp[k].date_off);
+	T_EQ_INT(c2.resp[k].csum_nodate, moved.resp[k].csum_nodate);
+	T_CHECK(memcmp(same_sum.bytes[k], resp.bytes[k], resp.len[k]));
+	push_templates(&c2, &same_sum);
+	now = time(NULL);
+	T_CHECK(!get_exactly(&same_sum, get11, 1, now + 86407 - 1,
+			     now + 86407 + 2, "templates with the same sum"));
+	/* a length of the other parity: one of the two is odd, and its
+	 * second response starts at an odd offset */
+	T_CHECK(!http_responses_build(&odd, "Hello World!!", 13, "text/plain",
+				      now, err, sizeof(err)));
+	c3 = moved;
+	http_responses_meta(&odd, c3.resp);
+	T_CHECK((odd.len[k] ^ resp.len[k]) & 1);
+	push_templates(&c3, &odd);
+	now = time(NULL);
+	T_CHECK(!get_exactly(&odd, get11, 3, now + 86407 - 1, now + 86407 + 2,
+			     "another length, pipelined"));
+	/* and back to what the other tests expect */
+	push_templates(&cfg, &resp);
+	now = time(NULL);
+	T_CHECK(!get_exactly(&resp, get11, 2, now - 1, now + 2, "back"));
+}
+
 static void t_head(void)
 {
 	struct fspec f;
@@ -3733,6 +3846,7 @@ int main(void)
 	T_RUN(t_syn_with_data);
 	T_RUN(t_synack_or_synfin_passed);
 	T_RUN(t_get_v4);
+	T_RUN(t_rendered_follows_date_and_templates);
 	T_RUN(t_get_v4_timestamps);
 	T_RUN(t_get_v6);
 	T_RUN(t_head);

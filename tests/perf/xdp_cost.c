@@ -182,7 +182,7 @@ static int make_frames(struct inst *b, const char *name)
 		frame(b->frame[F_GET_UNCACHED], PORT, cseq + 1, r.seq + 1,
 		      TCPHDR_PSH | TCPHDR_ACK, ts_opts, 12, get_var,
 		      sizeof(get_var) - 1);
-	/* The same GET, padded to the reply's length: no adjust_tail. */
+	/* The same GET, padded to the reply's length: no resize. */
 	if (test_run(b->fd, b->frame[F_GET], b->len[F_GET], out, &outlen,
 		     &verdict, &ns) ||
 	    verdict != XDP_TX || outlen > FRAME_MAX) {
@@ -406,8 +406,8 @@ static const char *component(const char *name)
 			     "what the filter saves)"},
 		{"parse", "parse cache lookup and compare (DFA on a miss)"},
 		{"load", "bpf_xdp_load_bytes of the payload (uncached: n/a)"},
-		{"resp", "copy of the response into the frame"},
-		{"date", "copy of the Date into the frame"},
+		{"resp", "store of the response into the frame"},
+		{"render", "the per-CPU copy with its Date (template instead)"},
 		{"mac", "SipHash-2-4 (the MAC; a keyed xor instead)"},
 		{"csum", "IP and TCP checksums"},
 		{"all", "all of the above at once"},
@@ -555,8 +555,8 @@ int main(int argc, char **argv)
 		printf("# %-26s %8.1f %7.2fx %8.1f..%-8.1f\n", frame_names[f],
 		       m, m / floor_ns, lo, hi);
 	}
-	printf("# adjust_tail: %.1f ns (GET cached minus the same GET in a "
-	       "frame already of the reply's length)\n",
+	printf("# resize (bpf_xdp_adjust_head): %.1f ns (GET cached minus the "
+	       "same GET in a frame already of the reply's length)\n",
 	       median(full->ns[F_GET], rounds) -
 		       median(full->ns[F_GET_SIZED], rounds));
 	/* the reference for the ablations: both loads of the real build */
