@@ -270,6 +270,8 @@ static int apply_addrs(const struct reload_args *a, struct blitz_config *c,
 		return -1;
 	}
 	if (a->addr_set) {
+		if (service_xdp_addrs_ok(svc))
+			return -1;
 		c->n_addr4 = (__u32)svc->n_addr4;
 		c->n_addr6 = (__u32)svc->n_addr6;
 		memset(c->addr4_be, 0, sizeof(c->addr4_be));

@@ -71,11 +71,12 @@ const struct cmd_spec cmd_stats_spec = {
 	.operands = "[<ifname>]",
 	.summary = "show every engine's counters and rates",
 	.about =
-		"Show the xdp engine's counters on <ifname>, summed over "
-		"CPUs, then those of every userspace engine a serve runs on it "
-		"(epoll, afxdp, dpdk: the counter registry under /run/blitz). "
-		"Without <ifname>: every engine of every interface. With -v, "
-		"-i also prints the counters that are zero.",
+		"Show every engine's counters on <ifname>: its XDP program's "
+		"(the xdp engine, or afxdp's redirect), summed over CPUs, then "
+		"those of every userspace engine a serve runs on it (epoll, "
+		"afxdp, dpdk: the counter registry under /run/blitz). Without "
+		"<ifname>: every engine of every interface. With -v, -i also "
+		"prints the counters that are zero.",
 	.groups = {stats_opts, options_common},
 };
 
@@ -337,9 +338,16 @@ int cmd_stats(int argc, char **argv)
 	if (cli_operands("stats", argc, argv, 0, 1, "<ifname>"))
 		return 1;
 	if (prometheus) {
+		const char *only = optind < argc ? argv[optind] : NULL;
+
 		blitz_log_quiet_libs();
-		prometheus_write(stdout, optind < argc ? argv[optind] : NULL, 1,
-				 0);
+		/* Nothing at all is a scrape of no engine; nothing for a
+		 * named interface is a mistake (it printed nothing, rc 0). */
+		if (!prometheus_write(stdout, only, 1, 0) && only) {
+			pr_warn("no engine runs on %s: see `blitz status`\n",
+				only);
+			return 1;
+		}
 		return 0;
 	}
 	if (optind == argc) {

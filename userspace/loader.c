@@ -869,6 +869,8 @@ int blitz_loader_attach(const struct blitz_loader_opts *o,
 	ifindex = blitz_ifindex(o->ifname);
 	if (ifindex < 0)
 		return ifindex;
+	if (service_xdp_addrs_ok(o->svc))
+		return -EINVAL;
 	err = blitz_check_privileges();
 	if (!err)
 		err = blitz_check_bpffs();

@@ -79,6 +79,67 @@ int service_add_addr(struct blitz_service *s, const char *text)
 	return -1;
 }
 
+/* Why the XDP program never answers a4 (network order), or NULL. */
+static const char *v4_never_served(struct in_addr a4)
+{
+	uint32_t top = ntohl(a4.s_addr) >> 24;
+
+	if (top == 0)
+		return "an unspecified (0/8) address";
+	if (top == 127)
+		return "a loopback address";
+	if (top >= 240)
+		return "a broadcast or reserved (240/4) address";
+	if (top >= 224)
+		return "a multicast address";
+	return NULL;
+}
+
+static const char *v6_never_served(const struct in6_addr *a6)
+{
+	if (a6->s6_addr[0] == 0xff)
+		return "a multicast address";
+	if (IN6_IS_ADDR_V4MAPPED(a6))
+		return "a v4-mapped address (give the IPv4 address)";
+	if (IN6_IS_ADDR_UNSPECIFIED(a6))
+		return "the unspecified address";
+	if (IN6_IS_ADDR_LOOPBACK(a6))
+		return "a loopback address";
+	return NULL;
+}
+
+int service_xdp_addrs_ok(const struct blitz_service *s)
+{
+	char text[INET6_ADDRSTRLEN];
+	const char *why;
+	int i;
+
+	for (i = 0; i < s->n_addr4; i++) {
+		why = v4_never_served(s->addr4[i]);
+		if (why) {
+			inet_ntop(AF_INET, &s->addr4[i], text, sizeof(text));
+			goto refuse;
+		}
+	}
+	for (i = 0; i < s->n_addr6; i++) {
+		why = v6_never_served(&s->addr6[i]);
+		if (why) {
+			inet_ntop(AF_INET6, &s->addr6[i], text, sizeof(text));
+			goto refuse;
+		}
+	}
+	return 0;
+refuse:
+	pr_warn("-a %s: the xdp engine never answers %s; give one of the "
+		"host's unicast addresses (`ip addr`)%s\n",
+		text, why,
+		strcmp(why, "a loopback address")
+			? ""
+			: ", or serve it with the kernel path alone: `blitz "
+			  "serve -a ADDR`");
+	return -1;
+}
+
 int service_set_body(struct blitz_service *s, const void *body, size_t len)
 {
 	char *b;

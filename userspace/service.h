@@ -54,6 +54,11 @@ void service_init(struct blitz_service *s);
 int service_set_port(struct blitz_service *s, const char *text);
 /* An IPv4 or IPv6 address in text form, up to BLITZ_MAX_ADDRS of each. */
 int service_add_addr(struct blitz_service *s, const char *text);
+/* 0 when the XDP program can serve every -a address, else -1 with one
+ * line: it never answers an unspecified, loopback, multicast, broadcast
+ * (240/4) or v4-mapped address (bpf/blitz_addr.h: as a source it is
+ * martian, as a destination not unicast). */
+int service_xdp_addrs_ok(const struct blitz_service *s);
 int service_set_body(struct blitz_service *s, const void *body, size_t len);
 /* The body read from a file, refused above BLITZ_BODY_MAX (16 MiB)
  * before it is read. */

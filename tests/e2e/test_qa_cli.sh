@@ -77,4 +77,84 @@ else
 	fail "${T}_afxdp_stop_while_starting" "$bad"
 fi
 
+# ---- -a with an address the XDP program never answers ----
+# It was taken: `-a 127.0.0.1` on lo made the program drop every segment
+# to a kernel listener on 127.0.0.1 (the source is martian: drop_martian)
+# while load said "a kernel listener is on port ...: ... go to it"; a
+# multicast, broadcast, unspecified or v4-mapped one served nothing.
+# cli_refuses NAME PATTERN ARGS... - one line matching, rc 1, nothing left.
+cli_refuses() {
+	local name=$1 pat=$2 out rc
+	shift 2
+	out=$($SRV timeout 20 "$BLITZ" "$@" 2>&1)
+	rc=$?
+	if [ "$rc" -eq 1 ] && [ "$(printf '%s\n' "$out" | wc -l)" -eq 1 ] &&
+		printf '%s\n' "$out" | grep -q -- "$pat" && nothing_left; then
+		pass "$name"
+	else
+		fail "$name" "rc $rc, said: $(printf '%s' "$out" | tr '\n' '|')"
+	fi
+	$SRV "$BLITZ" unload "$SRV_IF" >/dev/null 2>&1
+}
+cli_refuses "${T}_load_a_multicast" "never answers a multicast address" \
+	load "$SRV_IF" -p "$PORT" -a 224.0.0.1
+cli_refuses "${T}_load_a_broadcast" "never answers a broadcast" \
+	load "$SRV_IF" -p "$PORT" -a 255.255.255.255
+cli_refuses "${T}_load_a_unspecified6" "never answers the unspecified" \
+	load "$SRV_IF" -p "$PORT" -a ::
+cli_refuses "${T}_load_a_v4mapped" "never answers a v4-mapped" \
+	load "$SRV_IF" -p "$PORT" -a "::ffff:$SRV_IP"
+
+# The loopback case on lo, with the kernel listener it used to blackhole.
+$SRV ip link set dev lo up
+(cd "$TMP" && exec $SRV "$PY" -m http.server "$PORT" --bind 127.0.0.1 >/dev/null 2>&1) &
+lo_pid=$!
+on_exit "kill $lo_pid"
+on_exit "$SRV $BLITZ unload lo"
+if wait_port "$SRV" 127.0.0.1 "$PORT" 5; then
+	out=$($SRV "$BLITZ" load lo -p "$PORT" -a 127.0.0.1 2>&1)
+	rc=$?
+	code=$($SRV timeout 10 curl -s -m 5 -o /dev/null -w '%{http_code}' "http://127.0.0.1:$PORT/")
+	if [ "$rc" -eq 1 ] && printf '%s' "$out" | grep -q "never answers a loopback address" &&
+		[ "$code" = 200 ] && ! $SRV ip link show dev lo | grep -q prog/xdp; then
+		pass "${T}_load_lo_a_loopback"
+	else
+		fail "${T}_load_lo_a_loopback" "rc $rc, kernel listener answered '$code', said: $(printf '%s' "$out" | tr '\n' '|')"
+	fi
+	$SRV "$BLITZ" unload lo >/dev/null 2>&1
+else
+	skip "${T}_load_lo_a_loopback" "python http.server did not listen on 127.0.0.1:$PORT"
+fi
+kill "$lo_pid" 2>/dev/null
+wait "$lo_pid" 2>/dev/null
+
+# reload -a: refused, the loaded addresses kept.
+if $SRV "$BLITZ" load "$SRV_IF" -p "$PORT" -a "$SRV_IP" >/dev/null 2>&1; then
+	out=$($SRV "$BLITZ" reload "$SRV_IF" -a 127.0.0.2 2>&1)
+	rc=$?
+	st=$($SRV "$BLITZ" status "$SRV_IF" 2>&1 | sed -n 2p)
+	if [ "$rc" -eq 1 ] && [ "$(printf '%s\n' "$out" | wc -l)" -eq 1 ] &&
+		printf '%s' "$out" | grep -q "never answers a loopback" &&
+		printf '%s' "$st" | grep -qw -- "$SRV_IP"; then
+		pass "${T}_reload_a_loopback"
+	else
+		fail "${T}_reload_a_loopback" "rc $rc, status '$st', said: $(printf '%s' "$out" | tr '\n' '|')"
+	fi
+	# ---- stats --prometheus <ifname>: a name nothing runs on ----
+	# It printed nothing and exited 0; now one line and rc 1 (and the
+	# loaded interface still scrapes).
+	out=$($SRV "$BLITZ" stats nosuchif0 --prometheus 2>&1)
+	rc=$?
+	got=$($SRV "$BLITZ" stats "$SRV_IF" --prometheus 2>/dev/null | grep -c "interface=\"$SRV_IF\"")
+	if [ "$rc" -eq 1 ] && [ "$(printf '%s\n' "$out" | wc -l)" -eq 1 ] &&
+		printf '%s' "$out" | grep -q "no engine runs on nosuchif0" && [ "$got" -gt 0 ]; then
+		pass "${T}_stats_prometheus_unknown_if"
+	else
+		fail "${T}_stats_prometheus_unknown_if" "rc $rc, $got samples for $SRV_IF, said: $(printf '%s' "$out" | tr '\n' '|')"
+	fi
+	$SRV "$BLITZ" unload "$SRV_IF" >/dev/null 2>&1
+else
+	fail "${T}_reload_a_loopback" "blitz load $SRV_IF -a $SRV_IP failed"
+fi
+
 e2e_status
