@@ -207,6 +207,15 @@ static __always_inline void remember_handoff(const struct seg *s)
 	bpf_map_update_elem(&recent, &k, &v, BPF_ANY);
 }
 
+/* net.ipv4.tcp_sack of the listener's network namespace, now (the
+ * loader's config.flags has it as it was at load or reload). */
+static __always_inline int kernel_sack(struct sock *listener)
+{
+	struct net *net = listener->__sk_common.skc_net.net;
+
+	return !net || net->ipv4.sysctl_tcp_sack;
+}
+
 /* Give the segment a request sock on the listener; the kernel finishes
  * the handshake from it. Returns the TC verdict. */
 static __always_inline int hand_off(struct __sk_buff *skb, struct seg *s,
@@ -224,7 +233,15 @@ static __always_inline int hand_off(struct __sk_buff *skb, struct seg *s,
 		attrs.snd_wscale = (__u8)blitz_ck2_opts_wscale(opts);
 		attrs.rcv_wscale = OUR_WSCALE;
 	}
-	attrs.sack_ok = (__u8)blitz_ck2_opts_sack(opts);
+	/* SACK-permitted from a SYN-ACK sent while net.ipv4.tcp_sack was on
+	 * (before a change the loader has not read yet): handed off without
+	 * it, which the kfunc takes. The client may still send SACK blocks;
+	 * the kernel ignores them, and a receiver need not send any (RFC
+	 * 2018 section 4: "MAY"). Window scaling cannot be taken back so:
+	 * the kfunc refuses it (handoff_fail), as Linux's own syncookies
+	 * refuse such a cookie. */
+	attrs.sack_ok =
+		(__u8)blitz_ck2_opts_sack(opts) && kernel_sack(listener);
 	if (s->has_ts) {
 		/* The kernel continues TSval from our TSecr (its ts_off). */
 		attrs.tstamp_ok = 1;

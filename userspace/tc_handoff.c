@@ -189,8 +189,8 @@ __u32 tc_handoff_kernel_opts(void)
 	       (sysctl_int(WSCALE) == 0 ? BLITZ_CFG_NO_WSCALE : 0);
 }
 
-/* One clause per option flags leaves out, e.g. "SACK (net.ipv4.tcp_sack
- * is 0)"; "" when none. */
+/* The options flags leaves out, with their sysctls, e.g. "SACK-permitted
+ * (net.ipv4.tcp_sack)"; "" when none. */
 static void opts_clauses(__u32 flags, char *buf, size_t len)
 {
 	snprintf(buf, len, "%s%s%s",
@@ -221,31 +221,40 @@ void tc_handoff_say_opts(const char *ifname, __u32 flags)
 int tc_handoff_opts_drift(const char *ifname, __u32 flags, bool serve,
 			  char *buf, size_t len)
 {
-	__u32 now = tc_handoff_kernel_opts(), on, off;
-	char a[120] = "", b[120] = "", fix[80];
+	__u32 now = tc_handoff_kernel_opts(), diff;
+	char fix[80];
 
 	flags &= BLITZ_CFG_NO_SACK | BLITZ_CFG_NO_WSCALE;
 	if (len)
 		buf[0] = 0;
-	if (now == flags)
+	diff = now ^ flags;
+	if (!diff)
 		return 0;
-	off = now & ~flags; /* turned off since: hand-offs refused */
-	on = flags & ~now;  /* turned on since: not offered yet */
-	opts_clauses(off, a, sizeof(a));
-	opts_clauses(on, b, sizeof(b));
 	if (serve)
 		snprintf(fix, sizeof(fix), "restarting the serve");
 	else
 		snprintf(fix, sizeof(fix), "`blitz reload %s`", ifname);
-	snprintf(buf, len,
-		 "%s: SYN-ACKs follow the sysctls as they were at load: %s%s%s"
-		 "%s%s; %s follows them now",
-		 ifname, a,
-		 off ? " turned off since (the kernel refuses hand-offs that "
-		       "use it)"
-		     : "",
-		 off && on ? "; " : "", b,
-		 on ? " turned on since (not offered)" : "", fix);
+	/* Off since: still offered; the TC hand-off leaves SACK out by
+	 * itself (it reads tcp_sack live), window scaling it cannot. */
+	snprintf(
+		buf, len,
+		"%s: SYN-ACKs follow the sysctls as they were at load: %s%s%s; "
+		"%s follows them now",
+		ifname,
+		!(diff & BLITZ_CFG_NO_SACK) ? ""
+		: now & BLITZ_CFG_NO_SACK
+			? "net.ipv4.tcp_sack turned off since (SACK-permitted "
+			  "still offered; hand-offs leave it out)"
+			: "net.ipv4.tcp_sack turned on since (SACK-permitted "
+			  "not offered)",
+		diff == (BLITZ_CFG_NO_SACK | BLITZ_CFG_NO_WSCALE) ? "; " : "",
+		!(diff & BLITZ_CFG_NO_WSCALE) ? ""
+		: now & BLITZ_CFG_NO_WSCALE
+			? "net.ipv4.tcp_window_scaling turned off since (still "
+			  "offered: the kernel refuses hand-offs that use it)"
+			: "net.ipv4.tcp_window_scaling turned on since (not "
+			  "offered)",
+		fix);
 	return 1;
 }
 

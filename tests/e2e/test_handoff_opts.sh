@@ -22,7 +22,9 @@
 # leaves that option out as the kernel would: load says so and succeeds,
 # and the handed-off socket has what Linux agreed on (v4 and v6, each
 # sysctl and both, a client without timestamps too); a sysctl changed
-# after load shows in `blitz status` until `blitz reload` follows it.
+# after load shows in `blitz status` until `blitz reload` follows it;
+# until then a hand-off leaves SACK out (the kernel's tcp_sack read live)
+# and cannot leave window scaling out (refused, handoff_fail).
 # tcp_timestamps=0 still refuses (the TSecr carries the cookie).
 # Testbed prefix: $HOPTS_TB (default e2ehop).
 # shellcheck disable=SC2086 # $SRV and $CLI are command prefixes
@@ -194,13 +196,13 @@ $SRV "$BLITZ" status "$SRV_IF" >"$TMP/st1.out" 2>&1
 $SRV "$BLITZ" reload "$SRV_IF" >"$TMP/rl1.out" 2>&1
 rl=$?
 $SRV "$BLITZ" status "$SRV_IF" >"$TMP/st2.out" 2>&1
-if grep -q 'tcp_window_scaling) turned off since' "$TMP/st1.out" &&
-	grep -q 'tcp_sack) turned on since' "$TMP/st1.out" &&
+if grep -q 'tcp_window_scaling turned off since (still offered: the kernel refuses' "$TMP/st1.out" &&
+	grep -q 'tcp_sack turned on since' "$TMP/st1.out" &&
 	grep -q "blitz reload $SRV_IF" "$TMP/st1.out" && [ $rl = 0 ] &&
 	grep -q 'leave out window scaling' "$TMP/rl1.out" &&
 	grep -q 'offer SACK-permitted again' "$TMP/rl1.out" &&
 	! grep -q 'SYN-ACKs follow' "$TMP/st2.out"; then
-	pass "${T}_status_then_reload ($(grep -o 'SYN-ACKs follow.*' "$TMP/st1.out" | head -c 160))"
+	pass "${T}_status_then_reload ($(grep -o 'SYN-ACKs follow.*' "$TMP/st1.out"))"
 else
 	fail "${T}_status_then_reload" "status: $(tr '\n' ' ' <"$TMP/st1.out"); reload ($rl): $(tr '\n' ' ' <"$TMP/rl1.out"); after: $(tr '\n' ' ' <"$TMP/st2.out")"
 fi
@@ -216,6 +218,39 @@ client_sysctl 0 1 1
 case_run v4_srv_bare_no_ts "$SRV_IP" "ts=no sack=no wscale:none mss:1460"
 client_sysctl 1 1 1
 $SRV sysctl -qw net.ipv4.tcp_sack=1 net.ipv4.tcp_window_scaling=1
+
+# Turned off after load, no reload: the SYN-ACK still offers both. The
+# hand-off reads tcp_sack live and leaves SACK out (the client keeps it:
+# it may send SACK blocks, which the kernel ignores); window scaling
+# cannot be taken back, so the kfunc refuses it (handoff_fail) and the
+# request goes unanswered, as Linux's own syncookies would refuse it.
+$SRV "$BLITZ" reload "$SRV_IF" >"$TMP/rl3.out" 2>&1 ||
+	fail "${T}_reload_srv_all" "$(tr '\n' ' ' <"$TMP/rl3.out")"
+$SRV sysctl -qw net.ipv4.tcp_sack=0
+conn v4_live_no_sack "$SRV_IP"
+$SRV sysctl -qw net.ipv4.tcp_sack=1
+srv=$(opts "$TMP/v4_live_no_sack.ss")
+cli=$(opts "$TMP/v4_live_no_sack.css")
+if [ "$handed" -ge 1 ] && head -c 12 "$TMP/v4_live_no_sack.out" | grep -q '^HTTP/1.1 200' &&
+	[[ $srv = "ts=yes sack=no wscale:"*",7 mss:1448" ]] &&
+	[[ $cli = "ts=yes sack=yes wscale:7,"* ]]; then
+	pass "${T}_v4_live_no_sack ($srv; client: $cli)"
+else
+	fail "${T}_v4_live_no_sack" "handoffs $handed, server '$srv', client '$cli', reply '$(head -c 12 "$TMP/v4_live_no_sack.out")'"
+fi
+$SRV sysctl -qw net.ipv4.tcp_window_scaling=0
+f0=$(counter "$SRV_IF" handoff_fail)
+h0=$(counter "$SRV_IF" handoff)
+$CLI timeout 10 "$PY" "$SEND" "$SRV_IP" $PORT "$TMP/req" --quiet 1 --timeout 2 \
+	--out "$TMP/live_ws.out" 2>"$TMP/live_ws.err"
+$SRV sysctl -qw net.ipv4.tcp_window_scaling=1
+failed=$(($(counter "$SRV_IF" handoff_fail) - f0))
+handed=$(($(counter "$SRV_IF" handoff) - h0))
+if [ "$failed" -ge 1 ] && [ "$handed" = 0 ] && ! grep -q 'HTTP/1.1' "$TMP/live_ws.out"; then
+	pass "${T}_v4_live_no_wscale_refused (handoff_fail $failed)"
+else
+	fail "${T}_v4_live_no_wscale_refused" "handoff_fail $failed, handoff $handed, reply '$(head -c 12 "$TMP/live_ws.out")'"
+fi
 
 # Timestamps are not followed: every segment after the handshake is
 # proved by its TSecr, so load refuses, names it, attaches nothing.
