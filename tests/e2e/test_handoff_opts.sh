@@ -21,7 +21,8 @@
 # namespace (the kfunc refuses sack_ok / wscale_ok then) the XDP SYN-ACK
 # leaves that option out as the kernel would: load says so and succeeds,
 # and the handed-off socket has what Linux agreed on (v4 and v6, each
-# sysctl and both, a client without timestamps too); a sysctl changed
+# sysctl and both, a client without timestamps too; `blitz serve` keeps
+# its xdp tier with both off); a sysctl changed
 # after load shows in `blitz status` until `blitz reload` follows it;
 # until then a hand-off leaves SACK out (the kernel's tcp_sack read live)
 # and cannot leave window scaling out (refused, handoff_fail).
@@ -30,6 +31,8 @@
 # shellcheck disable=SC2086 # $SRV and $CLI are command prefixes
 # shellcheck source=tests/e2e/lib.sh
 source "$(dirname "$0")/lib.sh"
+# shellcheck source=tests/e2e/lib_epoll.sh
+source "$(dirname "$0")/lib_epoll.sh"
 
 T=handoff_opts
 PORT=8080
@@ -251,6 +254,23 @@ if [ "$failed" -ge 1 ] && [ "$handed" = 0 ] && ! grep -q 'HTTP/1.1' "$TMP/live_w
 else
 	fail "${T}_v4_live_no_wscale_refused" "handoff_fail $failed, handoff $handed, reply '$(head -c 12 "$TMP/live_ws.out")'"
 fi
+
+# blitz serve (its own epoll listener behind XDP, on another port than
+# nginx's) with neither option in the kernel: the xdp tier, not epoll
+# alone, and its hand-offs agree without them.
+$SRV "$BLITZ" unload "$SRV_IF" >/dev/null 2>&1
+$SRV sysctl -qw net.ipv4.tcp_sack=0 net.ipv4.tcp_window_scaling=0
+serve_start "$TMP/serve.log" "$SRV_IF" --engine xdp -p 8081
+if serve_wait_line "tier xdp" 20 && has_xdp "$SRV_IF" &&
+	grep -q 'SYN-ACKs leave out SACK-permitted (net.ipv4.tcp_sack) and window scaling' "$TMP/serve.log"; then
+	pass "${T}_serve_srv_bare ($(grep -o 'tier xdp[^;]*' "$TMP/serve.log" | head -1))"
+	PORT=8081 conn serve_bare "$SRV_IP"
+	verdict serve_bare "ts=yes sack=no wscale:none mss:1448"
+else
+	fail "${T}_serve_srv_bare" "$(tr '\n' ' ' <"$TMP/serve.log")"
+fi
+serve_stop TERM 10
+$SRV sysctl -qw net.ipv4.tcp_sack=1 net.ipv4.tcp_window_scaling=1
 
 # Timestamps are not followed: every segment after the handshake is
 # proved by its TSecr, so load refuses, names it, attaches nothing.
