@@ -48,7 +48,8 @@
 # blitz-bench-pipe blitz-bench-other-napi"), WARMUP (1 s; 0 none), BUILD, BENCH_OUT (bench-results), BENCH_PORT (8080),
 # BENCH_PREFIX (bzb), BENCH_CLIENT_CPU (0), BENCH_SERVER_CPU (1), PLACEMENT,
 # NAPI_RT_PRIO (1: SCHED_FIFO NAPI threads, 0: not; SRV_NAPI_RT_PRIO the
-# server side alone, default NAPI_RT_PRIO), HEADROOM (1.5) and
+# server side alone, default NAPI_RT_PRIO), BENCH_RT (0; 1: shield the
+# benchmark from other load, see below), HEADROOM (1.5) and
 # HEADROOM_ENGINE (afxdp) for the generator-headroom row.
 set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
@@ -79,6 +80,31 @@ SRV_CPUS=$SCPU CLI_CPUS=$CCPU
 # The other NAPI policy, for the blitz-bench-other-napi rows.
 ALT_NAPI_PRIO=0
 [ "$NAPI_RT_PRIO" != 0 ] || ALT_NAPI_PRIO=1
+# BENCH_RT=1: on a shared machine, the benchmark's processes (servers and
+# clients) SCHED_FIFO 1 and the NAPI threads FIFO 2 (above them, as they
+# were above the ordinary processes), so other load takes only what the
+# kernel keeps for it (sched_rt_runtime_us: 5%). It starves everything
+# else on both CPUs while it runs; the other-NAPI rows are not measured
+# (an ordinary NAPI thread would starve behind a FIFO generator).
+BENCH_RT=${BENCH_RT:-0}
+RT=()
+case $BENCH_RT in
+0) ;;
+1)
+	if [ "$NAPI_RT_PRIO" = 0 ] || [ "$SRV_NAPI_RT_PRIO" = 0 ]; then
+		echo "bench: BENCH_RT=1 needs FIFO NAPI threads (NAPI_RT_PRIO and SRV_NAPI_RT_PRIO not 0): a FIFO process would starve them" >&2
+		exit 1
+	fi
+	[ "$NAPI_RT_PRIO" -ge 2 ] || NAPI_RT_PRIO=2
+	[ "$SRV_NAPI_RT_PRIO" -ge 2 ] || SRV_NAPI_RT_PRIO=2
+	RT=(chrt -f 1)
+	CLIENTS=$(echo "$CLIENTS" | tr ' ' '\n' | grep -vx blitz-bench-other-napi | tr '\n' ' ')
+	;;
+*)
+	echo "bench: BENCH_RT must be 0 or 1, not '$BENCH_RT'" >&2
+	exit 1
+	;;
+esac
 
 die() {
 	echo "bench: $*" >&2
@@ -281,10 +307,10 @@ start_engine() { # engine; sets server_pid / xdp_loaded; 1 with a reason on fd 3
 			return 1
 		}
 		if [ "$e" = epoll ]; then
-			$SRV prlimit --nofile="$NOFILE:$NOFILE" taskset -c "$SCPU" "$BLITZ" serve \
+			$SRV prlimit --nofile="$NOFILE:$NOFILE" taskset -c "$SCPU" "${RT[@]}" "$BLITZ" serve \
 				--engine epoll -t 1 -p "$PORT" --max-conns "$NOFILE" >"$log" 2>&1 &
 		else
-			$SRV prlimit --nofile="$NOFILE:$NOFILE" taskset -c "$SCPU" "$BLITZ" serve \
+			$SRV prlimit --nofile="$NOFILE:$NOFILE" taskset -c "$SCPU" "${RT[@]}" "$BLITZ" serve \
 				"$SRV_IF" --engine "$e" -p "$PORT" >"$log" 2>&1 &
 		fi
 		server_pid=$!
@@ -296,7 +322,7 @@ start_engine() { # engine; sets server_pid / xdp_loaded; 1 with a reason on fd 3
 		}
 		sed "s|@TMP@|$tmp|g;s|@IP@|$SRV_IP|g;s|@PORT@|$PORT|g;s|@CONNS@|$NOFILE|g" \
 			"$BENCH_DIR/nginx.conf.in" >"$tmp/nginx.conf"
-		$SRV prlimit --nofile="$NOFILE:$NOFILE" taskset -c "$SCPU" nginx -c "$tmp/nginx.conf" \
+		$SRV prlimit --nofile="$NOFILE:$NOFILE" taskset -c "$SCPU" "${RT[@]}" nginx -c "$tmp/nginx.conf" \
 			>"$log" 2>&1 &
 		server_pid=$!
 		;;
@@ -310,7 +336,7 @@ start_engine() { # engine; sets server_pid / xdp_loaded; 1 with a reason on fd 3
 		chmod -R a+rX "$tmp/www"
 		sed "s|@TMP@|$tmp|g;s|@IP@|$SRV_IP|g;s|@PORT@|$PORT|g;s|@CONNS@|$NOFILE|g" \
 			"$BENCH_DIR/h2o.conf.in" >"$tmp/h2o.conf"
-		$SRV prlimit --nofile="$NOFILE:$NOFILE" taskset -c "$SCPU" h2o -c "$tmp/h2o.conf" \
+		$SRV prlimit --nofile="$NOFILE:$NOFILE" taskset -c "$SCPU" "${RT[@]}" h2o -c "$tmp/h2o.conf" \
 			>"$log" 2>&1 &
 		server_pid=$!
 		;;
@@ -346,7 +372,7 @@ engine_notes=$tmp/engines.jsonl
 # retransmits lat_{mean,p50,p90,p95,p99,p999,max}_us self_busy_pct (blitz
 # bench's own busy loop time, else null).
 client_wrk() { # conns out
-	$CLI taskset -c "$CCPU" timeout $((DURATION + 30)) wrk -t1 -c"$1" -d"${DURATION}s" \
+	$CLI taskset -c "$CCPU" "${RT[@]}" timeout $((DURATION + 30)) wrk -t1 -c"$1" -d"${DURATION}s" \
 		--timeout 2s -s "$BENCH_DIR/wrk-report.lua" "$URL" >"$2.txt" 2>&1 || true
 	sed -n 's/^BENCHJSON //p' "$2.txt" | tail -n1 |
 		jq -c '{requests, rps: (.requests / (.duration_us / 1e6)),
@@ -356,7 +382,7 @@ client_wrk() { # conns out
 }
 
 client_h2load() { # conns pipeline out
-	$CLI taskset -c "$CCPU" timeout $((DURATION + 30)) h2load --h1 -t1 -c"$1" -m"$2" \
+	$CLI taskset -c "$CCPU" "${RT[@]}" timeout $((DURATION + 30)) h2load --h1 -t1 -c"$1" -m"$2" \
 		-D "$DURATION" "$URL" >"$3.txt" 2>&1 || true
 	# "finished in 3.00s, 123.45 req/s, ..." / "requests: T total, S started,
 	# D done, OK succeeded, F failed, E errored, TO timeout" / "time for
@@ -376,7 +402,7 @@ client_blitz() { # conns pipeline rate out
 	extra+=(--src-addrs "$(src_addrs_for "$1")")
 	# Opening 100,000 connections takes a second or two of the run.
 	[ "$1" -ge 20000 ] && [ "$d" -lt 5 ] && d=5
-	$CLI taskset -c "$CCPU" timeout $((d + 30)) "$BLITZ" bench "$SRV_IP:$PORT" \
+	$CLI taskset -c "$CCPU" "${RT[@]}" timeout $((d + 30)) "$BLITZ" bench "$SRV_IP:$PORT" \
 		-i "$CLI_IF" -c "$1" -P "$2" -d "$d" "${extra[@]}" --json >"$4.json" 2>"$4.err" || true
 	jq -c '{requests, rps, errors, retransmits, lat_mean_us, lat_p50_us, lat_p90_us,
 	  lat_p95_us, lat_p99_us, lat_p999_us, lat_p9999_us, lat_max_us,
@@ -495,7 +521,7 @@ start_placed() {
 	start_engine "$1" 3>"$tmp/reason" || return 1
 	placement_quiet || true
 	if [ "$WARMUP" -gt 0 ] && blitz_has bench; then
-		$CLI taskset -c "$CCPU" timeout $((WARMUP + 20)) "$BLITZ" bench "$SRV_IP:$PORT" \
+		$CLI taskset -c "$CCPU" "${RT[@]}" timeout $((WARMUP + 20)) "$BLITZ" bench "$SRV_IP:$PORT" \
 			-i "$CLI_IF" -c "$BB_CONNS" -d "$WARMUP" >/dev/null 2>&1 || true
 	fi
 }
@@ -597,6 +623,7 @@ jq -s --slurpfile sk "$skipped" --slurpfile en "$engine_notes" --arg ts "$ts" \
 	--argjson d "$DURATION" --argjson runs "$RUNS" --arg pl "$PLACEMENT" --arg why "$PLACEMENT_WHY" \
 	--argjson napi_rt "$(if [ "$PLACEMENT" = default ]; then echo null; else echo "$NAPI_RT_PRIO"; fi)" \
 	--argjson srv_napi_rt "$(if [ "$PLACEMENT" = default ]; then echo null; else echo "$SRV_NAPI_RT_PRIO"; fi)" \
+	--argjson bench_rt "$BENCH_RT" \
 	--arg conns "$CONNS" --arg kernel "$(uname -r)" --argjson cpus "$(nproc)" \
 	--arg cpu_model "$(awk -F': ' '/^model name/ {print $2; exit}' /proc/cpuinfo)" \
 	--arg load_before "$load_before" --arg load_after "$(cut -d' ' -f1 /proc/loadavg)" \
@@ -630,7 +657,7 @@ fi
 # bound by the client; spreads over the runs beside every figure.
 jq -r '.headline[] | "peak (\(if .bound_by == "both" then "server-bound, the client saturated too" elif .kind == "server" then "server-bound" else "neither side saturated: a lower bound" end)): \(.engine) \(.rps) req/s (spread \(.rps_spread_pct)% over \(.runs) runs) at \(.cost_ns // "-") ns/req via \(.client) c=\(.conns) P=\(.pipeline), server CPU \(.server_cpu_busy_pct)%, client \(.client_limit_pct)%: \(.ratio_nginx // "-")x nginx in RPS (spread \(.ratio_spread_pct // "-")%), \(.cost_ratio_nginx // "-")x in cost (spread \(.cost_ratio_spread_pct // "-")%)\(if .ratio_note then " (\(.ratio_note))" else ", against nginx in the same configuration" end)\(if .other_napi then "; with the other NAPI policy (\(.other_napi.client) -c \(.other_napi.conns)): \(.other_napi.rps) req/s (spread \(.other_napi.rps_spread_pct)%) at \(.other_napi.cost_ns // "-") ns/req, bound by \(.other_napi.bound_by), \(.other_napi.ratio_nginx // "-")x nginx in RPS, \(.other_napi.cost_ratio_nginx // "-")x in cost" else "" end)"' "$json"
 jq -r '.no_headline[] | "no peak for \(.engine): \(.why); best row \(.rps) req/s via \(.client) c=\(.conns) P=\(.pipeline) (client \(.client_limit_pct)% busy)\(if .other_napi then "; with the other NAPI policy: \(.other_napi.rps) req/s at \(.other_napi.cost_ns // "-") ns/req, bound by \(.other_napi.bound_by), \(.other_napi.ratio_nginx // "-")x nginx in RPS, \(.other_napi.cost_ratio_nginx // "-")x in cost" else "" end)"' "$json"
-jq -r '"load average before the run \(.host.loadavg_before), after \(.host.loadavg_after) (\(.host.cpus) CPUs); placement \(.placement)"' "$json"
+jq -r '"load average before the run \(.host.loadavg_before), after \(.host.loadavg_after) (\(.host.cpus) CPUs); placement \(.placement)\(if .bench_rt == 1 then ", BENCH_RT=1 (servers and clients SCHED_FIFO 1, NAPI FIFO \(.napi_rt_prio))" else "" end)"' "$json"
 echo "results: $json"
 
 # The plot: RPS by connections (wrk medians), cost per request by engine

@@ -12,7 +12,7 @@
 #
 # Each round loads every build in turn with its own binary (the XDP object
 # is built into it) and runs this tree's `blitz bench -c CONNS` at it, then
-# at nginx. Per row: req/s, server CPU busy ns / request (/proc/stat, as
+# at nginx with the xdp engine unloaded. Per row: req/s, server CPU busy ns / request (/proc/stat, as
 # make bench), the server NAPI thread's own ns / request (all of the xdp
 # engine runs there; other processes on the CPU do not count in it), the
 # generator's busy %. RT=1 also runs the generator and nginx SCHED_FIFO 1
@@ -84,6 +84,12 @@ for _ in $(seq "$ROUNDS"); do
 		placement_quiet || true
 		row "${a%%=*}" 8080 | tee -a "$tmp/rows"
 	done
+	# nginx with no XDP program on the server's veth: one there (even
+	# passing nginx's frames) makes veth copy every skb for it, which
+	# cost nginx 2.4x its RPS here.
+	$SRV "$loaded" unload "$SRV_IF" >/dev/null 2>&1 || true
+	loaded=
+	placement_quiet || true
 	row nginx 8081 | tee -a "$tmp/rows"
 done
 echo "medians over $ROUNDS rounds (ratio = nginx's median cost / the build's):"

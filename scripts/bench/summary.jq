@@ -71,7 +71,7 @@ def runs_of($h): [$r[] | select(.mode == "closed" and .engine == $h.engine and .
 ([$sk[] | .engine]) as $skipped_engines |
 {timestamp: $ts, duration_s: $d, runs: $runs,
  conns: ($conns | split(" ") | map(select(. != "") | tonumber)),
- placement: $pl, placement_why: $why, napi_rt_prio: $napi_rt, srv_napi_rt_prio: $srv_napi_rt,
+ placement: $pl, placement_why: $why, napi_rt_prio: $napi_rt, srv_napi_rt_prio: $srv_napi_rt, bench_rt: $bench_rt,
  host: {kernel: $kernel, cpus: $cpus, cpu_model: $cpu_model,
 	loadavg_before: ($load_before | tonumber), loadavg_after: ($load_after | tonumber),
 	client_cpu: $ccpu, server_cpu: $scpu},

@@ -65,7 +65,7 @@ bb_rows='[{"engine":"nginx","client":"blitz-bench","conns":100,"pipeline":1,"mod
  {"engine":"nginx","client":"blitz-bench","conns":100,"pipeline":1,"mode":"closed","run":3,"rps":121000,"requests":605000,"cost_ns":7900,"errors":0,"client_limit_pct":99,"server_cpu_busy_pct":97,"busy_poll":false},
  {"engine":"xdp","client":"blitz-bench","conns":100,"pipeline":1,"mode":"closed","run":1,"rps":600000,"requests":3000000,"cost_ns":1400,"errors":0,"client_limit_pct":99,"server_cpu_busy_pct":82,"busy_poll":false}]'
 bb_sum=$(echo "$bb_rows" | jq -c '.[]' | jq -s --slurpfile sk /dev/null --slurpfile en /dev/null --arg ts t \
-	--argjson d 1 --argjson runs 3 --arg pl fair --arg why w --argjson napi_rt 1 --argjson srv_napi_rt 1 --arg conns 100 \
+	--argjson d 1 --argjson runs 3 --arg pl fair --arg why w --argjson napi_rt 1 --argjson srv_napi_rt 1 --argjson bench_rt 0 --arg conns 100 \
 	--arg kernel k --argjson cpus 2 --arg cpu_model m --arg load_before 0 --arg load_after 0 \
 	--argjson ccpu 0 --argjson scpu 1 -f scripts/bench/summary.jq 2>&1)
 if ! echo "$bb_sum" | jq -e '(.summary | map(select(.engine == "nginx")) | .[0].bound_by == "both") and
