@@ -80,10 +80,12 @@ SRV_CPUS=$SCPU CLI_CPUS=$CCPU
 # The other NAPI policy, for the blitz-bench-other-napi rows.
 ALT_NAPI_PRIO=0
 [ "$NAPI_RT_PRIO" != 0 ] || ALT_NAPI_PRIO=1
-# BENCH_RT=1: on a shared machine, the benchmark's processes (servers and
-# clients) SCHED_FIFO 1 and the NAPI threads FIFO 2 (above them, as they
-# were above the ordinary processes), so other load takes only what the
-# kernel keeps for it (sched_rt_runtime_us: 5%). It starves everything
+# BENCH_RT=1: on a shared machine, the benchmark's processes (the servers
+# that sleep: epoll, nginx, h2o; and the clients) SCHED_FIFO 1 and the NAPI
+# threads FIFO 2 (above them, as they were above the ordinary processes),
+# so other load takes only what the kernel keeps for it
+# (sched_rt_runtime_us: 5%). The busy pollers (afxdp, dpdk) stay ordinary:
+# at FIFO one starves its own helper threads (dpdk never came up). It starves everything
 # else on both CPUs while it runs; the other-NAPI rows are not measured
 # (an ordinary NAPI thread would starve behind a FIFO generator).
 BENCH_RT=${BENCH_RT:-0}
@@ -310,7 +312,9 @@ start_engine() { # engine; sets server_pid / xdp_loaded; 1 with a reason on fd 3
 			$SRV prlimit --nofile="$NOFILE:$NOFILE" taskset -c "$SCPU" "${RT[@]}" "$BLITZ" serve \
 				--engine epoll -t 1 -p "$PORT" --max-conns "$NOFILE" >"$log" 2>&1 &
 		else
-			$SRV prlimit --nofile="$NOFILE:$NOFILE" taskset -c "$SCPU" "${RT[@]}" "$BLITZ" serve \
+			# Not FIFO under BENCH_RT: a busy poller at FIFO starves its
+			# own helper threads (dpdk never came up).
+			$SRV prlimit --nofile="$NOFILE:$NOFILE" taskset -c "$SCPU" "$BLITZ" serve \
 				"$SRV_IF" --engine "$e" -p "$PORT" >"$log" 2>&1 &
 		fi
 		server_pid=$!
