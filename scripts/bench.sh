@@ -6,7 +6,8 @@
 # h2load and `blitz bench -P 16`), RUNS times per configuration, and with
 # the other NAPI policy (blitz-bench-other-napi: placement.sh says why the
 # default is FIFO). The runs are interleaved (run 1 of every engine, then
-# run 2, ...; each engine started afresh and warmed up for WARMUP s), so
+# run 2, ...; each engine started afresh, warmed up for WARMUP s, default 0:
+# its first rows, wrk's, are no peak candidates and warm it), so
 # the two rows of a ratio are close in time on a machine whose load drifts.
 #
 # Owns: the benchmark table, bench-results/*.json, *.md and the PNG plot.
@@ -45,7 +46,7 @@
 # (16), LAT_FRACTIONS (open-loop runs at these fractions of each server's
 # blitz-bench peak, default "0.5 0.8 0.95"; "" for none), ENGINES (default
 # "xdp epoll afxdp dpdk nginx h2o"), CLIENTS (default "wrk blitz-bench h2load
-# blitz-bench-pipe blitz-bench-other-napi"), WARMUP (1 s; 0 none), BUILD, BENCH_OUT (bench-results), BENCH_PORT (8080),
+# blitz-bench-pipe blitz-bench-other-napi"), WARMUP (0 s), BUILD, BENCH_OUT (bench-results), BENCH_PORT (8080),
 # BENCH_PREFIX (bzb), BENCH_CLIENT_CPU (0), BENCH_SERVER_CPU (1), PLACEMENT,
 # NAPI_RT_PRIO (1: SCHED_FIFO NAPI threads, 0: not; SRV_NAPI_RT_PRIO the
 # server side alone, default NAPI_RT_PRIO), BENCH_RT (0; 1: shield the
@@ -62,7 +63,7 @@ CONNS=${CONNS:-10 100}
 BB_CONNS=${BB_CONNS:-100}
 BIG_CONNS=${BIG_CONNS-100000}
 PIPELINE=${PIPELINE:-16}
-WARMUP=${WARMUP:-1}
+WARMUP=${WARMUP:-0}
 LAT_FRACTIONS=${LAT_FRACTIONS-0.5 0.8 0.95}
 ENGINES=${ENGINES:-xdp epoll afxdp dpdk nginx h2o}
 CLIENTS=${CLIENTS:-wrk blitz-bench h2load blitz-bench-pipe blitz-bench-other-napi}
