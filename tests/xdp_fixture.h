@@ -112,15 +112,22 @@ static inline uint64_t xdp_fixture_counter(const struct bpf_map *m, int id)
 #define XDP_FIXTURE_EPHEMERAL_LO 20000
 #define XDP_FIXTURE_EPHEMERAL_HI 29999
 
-static inline int xdp_fixture_ephemeral(void)
+/* Write a sysctl of the caller's (private) netns. 0 or -1. */
+static inline int xdp_fixture_sysctl(const char *path, const char *val)
 {
-	FILE *fp = fopen("/proc/sys/net/ipv4/ip_local_port_range", "w");
+	FILE *fp = fopen(path, "w");
 	int ok;
 
 	if (!fp)
 		return -1;
-	ok = fputs(XDP_FIXTURE_EPHEMERAL, fp) >= 0;
+	ok = fputs(val, fp) >= 0;
 	return fclose(fp) == 0 && ok ? 0 : -1;
+}
+
+static inline int xdp_fixture_ephemeral(void)
+{
+	return xdp_fixture_sysctl("/proc/sys/net/ipv4/ip_local_port_range",
+				  XDP_FIXTURE_EPHEMERAL);
 }
 
 /* lo up, and the ephemeral range above: call right after unshare(). */

@@ -299,16 +299,6 @@ static void t_kfunc_supported(void)
 }
 
 /* Write a sysctl of our private netns. */
-static int put_sysctl(const char *path, const char *v)
-{
-	FILE *fp = fopen(path, "w");
-	int err = !fp || fputs(v, fp) < 0;
-
-	if (fp && fclose(fp))
-		err = 1;
-	return err ? -1 : 0;
-}
-
 /*
  * The load-time prerequisites (tc_handoff_prereqs): the kfunc answers the
  * probe as a working one (-EINVAL: it checked its arguments; a stub says
@@ -321,25 +311,27 @@ static void t_prerequisites(void)
 		return (void)T_SKIP(setup_skip);
 	T_EQ_INT(tc_handoff_kfunc_probe(), -EINVAL);
 	T_EQ_INT(tc_handoff_prereqs(), 0);
-	T_CHECK(!put_sysctl("/proc/sys/net/ipv4/tcp_syncookies", "0"));
+	T_CHECK(!xdp_fixture_sysctl("/proc/sys/net/ipv4/tcp_syncookies", "0"));
 	T_EQ_INT(tc_handoff_prereqs(), -EOPNOTSUPP);
-	T_CHECK(!put_sysctl("/proc/sys/net/ipv4/tcp_syncookies", "1"));
-	T_CHECK(!put_sysctl("/proc/sys/net/ipv4/tcp_timestamps", "0"));
+	T_CHECK(!xdp_fixture_sysctl("/proc/sys/net/ipv4/tcp_syncookies", "1"));
+	T_CHECK(!xdp_fixture_sysctl("/proc/sys/net/ipv4/tcp_timestamps", "0"));
 	T_EQ_INT(tc_handoff_prereqs(), -EOPNOTSUPP);
-	T_CHECK(!put_sysctl("/proc/sys/net/ipv4/tcp_timestamps", "1"));
+	T_CHECK(!xdp_fixture_sysctl("/proc/sys/net/ipv4/tcp_timestamps", "1"));
 	/* SACK and window scaling are no prerequisites: the XDP SYN-ACK
 	 * leaves out what the sysctls leave out (config.flags) */
 	T_EQ_INT(tc_handoff_kernel_opts(), 0);
-	T_CHECK(!put_sysctl("/proc/sys/net/ipv4/tcp_sack", "0"));
+	T_CHECK(!xdp_fixture_sysctl("/proc/sys/net/ipv4/tcp_sack", "0"));
 	T_EQ_INT(tc_handoff_prereqs(), 0);
 	T_EQ_INT(tc_handoff_kernel_opts(), BLITZ_CFG_NO_SACK);
-	T_CHECK(!put_sysctl("/proc/sys/net/ipv4/tcp_window_scaling", "0"));
+	T_CHECK(!xdp_fixture_sysctl("/proc/sys/net/ipv4/tcp_window_scaling",
+				    "0"));
 	T_EQ_INT(tc_handoff_prereqs(), 0);
 	T_EQ_INT(tc_handoff_kernel_opts(),
 		 BLITZ_CFG_NO_SACK | BLITZ_CFG_NO_WSCALE);
-	T_CHECK(!put_sysctl("/proc/sys/net/ipv4/tcp_sack", "1"));
+	T_CHECK(!xdp_fixture_sysctl("/proc/sys/net/ipv4/tcp_sack", "1"));
 	T_EQ_INT(tc_handoff_kernel_opts(), BLITZ_CFG_NO_WSCALE);
-	T_CHECK(!put_sysctl("/proc/sys/net/ipv4/tcp_window_scaling", "1"));
+	T_CHECK(!xdp_fixture_sysctl("/proc/sys/net/ipv4/tcp_window_scaling",
+				    "1"));
 	T_EQ_INT(tc_handoff_kernel_opts(), 0);
 	T_EQ_INT(tc_handoff_prereqs(), 0);
 }
@@ -358,7 +350,7 @@ static void t_opts_drift(void)
 		return (void)T_SKIP(setup_skip);
 	T_EQ_INT(tc_handoff_opts_drift("eth9", 0, false, buf, sizeof(buf)), 0);
 	T_CHECK(!buf[0]);
-	T_CHECK(!put_sysctl("/proc/sys/net/ipv4/tcp_sack", "0"));
+	T_CHECK(!xdp_fixture_sysctl("/proc/sys/net/ipv4/tcp_sack", "0"));
 	T_EQ_INT(tc_handoff_opts_drift("eth9", 0, false, buf, sizeof(buf)), 1);
 	T_CHECK_MSG(strstr(buf, "net.ipv4.tcp_sack turned off since") &&
 			    strstr(buf, "hand-offs leave it out") &&
@@ -368,7 +360,7 @@ static void t_opts_drift(void)
 	T_EQ_INT(tc_handoff_opts_drift("eth9", BLITZ_CFG_NO_SACK, false, buf,
 				       sizeof(buf)),
 		 0);
-	T_CHECK(!put_sysctl("/proc/sys/net/ipv4/tcp_sack", "1"));
+	T_CHECK(!xdp_fixture_sysctl("/proc/sys/net/ipv4/tcp_sack", "1"));
 	T_EQ_INT(tc_handoff_opts_drift("eth9", BLITZ_CFG_NO_WSCALE, true, buf,
 				       sizeof(buf)),
 		 1);
@@ -946,12 +938,14 @@ static uint32_t rnd(void)
 }
 
 /* A client port for a forged segment: 1024-65535 outside the kernel's
- * ephemeral range of this netns (20000-29999, ephemeral_range()). */
+ * ephemeral range of this netns (xdp_fixture_ephemeral()). */
 static uint16_t rnd_sport(void)
 {
 	uint16_t p = (uint16_t)(rnd() | 1024);
 
-	return p >= 20000 && p <= 29999 ? (uint16_t)(p + 10000) : p;
+	return p >= XDP_FIXTURE_EPHEMERAL_LO && p <= XDP_FIXTURE_EPHEMERAL_HI
+		       ? (uint16_t)(p + 10000)
+		       : p;
 }
 
 /*
@@ -1432,27 +1426,14 @@ static void t_pipeline_bad_cookie_silent(void)
 
 /* ---- setup ---- */
 
-/* The kernel's ephemeral ports here: 20000-29999, where no forged segment
- * comes from (see rnd_sport()), so a kernel connection the tests made (or
- * its TIME_WAIT) never owns a forged tuple. */
-static int ephemeral_range(void)
-{
-	FILE *fp = fopen("/proc/sys/net/ipv4/ip_local_port_range", "w");
-	int ok;
-
-	if (!fp)
-		return -1;
-	ok = fputs("20000 29999", fp) >= 0;
-	return fclose(fp) == 0 && ok ? 0 : -1;
-}
-
-/* lo up and the ephemeral range: right after unshare(). */
+/* lo up and the kernel's ephemeral ports away from the forged ones
+ * (xdp_fixture_ephemeral(), rnd_sport()): right after unshare(). */
 static int lo_up(void)
 {
 	struct ifreq ifr = {0};
 	int fd, err;
 
-	if (ephemeral_range())
+	if (xdp_fixture_ephemeral())
 		return -1;
 	fd = socket(AF_INET, SOCK_DGRAM, 0);
 	if (fd < 0)

@@ -1822,24 +1822,12 @@ static void t_not_our_port_or_address(void)
 	expect_pass(&f, BLITZ_CNT_PASS_HOST);
 }
 
-/* Write a sysctl of our private netns. 0 or -1. */
-static int netns_sysctl(const char *path, const char *val)
-{
-	FILE *fp = fopen(path, "w");
-	int ok;
-
-	if (!fp)
-		return -1;
-	ok = fputs(val, fp) >= 0;
-	return fclose(fp) == 0 && ok ? 0 : -1;
-}
-
 static int set_forwarding(int on)
 {
 	const char *v = on ? "1" : "0";
 
-	return netns_sysctl("/proc/sys/net/ipv4/ip_forward", v) ||
-	       netns_sysctl("/proc/sys/net/ipv6/conf/all/forwarding", v);
+	return xdp_fixture_sysctl("/proc/sys/net/ipv4/ip_forward", v) ||
+	       xdp_fixture_sysctl("/proc/sys/net/ipv6/conf/all/forwarding", v);
 }
 
 /* Serve every address (no -a): the FIB decides what is ours. */
