@@ -69,6 +69,9 @@ struct blitz_resp_meta {
 	 * changes, so templates are written with their meta. */
 	__u16 gen;
 };
+/* rendered() in blitz_xdp.bpf.c compares the whole meta as one u64. */
+_Static_assert(sizeof(struct blitz_resp_meta) == 8,
+	       "blitz_resp_meta is compared as one 64-bit word");
 
 /*
  * config.flags. NO_SACK, NO_WSCALE: net.ipv4.tcp_sack / tcp_window_scaling
