@@ -53,6 +53,11 @@ COST_TOOL    := $(BUILD)/tests/perf/xdp_cost
 COST_ROUNDS  ?= 11
 COST_RUNS    ?= 1000
 
+# The lossy link of the loss tests and benchmarks (tests/e2e/lib_loss.sh):
+# one tc dropper per rate, LOSS_PERMILLE frames in 1000.
+LOSS_RATES := 10 50
+LOSS_OBJS  := $(patsubst %,$(BUILD)/tests/loss/loss_%.bpf.o,$(LOSS_RATES))
+
 DPDK_SRCS := $(wildcard dpdk/*.c)
 HAVE_DPDK := $(shell pkg-config --exists libdpdk 2>/dev/null && echo yes)
 ifeq ($(HAVE_DPDK)$(DPDK_SRCS),yes$(DPDK_SRCS))
@@ -63,7 +68,7 @@ endif
 
 .PHONY: all deps test demo demo-fleet bench cost docs lint format clean install uninstall man
 all: $(BUILD)/blitz $(BPF_OBJS) $(UNIT_BINS) $(BPFT_BINS) $(FUZZ_BINS) $(DPDK_BIN) \
-	$(BUILD)/cost/blitz_xdp.all.bpf.o $(COST_TOOL)
+	$(BUILD)/cost/blitz_xdp.all.bpf.o $(COST_TOOL) $(LOSS_OBJS)
 
 deps:
 	./scripts/install-deps.sh
@@ -78,6 +83,11 @@ $(BUILD)/%.bpf.o: bpf/%.bpf.c $(BPF_HDRS) $(BUILD)/vmlinux.h
 $(BUILD)/cost/blitz_xdp.%.bpf.o: bpf/blitz_xdp.bpf.c $(BPF_HDRS) $(BUILD)/vmlinux.h
 	@mkdir -p $(dir $@)
 	$(CLANG) $(BPF_CFLAGS) $(COST_D_$*) -c $< -o $@
+
+$(BUILD)/tests/loss/loss_%.bpf.o: tests/loss/loss.bpf.c
+	@mkdir -p $(dir $@)
+	$(CLANG) -O2 -g -target bpf -Wall -Werror -DLOSS_PERMILLE=$* \
+		-I/usr/include/$(MULTIARCH) -c $< -o $@
 
 $(BUILD)/%.skel.h: $(BUILD)/%.bpf.o
 	$(BPFTOOL) gen skeleton $< > $@.tmp && mv $@.tmp $@

@@ -4,7 +4,7 @@
 # clients (curl over IPv4 and IPv6, wget, python http.client keep-alive,
 # wrk, ab, wrk pipelining 16 requests per segment) in the client namespace;
 # a 64 KiB --body-file that must arrive intact (sha256); every request of a
-# bounded batch answered with `tc netem loss 5%` on the client veth;
+# bounded batch answered with 5% loss on the client veth (lib_loss.sh);
 # raw segments (tests/e2e/tcp_raw.py, scapy): RFC 5961 challenge ACKs for
 # an in-window RST and a SYN on an established connection, 2,000
 # connections holding partial headers that must not stop a new client, a
@@ -126,42 +126,17 @@ EOF
 rc_wrk "${T}_wrk_pipeline16" "$URL" 1000 -d3s -s "$TMP/pipe.lua"
 
 # ---- with 5% loss on the client's veth: every request answered ----
-# This kernel has no sch_netem (CONFIG_NET_SCH_NETEM is not set), so the
-# loss comes from a 4-line tc BPF program dropping 5% of the frames in both
-# directions of the client veth; with netem it would be
-# `tc qdisc add dev $CLI_IF root netem loss 5%`.
-loss_on() {
-	if $CLI tc qdisc add dev "$CLI_IF" root netem loss 5% 2>/dev/null; then
-		LOSS=netem
-		return 0
-	fi
-	cat >"$TMP/loss.c" <<'CEOF'
-#include <linux/bpf.h>
-#include <linux/pkt_cls.h>
-static __u32 (*bpf_get_prandom_u32)(void) = (void *)BPF_FUNC_get_prandom_u32;
-__attribute__((section("tc"), used)) int loss(struct __sk_buff *skb)
-{
-	return bpf_get_prandom_u32() % 100 < 5 ? TC_ACT_SHOT : TC_ACT_OK;
-}
-char _license[] __attribute__((section("license"), used)) = "GPL";
-CEOF
-	clang -O2 -target bpf -I"/usr/include/$(gcc -print-multiarch)" \
-		-c "$TMP/loss.c" -o "$TMP/loss.o" 2>"$TMP/e" || return 1
-	$CLI tc qdisc add dev "$CLI_IF" clsact 2>>"$TMP/e" &&
-		$CLI tc filter add dev "$CLI_IF" egress bpf da obj "$TMP/loss.o" sec tc 2>>"$TMP/e" &&
-		$CLI tc filter add dev "$CLI_IF" ingress bpf da obj "$TMP/loss.o" sec tc 2>>"$TMP/e" &&
-		LOSS=bpf
-}
-loss_off() {
-	if [ "$LOSS" = netem ]; then
-		$CLI tc qdisc del dev "$CLI_IF" root
-	else
-		$CLI tc qdisc del dev "$CLI_IF" clsact
-	fi
-}
+# This kernel has no sch_netem: the loss comes from tests/loss/loss.bpf.c
+# (tests/e2e/lib_loss.sh), dropping 5% of the frames in both directions.
+# shellcheck source=tests/e2e/lib_loss.sh
+. "$E2E_ROOT/tests/e2e/lib_loss.sh"
+# 5% of the frames in both directions of the client veth.
+lossy() { loss_on "$CLI" "$CLI_IF" 50 both; }
+unlossy() { loss_off "$CLI" "$CLI_IF"; }
 LOSS=
-if loss_on; then
-	echo "# 5% loss on $CLI_IF by $LOSS"
+if lossy 2>"$TMP/e"; then
+	LOSS=bpf
+	echo "# 5% loss on $CLI_IF (tests/loss/loss.bpf.c, both directions)"
 	ok=$(curl_times 200 "$URL" "$TMP/lat_afxdp")
 	LAT_AFXDP=$(pctl "$TMP/lat_afxdp")
 	echo "# ${T}_loss_latency hello, 200 curls: $LAT_AFXDP"
@@ -169,7 +144,7 @@ if loss_on; then
 	has_xdp "$SRV_IF" || why="$why (the XDP program was detached from $SRV_IF by another process)"
 	check "${T}_loss_curl" "$why" [ "$ok" = 200 ]
 	rc_wrk "${T}_loss_wrk" "$URL" 100 -c20 --timeout 4s
-	loss_off
+	unlossy
 else
 	skip "${T}_loss" "no way to drop 5% here: $(tr '\n' ' ' <"$TMP/e")"
 fi
@@ -266,7 +241,7 @@ if body_serve "$TMP/serve64.log"; then
 	done
 	check "${T}_body_64k" "$bad of 6 bodies (IPv4 and IPv6) differ" [ "$bad" = 0 ]
 	raw_tlp "$T" "$SRV_IP" "$PORT" "$SRV_MAC"
-	if [ -n "$LOSS" ] && loss_on; then
+	if [ -n "$LOSS" ] && lossy; then
 		ok=$(curl_times 20 "$URL" "$TMP/lat64_afxdp")
 		LAT64_AFXDP=$(pctl "$TMP/lat64_afxdp")
 		echo "# ${T}_loss_latency 64 KiB, 20 curls: $LAT64_AFXDP ($ok answered)"
@@ -278,7 +253,7 @@ if body_serve "$TMP/serve64.log"; then
 		why="$bad of 20 bodies differ"
 		has_xdp "$SRV_IF" || why="$why (the XDP program was detached from $SRV_IF by another process)"
 		check "${T}_body_64k_loss" "$why" [ "$bad" = 0 ]
-		loss_off
+		unlossy
 	fi
 	stop_serve
 	grep '^afxdp: ' "$TMP/serve64.log" | sed 's/^/# /'
@@ -300,17 +275,17 @@ start_epoll() { # LOG [ARGS...]
 }
 if start_epoll "$TMP/epoll.log"; then
 	raw_rfc5961 epoll_ref "$SRV_IP" "$PORT" "$SRV_MAC"
-	if [ -n "$LOSS" ] && loss_on; then
+	if [ -n "$LOSS" ] && lossy; then
 		ok=$(curl_times 200 "$URL" "$TMP/lat_epoll")
 		echo "# epoll_ref_loss_latency hello, 200 curls: $(pctl "$TMP/lat_epoll") ($ok answered); afxdp: $LAT_AFXDP"
-		loss_off
+		unlossy
 	fi
 	stop_serve
 	if [ -n "$LOSS" ] && start_epoll "$TMP/epoll64.log" --body-file "$TMP/body64k" \
-		--content-type application/octet-stream && loss_on; then
+		--content-type application/octet-stream && lossy; then
 		ok=$(curl_times 20 "$URL" "$TMP/lat64_epoll")
 		echo "# epoll_ref_loss_latency 64 KiB, 20 curls: $(pctl "$TMP/lat64_epoll") ($ok answered); afxdp: $LAT64_AFXDP"
-		loss_off
+		unlossy
 	fi
 	stop_serve
 else
