@@ -1,0 +1,220 @@
+#!/bin/bash
+# scripts/bench/loss.sh - pipelined clients on a lossy link: the time
+# `h2load --h1 -n N -c C -m M` takes against nginx (the kernel's TCP) and
+# each blitz engine in the same run, with LOSS permille of the frames the
+# client receives dropped at random (tests/loss/loss.bpf.c on the client
+# veth's ingress: this kernel has no netem). Runs are interleaved (run 1 of
+# every engine and rate, then run 2, ...), each server started afresh, so
+# the rows of one ratio are close in time on a machine whose load drifts.
+#
+# Owns: its own testbed (prefix $LOSS_PREFIX, torn down in a trap) and the
+# servers it starts there. Never sends to an address outside the testbed.
+#
+# Engines: nginx (one worker, keepalive_requests above the run's size, as
+# for any pipelining benchmark), xdp-load (`blitz load` alone, nothing
+# listening behind it), xdp-serve (`blitz serve --engine xdp`: the xdp
+# engine with its epoll listener behind), afxdp, dpdk, epoll.
+#
+# Environment: ENGINES (default "nginx xdp-load xdp-serve afxdp dpdk"),
+# LOSS (permille, default "10 50"), RUNS (3), N (200000), C (20), M (16),
+# TIMEOUT (s per h2load run, default 120: a run that does not finish in it
+# counts as stalled), DIR (ingress; egress or both), BUILD, LOSS_PORT (8080),
+# LOSS_PREFIX (bzl), LOSS_OUT (a JSON-lines file of every run, default
+# bench-results/loss-<time>.jsonl), CLIENT_CPU (0), SERVER_CPU (1).
+#
+# Prints one line per run and, at the end, per engine and rate: the median
+# time, its spread over the runs, requests done of N, and the ratio of the
+# median to nginx's median at the same rate.
+set -euo pipefail
+here=$(cd "$(dirname "$0")/../.." && pwd)
+cd "$here"
+export BUILD=${BUILD:-build}
+case $BUILD in /*) ;; *) BUILD=$here/$BUILD ;; esac
+ENGINES=${ENGINES:-nginx xdp-load xdp-serve afxdp dpdk}
+LOSS=${LOSS:-10 50}
+RUNS=${RUNS:-3}
+N=${N:-200000}
+C=${C:-20}
+M=${M:-16}
+TIMEOUT=${TIMEOUT:-120}
+DIR=${DIR:-ingress}
+PORT=${LOSS_PORT:-8080}
+PREFIX=${LOSS_PREFIX:-bzl}
+CCPU=${CLIENT_CPU:-0}
+SCPU=${SERVER_CPU:-1}
+BLITZ=$BUILD/blitz
+mkdir -p "$here/bench-results"
+OUT=${LOSS_OUT:-$here/bench-results/loss-$(date -u +%Y%m%dT%H%M%SZ).jsonl}
+
+die() {
+	echo "loss: $*" >&2
+	exit 1
+}
+[ "$(id -u)" -eq 0 ] || die "run as root (netns, XDP, tc)"
+for t in h2load jq taskset nsenter curl tc bpftool; do
+	command -v "$t" >/dev/null || die "$t missing: run scripts/install-deps.sh"
+done
+[ -x "$BLITZ" ] || die "$BLITZ missing: run make"
+for v in RUNS N C M TIMEOUT; do
+	if ! [[ ${!v} =~ ^[0-9]+$ ]] || [ "${!v}" -lt 1 ]; then
+		die "$v must be a positive number, not '${!v}'"
+	fi
+done
+if [ "$N" -gt 10000000 ] || [ "$TIMEOUT" -gt 1800 ] || [ "$RUNS" -gt 20 ]; then
+	die "N <= 10000000, TIMEOUT <= 1800 s and RUNS <= 20 (bounded runs)"
+fi
+for l in $LOSS; do
+	if ! [[ $l =~ ^[0-9]+$ ]] || [ "$l" -gt 500 ]; then
+		die "LOSS is permille 0..500, not '$l'"
+	fi
+done
+for e in $ENGINES; do
+	case $e in nginx | xdp-load | xdp-serve | afxdp | dpdk | epoll) ;;
+	*) die "ENGINES: unknown engine '$e' (nginx xdp-load xdp-serve afxdp dpdk epoll)" ;;
+	esac
+done
+
+tmp=$(mktemp -d /tmp/blitz-loss.XXXXXX)
+chmod 755 "$tmp"
+server_pid=
+xdp_loaded=
+
+stop_server() {
+	if [ -n "$server_pid" ]; then
+		kill -TERM "$server_pid" 2>/dev/null || true
+		for _ in $(seq 50); do
+			kill -0 "$server_pid" 2>/dev/null || break
+			sleep 0.1
+		done
+		kill -KILL "$server_pid" 2>/dev/null || true
+		wait "$server_pid" 2>/dev/null || true
+		server_pid=
+	fi
+	if [ -n "$xdp_loaded" ]; then
+		$SRV "$BLITZ" unload "$SRV_IF" >/dev/null 2>&1 || true
+		xdp_loaded=
+	fi
+}
+cleanup() {
+	stop_server
+	[ -n "${CLI_IF:-}" ] && loss_off "$CLI" "$CLI_IF"
+	scripts/testbed.sh down "$PREFIX" >/dev/null 2>&1 || true
+	rm -rf "$tmp"
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+# shellcheck source=tests/e2e/lib_loss.sh
+. "$here/tests/e2e/lib_loss.sh"
+eval "$(scripts/testbed.sh up "$PREFIX")"
+URL="http://$SRV_IP:$PORT/"
+
+wait_ready() {
+	local _
+	for _ in $(seq 50); do
+		[ "$($CLI curl -s -m 1 "$URL" 2>/dev/null || true)" = "Hello World!" ] && return 0
+		if [ -n "$server_pid" ] && ! kill -0 "$server_pid" 2>/dev/null; then
+			return 1
+		fi
+		sleep 0.1
+	done
+	return 1
+}
+
+start_engine() { # engine; 1 when it does not come up (the log says why)
+	local e=$1 log=$tmp/$1.log
+	case $e in
+	nginx)
+		sed "s|@TMP@|$tmp|g;s|@IP@|$SRV_IP|g;s|@PORT@|$PORT|g;s|@CONNS@|4096|g" \
+			"$here/scripts/bench/nginx.conf.in" >"$tmp/nginx.conf"
+		$SRV taskset -c "$SCPU" nginx -c "$tmp/nginx.conf" >"$log" 2>&1 &
+		server_pid=$!
+		;;
+	xdp-load)
+		$SRV "$BLITZ" load "$SRV_IF" -p "$PORT" >"$log" 2>&1 || return 1
+		xdp_loaded=1
+		;;
+	xdp-serve)
+		$SRV taskset -c "$SCPU" "$BLITZ" serve "$SRV_IF" --engine xdp -p "$PORT" >"$log" 2>&1 &
+		server_pid=$!
+		;;
+	epoll)
+		$SRV taskset -c "$SCPU" "$BLITZ" serve --engine epoll -t 1 -p "$PORT" >"$log" 2>&1 &
+		server_pid=$!
+		;;
+	afxdp | dpdk)
+		$SRV taskset -c "$SCPU" "$BLITZ" serve "$SRV_IF" --engine "$e" -p "$PORT" >"$log" 2>&1 &
+		server_pid=$!
+		;;
+	esac
+	wait_ready && sleep 0.3 && { [ -z "$server_pid" ] || kill -0 "$server_pid" 2>/dev/null; }
+}
+
+# One h2load run under loss; appends a JSON line, prints a summary line.
+measure() { # engine permille run
+	local e=$1 pm=$2 r=$3 out=$tmp/h2load.out rc t ndone ok failed errored st0 st1 seen dropped stalled
+	loss_on "$CLI" "$CLI_IF" "$pm" "$DIR" || die "cannot attach the dropper to $CLI_IF"
+	st0=$(loss_stats "$CLI" "$CLI_IF")
+	rc=0
+	$CLI taskset -c "$CCPU" timeout --kill-after=5 "$TIMEOUT" \
+		h2load --h1 -n "$N" -c "$C" -m "$M" "$URL" >"$out" 2>&1 || rc=$?
+	st1=$(loss_stats "$CLI" "$CLI_IF")
+	loss_off "$CLI" "$CLI_IF"
+	seen=$((${st1% *} - ${st0% *})) dropped=$((${st1#* } - ${st0#* }))
+	t=$(sed -n 's/^finished in \([0-9.]*\)\(m\?s\),.*/\1 \2/p' "$out")
+	case $t in
+	*" ms") t=$(awk -v v="${t% *}" 'BEGIN { printf "%.3f", v / 1000 }') ;;
+	*" s") t=${t% *} ;;
+	*) t=null ;;
+	esac
+	read -r ndone ok failed errored < <(sed -n \
+		's/^requests: .* \([0-9]*\) done, \([0-9]*\) succeeded, \([0-9]*\) failed, \([0-9]*\) errored.*/\1 \2 \3 \4/p' \
+		"$out" | head -n1) || true
+	stalled=false
+	if [ "$rc" -ne 0 ] || [ "${ok:-0}" != "$N" ]; then
+		stalled=true
+	fi
+	jq -nc --arg e "$e" --argjson pm "$pm" --argjson run "$r" --argjson t "$t" \
+		--argjson n "$N" --argjson c "$C" --argjson m "$M" --argjson rc "$rc" \
+		--argjson "done" "${ndone:-0}" --argjson ok "${ok:-0}" --argjson failed "${failed:-0}" \
+		--argjson errored "${errored:-0}" --argjson seen "$seen" --argjson dropped "$dropped" \
+		--argjson stalled "$stalled" --arg dir "$DIR" \
+		'{engine: $e, permille: $pm, dir: $dir, run: $run, n: $n, c: $c, m: $m, time_s: $t,
+		  done: $done, succeeded: $ok, failed: $failed, errored: $errored, h2load_rc: $rc,
+		  frames_seen: $seen, frames_dropped: $dropped, incomplete: $stalled}' >>"$OUT"
+	printf 'loss: run %d %-9s %4.1f%%  %8s s  %d/%d succeeded  %d of %d client frames dropped%s\n' \
+		"$r" "$e" "$(awk -v p="$pm" 'BEGIN { print p / 10 }')" "$t" "${ok:-0}" "$N" "$dropped" "$seen" \
+		"$([ "$stalled" = true ] && echo "  INCOMPLETE (h2load rc $rc)")"
+}
+
+echo "loss: h2load --h1 -n $N -c $C -m $M, loss on $CLI_IF $DIR, $RUNS runs; results in $OUT"
+for r in $(seq "$RUNS"); do
+	for pm in $LOSS; do
+		for e in $ENGINES; do
+			if start_engine "$e"; then
+				measure "$e" "$pm" "$r"
+			else
+				echo "loss: run $r $e did not come up: $(tail -n1 "$tmp/$e.log" 2>/dev/null)"
+				jq -nc --arg e "$e" --argjson pm "$pm" --argjson run "$r" \
+					'{engine: $e, permille: $pm, run: $run, error: "did not start"}' >>"$OUT"
+			fi
+			stop_server
+		done
+	done
+done
+
+# Per engine and rate: median time (of complete runs), spread, ratio.
+echo
+echo "loss: summary (median of complete runs; ratio = median / nginx's median at the same loss)"
+jq -rs '
+  def median: sort | if length == 0 then null
+    elif length % 2 == 1 then .[length / 2 | floor]
+    else (.[length / 2 - 1] + .[length / 2]) / 2 end;
+  [ .[] | select(.error == null) ] as $rows
+  | [ $rows[] | {engine, permille} ] | unique[] as $k
+  | [ $rows[] | select(.engine == $k.engine and .permille == $k.permille) ] as $rs
+  | [ $rs[] | select(.incomplete | not) | .time_s ] as $ts
+  | ([ $rows[] | select(.engine == "nginx" and .permille == $k.permille and (.incomplete | not)) | .time_s ] | median) as $ng
+  | ($ts | median) as $med
+  | "\($k.engine)\t\($k.permille / 10)%\tmedian \(if $med then ($med * 1000 | round / 1000 | tostring) + " s" else "-" end)\tspread \(if ($ts | length) > 1 then ((($ts | max) - ($ts | min)) / $med * 100 | round | tostring) + "%" else "-" end)\tcomplete \($ts | length)/\($rs | length)\tratio \(if $med and $ng then ($med / $ng * 100 | round / 100 | tostring) + "x nginx" else "-" end)"
+' "$OUT" | column -t -s $'\t'
