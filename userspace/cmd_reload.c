@@ -47,6 +47,10 @@ static const struct opt_spec reload_opts[] = {
 	{OPT_RELOAD_MAC, "mac", "MAC",
 	 "frames to MAC are ours too, replacing the loaded list (up to %d)",
 	 BLITZ_MAX_MACS - 1, OPT_REPEAT},
+	{'p', "port", "PORT",
+	 "the loaded port, accepted and kept (default: it); another is "
+	 "refused: a new port moves the service (unload, then load)",
+	 0, 0},
 	{0},
 };
 
@@ -65,7 +69,9 @@ const struct cmd_spec cmd_reload_spec = {
 		 "An option not given keeps its loaded value; the port cannot "
 		 "change (a new port moves the service: unload, then load). "
 		 "`blitz load <ifname> --replace` is the same.",
-	.groups = {reload_opts, options_service, options_common},
+	/* The service options after -p (options_service's first row), whose
+	 * "default 80" would be wrong here: reload_opts says what -p does. */
+	.groups = {reload_opts, options_service + 1, options_common},
 };
 
 void reload_args_init(struct reload_args *a)

@@ -42,10 +42,11 @@ static struct tc_handoff *attach_handoff(struct serve_ctx *c)
 	struct tc_handoff *h = NULL;
 
 	if (!tc_handoff_supported()) {
-		pr_info("blitz: no TC hand-off on this kernel (needs "
-			"bpf_sk_assign_tcp_reqsk, Linux >= 6.9): segments the "
-			"XDP program does not answer reach the kernel without "
-			"a connection\n");
+		pr_info("blitz: no TC hand-off: bpf_sk_assign_tcp_reqsk "
+			"needs Linux 6.9 or later; this kernel is %s: segments "
+			"the XDP program does not answer reach the kernel "
+			"without a connection\n",
+			kernel_release(NULL));
 		return NULL;
 	}
 	if (tc_handoff_attach(c->ifname, blitz_ifindex(c->ifname),

@@ -25,6 +25,7 @@ const struct opt_spec options_common[] = {
 	{0},
 };
 
+/* -p first: `blitz reload` lists the rest (options_service + 1). */
 const struct opt_spec options_service[] = {
 	{'p', "port", "PORT", "TCP port to serve (default %d)",
 	 BLITZ_DEFAULT_PORT, 0},

@@ -17,6 +17,7 @@
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/utsname.h>
 #include <unistd.h>
 
 #include <bpf/bpf.h>
@@ -45,6 +46,34 @@ struct tc_handoff {
 	char pin[PATH_MAX]; /* set when persist */
 };
 
+const char *kernel_release(bool *pretend)
+{
+	static struct utsname u;
+	const char *fake = getenv("BLITZ_TEST_KERNEL_RELEASE");
+
+	if (pretend)
+		*pretend = fake && *fake;
+	if (fake && *fake)
+		return fake;
+	if (!u.release[0] && uname(&u))
+		return "unknown";
+	return u.release;
+}
+
+bool kernel_older_than(int maj, int min)
+{
+	bool pretend;
+	const char *rel = kernel_release(&pretend);
+	int a = 0, b = 0;
+
+	/* A real kernel's features are read from its BTF, not its version
+	 * (distributions backport); only a pretended one is taken at its
+	 * word. */
+	if (!pretend || sscanf(rel, "%d.%d", &a, &b) != 2)
+		return false;
+	return a < maj || (a == maj && b < min);
+}
+
 bool tc_handoff_supported(void)
 {
 	static int cached = -1;
@@ -52,6 +81,10 @@ bool tc_handoff_supported(void)
 
 	if (cached >= 0)
 		return cached;
+	if (kernel_older_than(KERNEL_HANDOFF)) {
+		cached = 0;
+		return false;
+	}
 	btf = btf__load_vmlinux_btf();
 	if (!btf) {
 		pr_debug("tc hand-off: no kernel BTF: %s\n", strerror(errno));
@@ -134,10 +167,11 @@ int tc_handoff_prereqs(void)
 	int bad = 0, v, rc;
 
 	if (!tc_handoff_supported()) {
-		pr_warn("this kernel has no %s() (Linux >= 6.9): the xdp "
-			"engine cannot hand connections to the kernel; use a "
-			"newer kernel, or `blitz serve --engine afxdp|epoll`\n",
-			TC_HANDOFF_KFUNC);
+		pr_warn("%s() needs Linux 6.9 or later; this kernel is %s: "
+			"the xdp engine cannot hand connections to the kernel; "
+			"use a newer kernel, or `blitz serve --engine "
+			"afxdp|epoll`\n",
+			TC_HANDOFF_KFUNC, kernel_release(NULL));
 		return -EOPNOTSUPP;
 	}
 	v = sysctl_int(SYNCOOKIES);
@@ -433,11 +467,11 @@ int tc_handoff_attach(const char *ifname, int ifindex, int config_map_fd,
 
 	*out = NULL;
 	if (!tc_handoff_supported()) {
-		pr_warn("this kernel has no %s() (Linux >= 6.9 with "
-			"CONFIG_SYN_COOKIES): requests the XDP program does "
-			"not answer cannot be handed to the kernel on the same "
-			"connection\n",
-			TC_HANDOFF_KFUNC);
+		pr_warn("%s() needs Linux 6.9 or later (with "
+			"CONFIG_SYN_COOKIES); this kernel is %s: requests the "
+			"XDP program does not answer cannot be handed to the "
+			"kernel on the same connection\n",
+			TC_HANDOFF_KFUNC, kernel_release(NULL));
 		return -EOPNOTSUPP;
 	}
 	if (tc_handoff_present(ifindex)) {

@@ -33,6 +33,23 @@
 
 struct tc_handoff; /* opaque */
 
+/* The Linux version each kernel feature blitz uses arrived in. */
+#define KERNEL_XDP_LINK 5, 9  /* XDP through a bpf_link (serve) */
+#define KERNEL_KTIME_TAI 6, 1 /* bpf_ktime_get_tai_ns: the Date header */
+#define KERNEL_TCX 6, 6	      /* TCX ingress links: the hand-off's hook */
+#define KERNEL_HANDOFF 6, 9   /* bpf_sk_assign_tcp_reqsk: the hand-off */
+
+/*
+ * The running kernel's release (uname -r) and version. A test may set
+ * BLITZ_TEST_KERNEL_RELEASE to pretend an older kernel: then *pretend is
+ * true and kernel_older_than() turns every newer feature off, so the
+ * messages of an old kernel can be checked here. Nothing else reads it.
+ */
+const char *kernel_release(bool *pretend);
+
+/* True when the kernel (or the pretended one) is older than maj.min. */
+bool kernel_older_than(int maj, int min);
+
 /*
  * True when this kernel has what the hand-off needs: the kfunc
  * bpf_sk_assign_tcp_reqsk() (Linux >= 6.9, CONFIG_SYN_COOKIES) in its BTF.

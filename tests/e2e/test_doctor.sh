@@ -95,6 +95,29 @@ doctor "$TMP/noif" nosuchif0
 r=$(row "$TMP/noif" interface)
 check "${T}_no_interface" "rc $DOC_RC, interface row: '$r'" test "${r%% *}" = fail -a "$DOC_RC" -eq 1
 
+# An older kernel, pretended through BLITZ_TEST_KERNEL_RELEASE (read by
+# nothing but these messages' tests): doctor names the Linux each missing
+# feature needs and says the kernel is pretended; load refuses in one line
+# naming the kfunc and the version, and attaches nothing.
+OLD=6.1.0-28-amd64
+$SRV env BLITZ_TEST_KERNEL_RELEASE=$OLD "$BLITZ" doctor "$SRV_IF" >"$TMP/old" 2>&1
+rc=$?
+r=$(row "$TMP/old" handoff-kfunc)
+check "${T}_old_kernel_kfunc" "rc $rc, handoff-kfunc row: '$r'" \
+	test "${r%% *}" = warn -a "$rc" -eq 0 -a -n "$(echo "$r" | grep -F "bpf_sk_assign_tcp_reqsk needs Linux 6.9 or later; this kernel is $OLD")"
+r=$(row "$TMP/old" tcx)
+check "${T}_old_kernel_tcx" "tcx row: '$r'" test -n "$(echo "$r" | grep -F "TCX ingress needs Linux 6.6 or later; this kernel is $OLD")"
+r=$(row "$TMP/old" kernel)
+check "${T}_old_kernel_said" "kernel row: '$r'" test -n "$(echo "$r" | grep -F "$OLD (pretended by a test")"
+r=$(row "$TMP/ok" kernel)
+check "${T}_real_kernel" "kernel row without the override: '$r'" test -z "$(echo "$r" | grep pretended)" -a "$(echo "$r" | awk '{print $2}')" = "$(uname -r)"
+$SRV env BLITZ_TEST_KERNEL_RELEASE=$OLD "$BLITZ" load "$SRV_IF" -p 8080 >"$TMP/oldload" 2>&1
+rc=$?
+attached=$($SRV ip link show dev "$SRV_IF" | grep -c 'prog/xdp')
+check "${T}_old_kernel_load" "rc $rc, xdp attached $attached: $(cat "$TMP/oldload")" \
+	test "$rc" -ne 0 -a "$attached" -eq 0 -a -n "$(grep -F "bpf_sk_assign_tcp_reqsk() needs Linux 6.9 or later; this kernel is $OLD" "$TMP/oldload")"
+$SRV "$BLITZ" unload "$SRV_IF" >/dev/null 2>&1
+
 # Fault: bpffs unmounted, in a private mount namespace (unshare -m makes
 # its mounts private: the host's /sys/fs/bpf and everyone's pins stay).
 # shellcheck disable=SC2016 # expanded by the inner bash
