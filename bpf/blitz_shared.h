@@ -83,6 +83,14 @@ _Static_assert(sizeof(struct blitz_resp_meta) == 8,
  */
 #define BLITZ_CFG_NO_SACK (1U << 0)
 #define BLITZ_CFG_NO_WSCALE (1U << 1)
+/*
+ * CSUM_PARTIAL: the interface's driver can deliver frames a local stack
+ * sent with only the pseudo-header sum in the TCP checksum field
+ * (CHECKSUM_PARTIAL: veth and its kin, nic_driver_csum_partial()), so the
+ * programs accept that form beside a full checksum that verifies. Never
+ * set on a NIC driver. Decided at load from the driver's name.
+ */
+#define BLITZ_CFG_CSUM_PARTIAL (1U << 2)
 
 enum blitz_engine_mode {
 	BLITZ_MODE_XDP = 0,   /* answer in the driver (XDP_TX) */

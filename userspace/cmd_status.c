@@ -40,6 +40,7 @@ struct row {
 	char listen[320];  /* a kernel listener on the port or not */
 	char ksock[200];   /* the kernel-socket filter (loader.h) */
 	char tcpopts[320]; /* tcp_sack / tcp_window_scaling changed since */
+	char csum[160];	   /* which TCP checksum forms are accepted */
 	char xsk[1024];	   /* one line per AF_XDP socket on the interface */
 };
 
@@ -203,6 +204,19 @@ static int fill_row(const char *ifname, struct row *r)
 	    owner != BLITZ_PINS_OTHER_NETNS)
 		tc_handoff_opts_drift(ifname, c.flags, a.link, r->tcpopts,
 				      sizeof(r->tcpopts));
+	/* The partial form: veth and its kin only (blitz_shared.h). */
+	if (pins && a.prog_id && owner != BLITZ_PINS_OTHER_NETNS) {
+		struct nic_drvinfo d;
+
+		if (nic_drvinfo(ifname, &d))
+			snprintf(d.driver, sizeof(d.driver), "unknown");
+		snprintf(r->csum, sizeof(r->csum),
+			 "%s: checksums: %s (driver %s)", ifname,
+			 c.flags & BLITZ_CFG_CSUM_PARTIAL
+				 ? "full, or a local stack's partial sum"
+				 : "full only",
+			 d.driver);
+	}
 	if (owner == BLITZ_PINS_OTHER_NETNS && !a.prog_id && !handoff) {
 		snprintf(r->note, sizeof(r->note),
 			 "%s: loaded in another network namespace (prog id "
@@ -329,6 +343,9 @@ static void print_table(const struct row *rows, int n)
 	for (i = 0; i < n; i++)
 		if (rows[i].tcpopts[0])
 			printf("%s\n", rows[i].tcpopts);
+	for (i = 0; i < n; i++)
+		if (rows[i].csum[0])
+			printf("%s\n", rows[i].csum);
 	for (i = 0; i < n; i++)
 		printf("%s", rows[i].xsk);
 }

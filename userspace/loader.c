@@ -45,6 +45,7 @@
 #include "ksock.h"
 #include "loader.h"
 #include "log.h"
+#include "nic_info.h"
 #include "serve_state.h"
 #include "tc_handoff.h"
 
@@ -476,6 +477,9 @@ static int fill_config(struct blitz_config *c,
 		c->flags |= tc_handoff_kernel_opts();
 		tc_handoff_say_opts(o->ifname, c->flags);
 	}
+	/* veth and its kin deliver a local stack's partial checksums. */
+	if (nic_csum_partial(o->ifname))
+		c->flags |= BLITZ_CFG_CSUM_PARTIAL;
 	c->tai_to_unix_ns = tai_to_unix_ns();
 	c->loaded_unix = (__u64)time(NULL);
 	if (r) /* else no templates: every length stays 0 */

@@ -61,6 +61,24 @@ int nic_drvinfo(const char *ifname, struct nic_drvinfo *d)
 	return 0;
 }
 
+bool nic_driver_csum_partial(const char *driver)
+{
+	static const char *const kin[] = {"veth", "netkit", "tun"};
+	size_t i;
+
+	for (i = 0; i < sizeof(kin) / sizeof(kin[0]); i++)
+		if (!strcmp(driver, kin[i]))
+			return true;
+	return false;
+}
+
+bool nic_csum_partial(const char *ifname)
+{
+	struct nic_drvinfo d;
+
+	return !nic_drvinfo(ifname, &d) && nic_driver_csum_partial(d.driver);
+}
+
 int nic_channels(const char *ifname, struct nic_channels *c)
 {
 	struct ethtool_channels ch = {.cmd = ETHTOOL_GCHANNELS};

@@ -37,6 +37,16 @@ struct nic_channels {
 };
 
 int nic_drvinfo(const char *ifname, struct nic_drvinfo *d);
+/*
+ * Can the driver deliver a TCP segment whose checksum field holds only the
+ * pseudo-header sum (CHECKSUM_PARTIAL, the form a local stack leaves for
+ * offload)? True for the devices whose sender is a stack on this host or
+ * a guest's: veth, netkit, tun/tap. Never for a NIC driver: a frame from
+ * a wire carries its full sum. By the driver name (nic_drvinfo()).
+ */
+bool nic_driver_csum_partial(const char *driver);
+/* The same for ifname's driver; false when the driver cannot be read. */
+bool nic_csum_partial(const char *ifname);
 /* -EOPNOTSUPP when the driver has no `ethtool -l`. */
 int nic_channels(const char *ifname, struct nic_channels *c);
 /* *lro: large receive offload is on. */

@@ -67,11 +67,28 @@ static void xdp_features_of_loopback(void)
 	T_CHECK(nic_xdp_features(0x7ffffff0, &f, &segs) < 0);
 }
 
+/* The partial checksum form is accepted on veth and its kin, never on
+ * a NIC driver; lo (driver "loopback"... or none) is not one of them. */
+static void csum_partial_only_software_peers(void)
+{
+	T_CHECK(nic_driver_csum_partial("veth"));
+	T_CHECK(nic_driver_csum_partial("netkit"));
+	T_CHECK(nic_driver_csum_partial("tun"));
+	T_CHECK(!nic_driver_csum_partial("ixgbe"));
+	T_CHECK(!nic_driver_csum_partial("mlx5_core"));
+	T_CHECK(!nic_driver_csum_partial("virtio_net"));
+	T_CHECK(!nic_driver_csum_partial("vethx"));
+	T_CHECK(!nic_driver_csum_partial(""));
+	T_CHECK(!nic_csum_partial("lo"));
+	T_CHECK(!nic_csum_partial("no-such-if0"));
+}
+
 int main(void)
 {
 	T_RUN(mtu_fit_rule);
 	T_RUN(single_buffer_limit_is_a_page);
 	T_RUN(program_is_built_multi_buffer);
 	T_RUN(xdp_features_of_loopback);
+	T_RUN(csum_partial_only_software_peers);
 	T_EXIT();
 }
