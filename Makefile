@@ -10,22 +10,29 @@ ARCH    := $(shell uname -m | sed 's/x86_64/x86/;s/aarch64/arm64/')
 MULTIARCH := $(shell $(CC) -print-multiarch 2>/dev/null)
 
 CFLAGS  ?= -O2 -g
-CFLAGS  += -Wall -Wextra -Werror -std=gnu11 -D_GNU_SOURCE -I$(BUILD) -Ibpf -Iuserspace
+# userspace/ holds one folder per layer (scripts/lint-layers.sh says which
+# may include which); every folder is on the include path, so a header is
+# included by its name alone wherever it lives.
+US_DIRS := $(sort $(patsubst %/,%,$(dir $(wildcard userspace/*/*.[ch] userspace/*/*/*.[ch]))))
+US_INC  := $(addprefix -I,$(US_DIRS))
+CFLAGS  += -Wall -Wextra -Werror -std=gnu11 -D_GNU_SOURCE -I$(BUILD) -Ibpf $(US_INC)
 LDLIBS  := -lxdp -lbpf -lelf -lz -lpthread -lm
 BPF_CFLAGS := -O2 -g -target bpf -D__TARGET_ARCH_$(ARCH) -Wall -Werror \
-	-I$(BUILD) -Ibpf -I/usr/include/$(MULTIARCH)
+	-I$(BUILD) -Ibpf -Ibpf/kern -I/usr/include/$(MULTIARCH)
 
-BPF_SRCS  := $(wildcard bpf/*.bpf.c)
-BPF_OBJS  := $(patsubst bpf/%.bpf.c,$(BUILD)/%.bpf.o,$(BPF_SRCS))
-SKELS     := $(patsubst bpf/%.bpf.c,$(BUILD)/%.skel.h,$(BPF_SRCS))
-BPF_HDRS  := $(wildcard bpf/*.h)
+# bpf/progs: the programs; bpf/: the headers they share with userspace and
+# the tests; bpf/kern: the headers only programs include.
+BPF_SRCS  := $(wildcard bpf/progs/*.bpf.c)
+BPF_OBJS  := $(patsubst bpf/progs/%.bpf.c,$(BUILD)/%.bpf.o,$(BPF_SRCS))
+SKELS     := $(patsubst bpf/progs/%.bpf.c,$(BUILD)/%.skel.h,$(BPF_SRCS))
+BPF_HDRS  := $(wildcard bpf/*.h bpf/kern/*.h)
 
-# Every userspace/*.c but the CLI's main goes into libblitz.a, which the
+# Every userspace .c but the CLI's main goes into libblitz.a, which the
 # CLI, the tests and the dpdk engine link.
-MAIN_SRC  := userspace/main.c
-LIB_SRCS  := $(filter-out $(MAIN_SRC),$(wildcard userspace/*.c))
+MAIN_SRC  := userspace/cli/main.c
+LIB_SRCS  := $(filter-out $(MAIN_SRC),$(wildcard $(addsuffix /*.c,$(US_DIRS))))
 LIB_OBJS  := $(patsubst userspace/%.c,$(BUILD)/us/%.o,$(LIB_SRCS))
-USER_HDRS := $(wildcard userspace/*.h)
+USER_HDRS := $(wildcard $(addsuffix /*.h,$(US_DIRS)))
 
 UNIT_SRCS := $(wildcard tests/unit/test_*.c)
 UNIT_BINS := $(patsubst tests/unit/%.c,$(BUILD)/tests/unit/%,$(UNIT_SRCS))
@@ -77,10 +84,10 @@ $(BUILD)/vmlinux.h:
 	@mkdir -p $(BUILD)
 	$(BPFTOOL) btf dump file /sys/kernel/btf/vmlinux format c > $@.tmp && mv $@.tmp $@
 
-$(BUILD)/%.bpf.o: bpf/%.bpf.c $(BPF_HDRS) $(BUILD)/vmlinux.h
+$(BUILD)/%.bpf.o: bpf/progs/%.bpf.c $(BPF_HDRS) $(BUILD)/vmlinux.h
 	$(CLANG) $(BPF_CFLAGS) -c $< -o $@
 
-$(BUILD)/cost/blitz_xdp.%.bpf.o: bpf/blitz_xdp.bpf.c $(BPF_HDRS) $(BUILD)/vmlinux.h
+$(BUILD)/cost/blitz_xdp.%.bpf.o: bpf/progs/blitz_xdp.bpf.c $(BPF_HDRS) $(BUILD)/vmlinux.h
 	@mkdir -p $(dir $@)
 	$(CLANG) $(BPF_CFLAGS) $(COST_D_$*) -c $< -o $@
 
@@ -98,10 +105,10 @@ $(BUILD)/us/%.o: userspace/%.c $(USER_HDRS) $(BPF_HDRS) $(SKELS)
 
 # The objects that embed a BPF program's skeleton are rebuilt with it
 # (order-only above would keep a stale program in build/blitz).
-$(BUILD)/us/loader.o: $(BUILD)/blitz_xdp.skel.h
-$(BUILD)/us/tc_handoff.o: $(BUILD)/blitz_tc.skel.h
-$(BUILD)/us/ksock.o: $(BUILD)/blitz_ksock.skel.h
-$(BUILD)/us/bench_gen.o: $(BUILD)/bench_gen.skel.h
+$(BUILD)/us/bpfctl/loader.o: $(BUILD)/blitz_xdp.skel.h
+$(BUILD)/us/bpfctl/tc_handoff.o: $(BUILD)/blitz_tc.skel.h $(BUILD)/blitz_probe.skel.h
+$(BUILD)/us/bpfctl/ksock.o: $(BUILD)/blitz_ksock.skel.h
+$(BUILD)/us/bench/bench_gen.o: $(BUILD)/bench_gen.skel.h
 
 $(BUILD)/libblitz.a: $(LIB_OBJS)
 	@rm -f $@
@@ -127,11 +134,11 @@ $(COST_TOOL): tests/perf/xdp_cost.c $(BUILD)/libblitz.a tests/cookie_ring.h test
 
 # libFuzzer targets: clang with the fuzzer and address sanitizers, linked
 # with the sources they exercise rather than libblitz.a (built by gcc).
-FUZZ_LIB_SRCS := $(filter-out $(MAIN_SRC),$(wildcard userspace/http*.c userspace/tcp_*.c userspace/wire.c userspace/log.c))
+FUZZ_LIB_SRCS := $(wildcard userspace/service/http*.c userspace/net/tcp_*.c userspace/net/wire.c userspace/base/log.c)
 $(BUILD)/tests/fuzz/%: tests/fuzz/%.c $(FUZZ_LIB_SRCS) $(USER_HDRS)
 	@mkdir -p $(dir $@)
 	$(CLANG) -O1 -g -fsanitize=fuzzer,address,undefined -D_GNU_SOURCE \
-		-I$(BUILD) -Ibpf -Iuserspace $< $(FUZZ_LIB_SRCS) -o $@ $(LDLIBS)
+		-I$(BUILD) -Ibpf $(US_INC) $< $(FUZZ_LIB_SRCS) -o $@ $(LDLIBS)
 
 $(BUILD)/blitz-dpdk: $(DPDK_SRCS) $(BUILD)/libblitz.a $(USER_HDRS)
 	$(CC) $(CFLAGS) -Wno-error=deprecated-declarations $(shell pkg-config --cflags libdpdk) \
@@ -222,7 +229,7 @@ format:
 lint:
 	clang-format --dry-run --Werror $(C_FILES)
 	cppcheck --quiet --error-exitcode=1 --suppress=missingIncludeSystem \
-		-I bpf -I userspace userspace tests/unit
+		-I bpf $(US_INC) userspace tests/unit
 	shellcheck -x scripts/*.sh tests/*.sh tests/e2e/*.sh .ci/run
 
 clean:

@@ -24,7 +24,7 @@
 #include <rte_ether.h>
 #include <rte_malloc.h>
 
-#include "engine.h"
+#include "dpdk_engine.h"
 #include "log.h"
 
 #define NEIGH_PROBE_MS 200 /* at most one ARP request per address per this */

@@ -22,7 +22,7 @@
 #include <rte_tcp.h>
 #include <rte_udp.h>
 
-#include "engine.h"
+#include "dpdk_engine.h"
 
 /* The L4 checksum field of a TCP/UDP frame that may need completing. */
 static unaligned_uint16_t *l4_csum_field(uint8_t proto, void *l4)

@@ -11,7 +11,7 @@
 #include <rte_icmp.h>
 #include <rte_ip.h>
 
-#include "engine.h"
+#include "dpdk_engine.h"
 
 void icmp4_input(struct worker *w, struct rte_mbuf *m, uint32_t l3_off)
 {

@@ -17,7 +17,7 @@
 
 #include <rte_ip.h>
 
-#include "engine.h"
+#include "dpdk_engine.h"
 
 #define ICMP6_ECHO_REQUEST 128
 #define ICMP6_ECHO_REPLY 129

@@ -18,7 +18,7 @@
 #include <rte_ip.h>
 #include <rte_tcp.h>
 
-#include "engine.h"
+#include "dpdk_engine.h"
 #include "tcp_core.h"
 
 #define TAP_POLL_US 50 /* the kernel's frames wait at most this long */

@@ -33,7 +33,7 @@
 #include <rte_version.h>
 
 #include "dpdk_options.h"
-#include "engine.h"
+#include "dpdk_engine.h"
 #include "veth_mss.h"
 #include "log.h"
 #include "tcp_core.h"

@@ -17,7 +17,7 @@
 #include <rte_dev.h>
 #include <rte_ethdev.h>
 
-#include "engine.h"
+#include "dpdk_engine.h"
 #include "log.h"
 
 int port_init(struct engine *eng, uint16_t port, uint16_t nb_queues,

@@ -13,7 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "engine.h"
+#include "dpdk_engine.h"
 #include "counters.h"
 #include "tcp_core.h"
 

@@ -22,7 +22,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "engine.h"
+#include "dpdk_engine.h"
 #include "log.h"
 #include "netif_state.h"
 

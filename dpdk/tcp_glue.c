@@ -13,7 +13,7 @@
 
 #include <rte_mbuf.h>
 
-#include "engine.h"
+#include "dpdk_engine.h"
 #include "log.h"
 #include "tcp_core.h"
 

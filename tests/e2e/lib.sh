@@ -201,9 +201,13 @@ stop_pid() {
 # build_driver SRC OUT LOG - compile a test's small C driver against
 # $BUILD's libblitz.a (the loader, the engines) into OUT; errors in LOG.
 build_driver() {
-	local dir=$BUILD
+	local dir=$BUILD inc=() d
 	[[ $dir = /* ]] || dir=$E2E_ROOT/$BUILD
-	gcc -O2 -Wall -D_GNU_SOURCE -I"$dir" -I"$E2E_ROOT/bpf" -I"$E2E_ROOT/userspace" \
+	# every userspace layer's folder, as the Makefile's include path
+	for d in "$E2E_ROOT"/userspace/*/ "$E2E_ROOT"/userspace/*/*/; do
+		[ -d "$d" ] && inc+=(-I"$d")
+	done
+	gcc -O2 -Wall -D_GNU_SOURCE -I"$dir" -I"$E2E_ROOT/bpf" "${inc[@]}" \
 		"$1" "$dir/libblitz.a" -o "$2" \
 		-lxdp -lbpf -lelf -lz -lpthread -lm >"$3" 2>&1
 }

@@ -14,7 +14,7 @@
 
 #include "cli.h"
 #include "http.h"
-#include "listener.h"
+#include "kernel_listener.h"
 #include "loader.h"
 #include "log.h"
 #include "tc_handoff.h"

@@ -9,8 +9,8 @@
  * (split requests, bodies) with and without a listener.
  * Read-only; prints nothing itself.
  */
-#ifndef BLITZ_LISTENER_H
-#define BLITZ_LISTENER_H
+#ifndef BLITZ_KERNEL_LISTENER_H
+#define BLITZ_KERNEL_LISTENER_H
 
 #include <stdbool.h>
 #include <stddef.h>

@@ -8,7 +8,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "listener.h"
+#include "kernel_listener.h"
 
 #define TCP_LISTEN_STATE 0x0A /* TCP_LISTEN in /proc/net/tcp's "st" */
 

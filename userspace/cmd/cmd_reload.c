@@ -27,7 +27,7 @@
 #include "blitz_cookie2.h"
 #include "cli.h"
 #include "http.h"
-#include "listener.h"
+#include "kernel_listener.h"
 #include "loader.h"
 #include "log.h"
 #include "secret_file.h"

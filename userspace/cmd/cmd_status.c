@@ -20,7 +20,7 @@
 #include <time.h>
 
 #include "cli.h"
-#include "listener.h"
+#include "kernel_listener.h"
 #include "loader.h"
 #include "log.h"
 #include "nic_info.h"
