@@ -141,12 +141,13 @@ static inline __u64 blitz_mac_u64(const __u8 *m)
  * what it means. PASS_* go to the kernel, DROP_* go nowhere.
  */
 #define BLITZ_COUNTERS(X)                                                      \
-	X(FRAMES, "frames", "frames seen by the XDP program")                  \
-	X(SERVICE, "service", "segments for the service address:port")         \
+	X(RX_FRAMES, "rx_frames", "frames seen by the XDP program")            \
+	X(SERVICE_SEGMENTS, "service_segments",                                \
+	  "segments for the service address:port")                             \
 	X(SYNACK, "synack", "SYN-ACKs sent")                                   \
 	X(REQUESTS, "requests", "HTTP requests answered")                      \
 	X(HTTP_ERRORS, "http_errors",                                          \
-	  "of those, answered 400, 405 or 505, then FIN")                      \
+	  "requests answered 400, 405 or 505, then FIN")                       \
 	X(REPLIES, "replies", "reply frames sent (XDP_TX)")                    \
 	X(TX_BYTES, "tx_bytes", "bytes of reply frames sent")                  \
 	X(FINACK, "finack", "FIN-ACKs sent for a client FIN")                  \

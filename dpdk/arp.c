@@ -286,6 +286,6 @@ void arp_input(struct worker *w, struct rte_mbuf *m)
 	exception_to_kernel(w, m);
 	return;
 drop:
-	w->st.other_drop++;
+	w->st.drop_other++;
 	rte_pktmbuf_free(m);
 }

@@ -55,7 +55,7 @@
  * attaches a pass-all XDP program (veth_mss.c), which makes the kernel
  * segment on the peer to the MSS: a client with its default offloads
  * works. A real NIC's PMD is asked for no LRO and no RX scatter, and a
- * chained mbuf is dropped and counted (chain_drop), never half-parsed.
+ * chained mbuf is dropped and counted (drop_chained), never half-parsed.
  * af_packet may also show this process its own transmitted frames:
  * frames whose source MAC is ours are dropped.
  *
@@ -91,28 +91,27 @@
 
 /* Per-lcore counters; summed and printed at exit (and with --stats). */
 #define DPDK_COUNTERS(X)                                                 \
-	X(rx, "frames received on the port")                             \
-	X(tx, "frames sent on the port")                                 \
-	X(tx_drop, "frames tx_burst did not take (freed)")               \
-	X(own_drop, "our own transmitted frames seen again (af_packet)") \
-	X(other_drop, "frames for another MAC, runts, bad headers")      \
-	X(chain_drop, "multi-segment mbufs dropped (no LRO/scatter)")    \
+	X(rx_frames, "frames received on the port")                      \
+	X(tx_frames, "frames sent on the port")                          \
+	X(drop_tx_full, "frames tx_burst did not take (freed)")          \
+	X(drop_own, "our own transmitted frames seen again (af_packet)") \
+	X(drop_other, "frames for another MAC, runts, bad headers")      \
+	X(drop_chained, "multi-segment mbufs dropped (no LRO/scatter)")  \
 	X(arp_reply, "ARP requests for a service address answered")      \
 	X(arp_request, "ARP requests sent to resolve a peer")            \
-	X(neigh_miss, "frames dropped: destination MAC unknown")         \
+	X(drop_no_neigh, "destination MAC unknown")                      \
 	X(icmp_echo, "ICMP echo requests answered")                      \
 	X(icmp6_echo, "ICMPv6 echo requests answered")                   \
 	X(nd_advert, "IPv6 neighbour solicitations answered")            \
-	X(tcp_in, "TCP segments for the service")                        \
-	X(tcp_out, "TCP segments sent by the core")                      \
-	X(to_tap, "frames passed to the kernel through the TAP")         \
-	X(from_tap, "frames from the kernel sent on the port")           \
+	X(core_tx_frames, "frames sent by the TCP core")                 \
+	X(to_tap_frames, "frames passed to the kernel through the TAP")  \
+	X(from_tap_frames, "frames from the kernel sent on the port")    \
 	X(tap_csum_fix, "partial L4 checksums completed for the kernel") \
-	X(no_tap_drop, "not for the service, no --tap: dropped")         \
+	X(drop_no_tap, "not for the service, no --tap: dropped")         \
 	X(no_mbuf, "mbuf allocation failures")                           \
 	X(busy_polls, "polls that did work")                             \
-	X(busy_tsc, "TSC cycles spent in polls that did work")           \
-	X(engine_tsc, "of which in blitz's code (classify, TCP core)")
+	X(busy_cycles, "TSC cycles spent in polls that did work")        \
+	X(engine_cycles, "of which in blitz's code (classify, TCP core)")
 
 struct dpdk_stats {
 #define DPDK_CNT_FIELD(id, help) uint64_t id;

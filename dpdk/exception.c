@@ -120,7 +120,7 @@ void exception_from_kernel(struct worker *w, struct rte_mbuf **pkts, uint16_t n)
 {
 	uint16_t i;
 
-	w->st.from_tap += n;
+	w->st.from_tap_frames += n;
 	for (i = 0; i < n; i++)
 		worker_tx_port(w, pkts[i]);
 }

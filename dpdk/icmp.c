@@ -51,6 +51,6 @@ void icmp4_input(struct worker *w, struct rte_mbuf *m, uint32_t l3_off)
 	worker_tx_ip(w, m);
 	return;
 drop:
-	w->st.other_drop++;
+	w->st.drop_other++;
 	rte_pktmbuf_free(m);
 }

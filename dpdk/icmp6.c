@@ -152,6 +152,6 @@ kernel:
 	exception_to_kernel(w, m);
 	return;
 drop:
-	w->st.other_drop++;
+	w->st.drop_other++;
 	rte_pktmbuf_free(m);
 }

@@ -37,9 +37,9 @@ static void tx_flush_one(struct worker *w, uint16_t port,
 		left -= k;
 	}
 	if (is_port)
-		w->st.tx += sent;
+		w->st.tx_frames += sent;
 	if (left) {
-		w->st.tx_drop += left;
+		w->st.drop_tx_full += left;
 		rte_pktmbuf_free_bulk(pkts + sent, left);
 	}
 	*n = 0;
@@ -66,7 +66,7 @@ void worker_tx_port(struct worker *w, struct rte_mbuf *m)
 void worker_tx_tap(struct worker *w, struct rte_mbuf *m)
 {
 	if (!w->eng->have_tap) {
-		w->st.no_tap_drop++;
+		w->st.drop_no_tap++;
 		rte_pktmbuf_free(m);
 		return;
 	}
@@ -74,7 +74,7 @@ void worker_tx_tap(struct worker *w, struct rte_mbuf *m)
 		tx_flush_one(w, w->eng->tap_port_id, w->tx_tap, &w->n_tx_tap,
 			     false);
 	w->tx_tap[w->n_tx_tap++] = m;
-	w->st.to_tap++;
+	w->st.to_tap_frames++;
 }
 
 /*
@@ -115,7 +115,7 @@ void worker_tx_ip(struct worker *w, struct rte_mbuf *m)
 	worker_tx_port(w, m);
 	return;
 drop:
-	w->st.neigh_miss++;
+	w->st.drop_no_neigh++;
 	rte_pktmbuf_free(m);
 }
 
@@ -194,7 +194,7 @@ static int dispatch(struct worker *w, struct rte_mbuf *m)
 		/* The port asks for no LRO and no RX scatter (port.c): one
 		 * wire frame per mbuf. A PMD that chains anyway (a frame over
 		 * the data room) is not parsed across segments: dropped. */
-		w->st.chain_drop++;
+		w->st.drop_chained++;
 		rte_pktmbuf_free(m);
 		return 0;
 	}
@@ -202,7 +202,7 @@ static int dispatch(struct worker *w, struct rte_mbuf *m)
 	if (rte_is_same_ether_addr(&eth->src_addr, &eng->mac)) {
 		/* af_packet shows us our own TX (and the kernel's via the
 		 * TAP, which has our MAC). */
-		w->st.own_drop++;
+		w->st.drop_own++;
 		rte_pktmbuf_free(m);
 		return 0;
 	}
@@ -238,7 +238,7 @@ static int dispatch(struct worker *w, struct rte_mbuf *m)
 	exception_to_kernel(w, m);
 	return 0;
 drop:
-	w->st.other_drop++;
+	w->st.drop_other++;
 	rte_pktmbuf_free(m);
 	return 0;
 }
@@ -308,7 +308,7 @@ int worker_main(void *arg)
 
 	tsc_clock_sync(&clk, rte_rdtsc());
 	while (!force_quit) {
-		uint64_t t0 = rte_rdtsc(), tx0 = w->st.tx, t_rx = 0;
+		uint64_t t0 = rte_rdtsc(), tx0 = w->st.tx_frames, t_rx = 0;
 		uint16_t n, i, n_tap = 0;
 		uint32_t nt = 0;
 
@@ -321,7 +321,7 @@ int worker_main(void *arg)
 		}
 
 		n = rte_eth_rx_burst(eng->port_id, w->queue, pkts, BURST);
-		w->st.rx += n;
+		w->st.rx_frames += n;
 		if (n)
 			t_rx = rte_rdtsc();
 		for (i = 0; i < n; i++) {
@@ -334,14 +334,12 @@ int worker_main(void *arg)
 				nt++;
 			}
 		}
-		if (nt) {
-			w->st.tcp_in += nt;
+		if (nt)
 			tcp_glue_rx(w, tf, nt);
-		}
 		/* blitz's own share of the poll: classification and the TCP
 		 * core, not the PMD's rx/tx (af_packet: syscalls). */
 		if (n)
-			w->st.engine_tsc += rte_rdtsc() - t_rx;
+			w->st.engine_cycles += rte_rdtsc() - t_rx;
 		/* Reading the TAP is a syscall: poll it every TAP_POLL_US
 		 * (or at once again after a full burst), not every loop. */
 		if (eng->have_tap && t0 >= next_tap) {
@@ -353,9 +351,9 @@ int worker_main(void *arg)
 		}
 		tcp_glue_poll(w);
 		worker_flush(w);
-		if (n || n_tap || w->st.tx != tx0) {
+		if (n || n_tap || w->st.tx_frames != tx0) {
 			w->st.busy_polls++;
-			w->st.busy_tsc += rte_rdtsc() - t0;
+			w->st.busy_cycles += rte_rdtsc() - t0;
 		}
 		print_periodic(w, &next_stats);
 		registry_publish(w, false);

@@ -198,14 +198,14 @@ void engine_print_stats(const struct engine *eng, bool final)
 
 		printf("queue %u: lcore=%u rx=%" PRIu64 " tx=%" PRIu64
 		       " requests=%" PRIu64 "\n",
-		       q, w->lcore, w->st.rx, w->st.tx,
+		       q, w->lcore, w->st.rx_frames, w->st.tx_frames,
 		       w->tcp ? tcp_core_counters(w->tcp)->requests : 0);
 	}
 	if (final) {
 		double busy_ns =
-			(double)sum.busy_tsc * 1e9 / (double)eng->tsc_hz;
+			(double)sum.busy_cycles * 1e9 / (double)eng->tsc_hz;
 		double eng_ns =
-			(double)sum.engine_tsc * 1e9 / (double)eng->tsc_hz;
+			(double)sum.engine_cycles * 1e9 / (double)eng->tsc_hz;
 		double rq = core.requests ? (double)core.requests : 1.0;
 
 		/* busy: whole polls that did work, PMD included (af_packet:

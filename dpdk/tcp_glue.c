@@ -52,7 +52,7 @@ static void glue_tx_send(void *ctx, struct tcp_frame *f, uint32_t n)
 
 		m->data_len = (uint16_t)f[i].len;
 		m->pkt_len = f[i].len;
-		w->st.tcp_out++;
+		w->st.core_tx_frames++;
 		worker_tx_ip(w, m);
 	}
 }

@@ -22,7 +22,7 @@
  *     otherwise), TC gets BLITZ_SEG_NEED_PULL and may pull and parse again;
  *   - martian sources: XDP drops them (DROP_MARTIAN), so TC never sees
  *     one and does not look again;
- *   - only XDP counts BLITZ_CNT_SERVICE (one count per frame).
+ *   - only XDP counts BLITZ_CNT_SERVICE_SEGMENTS (one count per frame).
  * Must never: write the packet, keep state, or call anything but the
  * packet-reading helpers and blitz_addr.h's bpf_fib_lookup.
  */
@@ -266,7 +266,7 @@ static __always_inline int blitz_seg_l4(void *ctx, const int kind,
 		   : blitz_src4_martian(s->saddr[0], s->daddr[0])))
 		return BLITZ_CNT_DROP_MARTIAN;
 	if (kind == BLITZ_PKT_XDP)
-		cnt_add(BLITZ_CNT_SERVICE, 1);
+		cnt_add(BLITZ_CNT_SERVICE_SEGMENTS, 1);
 	s->l4off = l4;
 	why = blitz_seg_tcp(s, th);
 	if (why || !optbuf)

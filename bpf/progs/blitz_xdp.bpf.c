@@ -1170,7 +1170,7 @@ int blitz_xdp(struct xdp_md *ctx)
 	__u32 key = 0;
 	int why;
 
-	cnt_add(BLITZ_CNT_FRAMES, 1);
+	cnt_add(BLITZ_CNT_RX_FRAMES, 1);
 	cfg = bpf_map_lookup_elem(&config, &key);
 	sc = bpf_map_lookup_elem(&scratch, &key);
 	if (!cfg || !sc)

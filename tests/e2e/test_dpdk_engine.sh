@@ -192,7 +192,7 @@ fi
 tot=$(grep '^totals:' "$TMP/dpdk.log")
 cnt() { echo "$tot" | grep -oE "(^| )$1=[0-9]+" | cut -d= -f2; }
 why=
-for c in arp_reply:1 icmp_echo:3 icmp6_echo:2 nd_advert:1 to_tap:1 from_tap:1 tap_csum_fix:1; do
+for c in arp_reply:1 icmp_echo:3 icmp6_echo:2 nd_advert:1 to_tap_frames:1 from_tap_frames:1 tap_csum_fix:1; do
 	v=$(cnt "${c%:*}")
 	[ "${v:-0}" -ge "${c#*:}" ] || why="$why ${c%:*}=${v:-0}"
 done

@@ -5,17 +5,22 @@
 # requests from the client namespace move blitz_requests_total{engine=E}
 # by exactly N, read with a real parser (python3-prometheus-client) both
 # from /metrics and from `blitz stats IFNAME --prometheus`; for the engines
-# on the userspace TCP core (afxdp, dpdk) blitz_conn_open_total moves by N
+# on the userspace TCP core (afxdp, dpdk) blitz_connections_opened_total moves by N
 # too (one connection per curl) and `blitz stats` lists the core's own
 # counters (challenge_acks, tlp_probes, ...); /metrics is bound to
 # loopback only. dpdk says SKIP where blitz-dpdk cannot start.
 # Each event under one engine: summed over every engine label,
 # blitz_requests_total moves by exactly N (and blitz_synack_total by N
 # for the engines that make SYN-ACKs), no sample appears twice, and under
-# afxdp the XDP program's counters are engine="afxdp" with names of their
-# own (blitz_xdp_redirect_total) while engine="xdp" counts nothing; the
-# text of `blitz stats IF` shows the requests once (the engine's table)
-# and --json keeps the interface's total.
+# afxdp the XDP program's counters are engine="afxdp" under the names
+# every engine uses (blitz_redirect_total) while engine="xdp" counts
+# nothing; the text of `blitz stats IF` shows the requests once (the
+# engine's table) and --json keeps the interface's total.
+# One name per event: under the xdp engine, N GETs and M POSTs that xdp
+# answers (405) and M GETs with a body (the kernel path's: epoll answers
+# them) move blitz_requests_total by N+M under xdp, M under epoll and
+# N+2M summed over engines, blitz_http_errors_total by M summed; no
+# family carries a name retired before 1.0 (blitz_xdp_*, conn_open, ...).
 # shellcheck disable=SC2086
 # shellcheck source=tests/e2e/lib.sh
 source "$(dirname "$0")/lib.sh"
@@ -66,6 +71,40 @@ ready() {
 	wait_port "$CLI" "$SRV_IP" "$PORT" 5 || return 1
 }
 
+# Names used before 1.0 for events that now have one name in every engine.
+RETIRED='xdp_[a-z_]+|frames|service|conn_open|conn_close|conn_reset|errors|idle_timeout|header_timeout|accepted|closed|conn_errors|tcp_in|tcp_out|rx|tx'
+
+# sum_xdp_epoll - under serve --engine xdp: N GETs and M POSTs (405) that
+# XDP answers, M GETs with a body that it passes to the kernel, where
+# epoll answers them. One event, one name: requests add up over the
+# engine label, and so do http_errors.
+sum_xdp_epoll() {
+	local m=3 x0 e0 a0 h0 x1 e1 a1 h1 i ok=0 got=0 kern=0
+	x0=$(value metrics xdp)
+	e0=$(value metrics epoll)
+	a0=$(value metrics '*')
+	h0=$(value metrics '*' http_errors)
+	for ((i = 0; i < N; i++)); do
+		[ "$($CLI timeout 5 curl -sS -m 3 "http://$SRV_IP:$PORT/")" = "$BODY" ] && ok=$((ok + 1))
+	done
+	for ((i = 0; i < m; i++)); do
+		[ "$($CLI timeout 5 curl -sS -m 3 -o /dev/null -w '%{http_code}' -d hello "http://$SRV_IP:$PORT/")" = 405 ] && got=$((got + 1))
+		[ "$($CLI timeout 5 curl -sS -m 3 -X GET -d hello "http://$SRV_IP:$PORT/")" = "$BODY" ] && kern=$((kern + 1))
+	done
+	sleep 0.7
+	x1=$(value metrics xdp)
+	e1=$(value metrics epoll)
+	a1=$(value metrics '*')
+	h1=$(value metrics '*' http_errors)
+	if [ "$ok" = "$N" ] && [ "$got" = "$m" ] && [ "$kern" = "$m" ] &&
+		[[ $x0$x1$e0$e1$a0$a1$h0$h1 =~ ^[0-9]+$ ]] && [ $((x1 - x0)) = $((N + m)) ] &&
+		[ $((e1 - e0)) = "$m" ] && [ $((a1 - a0)) = $((N + 2 * m)) ] && [ $((h1 - h0)) = "$m" ]; then
+		pass "${T}_xdp_epoll_one_family"
+	else
+		fail "${T}_xdp_epoll_one_family" "$ok/$N GETs, $got/$m POSTs answered 405, $kern/$m GETs with a body; requests xdp $x0 -> $x1, epoll $e0 -> $e1, all $a0 -> $a1; http_errors all $h0 -> $h1"
+	fi
+}
+
 for engine in epoll xdp afxdp dpdk; do
 	log=$TMP/serve-$engine.log
 	$SRV "$BLITZ" serve "$SRV_IF" --engine "$engine" -p "$PORT" -t 1 \
@@ -86,12 +125,12 @@ for engine in epoll xdp afxdp dpdk; do
 	sleep 0.3
 	m0=$(value metrics "$engine")
 	s0=$(value stats "$engine")
-	c0=$(value stats "$engine" conn_open)
+	c0=$(value stats "$engine" connections_opened)
 	am0=$(value metrics '*')
 	as0=$(value stats '*')
 	ay0=$(value stats '*' synack)
 	x0=$(value stats xdp)
-	rd0=$(value stats afxdp xdp_redirect)
+	rd0=$(value stats afxdp redirect)
 	j0=$(counter "$SRV_IF" requests)
 	ok=0
 	for ((i = 0; i < N; i++)); do
@@ -145,11 +184,11 @@ for engine in epoll xdp afxdp dpdk; do
 	fi
 	if [ "$engine" = afxdp ]; then
 		x1=$(value stats xdp)
-		rd1=$(value stats afxdp xdp_redirect)
+		rd1=$(value stats afxdp redirect)
 		if [[ $x0$x1$rd0$rd1 =~ ^[0-9]+$ ]] && [ "$x1" = "$x0" ] && [ $((rd1 - rd0)) -ge $((3 * N)) ]; then
-			pass "${T}_afxdp_xdp_program_own_names"
+			pass "${T}_afxdp_xdp_program_under_afxdp"
 		else
-			fail "${T}_afxdp_xdp_program_own_names" "blitz_requests_total{engine=xdp} $x0 -> $x1 (want no change), blitz_xdp_redirect_total{engine=afxdp} $rd0 -> $rd1 (want +$((3 * N)) or more)"
+			fail "${T}_afxdp_xdp_program_under_afxdp" "blitz_requests_total{engine=xdp} $x0 -> $x1 (want no change), blitz_redirect_total{engine=afxdp} $rd0 -> $rd1 (want +$((3 * N)) or more)"
 		fi
 		first=$($SRV "$BLITZ" stats "$SRV_IF" 2>&1 | sed -n '1,/^$/p')
 		if grep -q "^afxdp on $SRV_IF: its XDP program" <<<"$first" &&
@@ -161,15 +200,15 @@ for engine in epoll xdp afxdp dpdk; do
 	fi
 	# The userspace TCP core's counters, all of them, under its engine.
 	if [ "$engine" = afxdp ] || [ "$engine" = dpdk ]; then
-		c1=$(value stats "$engine" conn_open)
+		c1=$(value stats "$engine" connections_opened)
 		if [[ $c0 =~ ^[0-9]+$ ]] && [[ $c1 =~ ^[0-9]+$ ]] && [ $((c1 - c0)) = "$N" ]; then
-			pass "${T}_${engine}_conn_open_equals_clients"
+			pass "${T}_${engine}_connections_opened_equals_clients"
 		else
-			fail "${T}_${engine}_conn_open_equals_clients" "$N curls, blitz_conn_open_total{engine=$engine} $c0 -> $c1"
+			fail "${T}_${engine}_connections_opened_equals_clients" "$N curls, blitz_connections_opened_total{engine=$engine} $c0 -> $c1"
 		fi
 		text=$($SRV "$BLITZ" stats "$SRV_IF" 2>&1)
 		missing=
-		for k in requests challenge_acks tlp_probes header_timeout rx_evicted persist_giveup; do
+		for k in requests challenge_acks tlp_probes header_timeouts rx_evicted persist_giveup; do
 			grep -qE "^$k +[0-9]+" <<<"$(sed -n "/engine $engine\$/,/^\$/p" <<<"$text")" || missing="$missing $k"
 		done
 		if grep -q "engine $engine\$" <<<"$text" && [ -z "$missing" ]; then
@@ -177,6 +216,16 @@ for engine in epoll xdp afxdp dpdk; do
 		else
 			fail "${T}_${engine}_stats_shows_core_counters" "missing:${missing:- the engine $engine table}: $(head -c 300 <<<"$text" | tr '\n' ' ')"
 		fi
+	fi
+	if [ "$engine" = xdp ]; then
+		sum_xdp_epoll
+	fi
+	old=$($SRV timeout 5 curl -sS "http://127.0.0.1:$MPORT/metrics" 2>/dev/null |
+		grep -oE "^blitz_($RETIRED)_total" | sort -u | tr '\n' ' ')
+	if [ -z "$old" ]; then
+		pass "${T}_${engine}_no_retired_names"
+	else
+		fail "${T}_${engine}_no_retired_names" "$old"
 	fi
 	# Loopback only: the client cannot reach it on the service address.
 	if $CLI timeout 3 curl -sS -m 2 "http://$SRV_IP:$MPORT/metrics" >/dev/null 2>&1; then

@@ -121,7 +121,7 @@ static void peer_check(const uint8_t *th, uint32_t n, uint32_t doff)
 
 	if ((uint32_t)(th[2] << 8 | th[3]) != pe.sport || (flags & 0x04))
 		return;
-	if (flags & 0x02 || cnt->conn_open > 1) {
+	if (flags & 0x02 || cnt->connections_opened > 1) {
 		/* A new handshake or connection on the tuple: its stream
 		 * starts over, with other bytes; stop checking. */
 		pe.on = false;

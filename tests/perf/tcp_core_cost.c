@@ -159,6 +159,6 @@ int main(int argc, char **argv)
 	printf("requests %llu resets %llu ; ns/request (incl. building frames) "
 	       "median %.1f min %.1f\n",
 	       (unsigned long long)k->requests,
-	       (unsigned long long)k->conn_reset, res[RUNS / 2], res[0]);
+	       (unsigned long long)k->connections_reset, res[RUNS / 2], res[0]);
 	return 0;
 }

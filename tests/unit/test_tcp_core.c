@@ -515,14 +515,14 @@ static void test_handshake_get(void)
 	T_EQ_INT(pe.nstream, resp_len(BLITZ_RESP_GET_KA, HELLO));
 	T_CHECK(!pe.got_fin);
 	T_EQ_INT(cnt->requests, 1);
-	T_EQ_INT(cnt->conn_open, 1);
+	T_EQ_INT(cnt->connections_opened, 1);
 	/* client closes: ACK + FIN from us, then our FIN acked: freed */
 	peer_send(c, &pe, 0x11, NULL, 0);
 	peer_read(&pe);
 	T_CHECK(pe.got_fin);
 	peer_send(c, &pe, 0x10, NULL, 0);
 	T_EQ_INT(tcp_core_active(c), 0);
-	T_EQ_INT(cnt->conn_close, 1);
+	T_EQ_INT(cnt->connections_finished, 1);
 	T_EQ_INT(tcp_core_check(c), 0);
 out:
 	peer_free(&pe);
@@ -1101,7 +1101,7 @@ static void test_errors_close(void)
 					  HELLO),
 			    "case %zu", i);
 		T_CHECK(pe.got_fin);
-		T_EQ_INT(tcp_core_counters(c)->errors, 1);
+		T_EQ_INT(tcp_core_counters(c)->http_errors, 1);
 		peer_free(&pe);
 		tcp_core_free(c);
 	}
@@ -1179,7 +1179,7 @@ static void test_simultaneous_close_crossing(void)
 	T_EQ_INT(tcp_core_active(c), 1);
 	peer_send(c, &pe, 0x10, NULL, 0); /* now acks our FIN */
 	T_EQ_INT(tcp_core_active(c), 0);
-	T_EQ_INT(tcp_core_counters(c)->conn_close, 1);
+	T_EQ_INT(tcp_core_counters(c)->connections_finished, 1);
 	T_EQ_INT(tcp_core_check(c), 0);
 out:
 	peer_free(&pe);
@@ -1411,7 +1411,7 @@ static void test_idle_timeout(void)
 	/* idle: our FIN, and the connection waits for the peer's */
 	peer_read(&pe);
 	T_CHECK(pe.got_fin && !pe.got_rst);
-	T_EQ_INT(tcp_core_counters(c)->idle_timeout, 1);
+	T_EQ_INT(tcp_core_counters(c)->idle_timeouts, 1);
 	T_EQ_INT(tcp_core_active(c), 1);
 	peer_send(c, &pe, 0x11, NULL, 0);
 	T_EQ_INT(tcp_core_active(c), 0);
@@ -1602,7 +1602,7 @@ static void test_fast_retransmit_small_window(void)
 	T_CHECK(stream_is(pe.stream, pe.nstream, (int[]){BLITZ_RESP_GET_KA}, 1,
 			  body, sizeof(body)));
 	T_EQ_INT(cnt->retransmits, 1); /* no RTO was needed */
-	T_EQ_INT(cnt->conn_reset, 0);
+	T_EQ_INT(cnt->connections_reset, 0);
 	T_EQ_INT(tcp_core_active(c), 1);
 	T_EQ_INT(tcp_core_check(c), 0);
 out:
@@ -1762,7 +1762,7 @@ static void test_small_window_losses(void)
 			  (int[]){BLITZ_RESP_GET_KA}, 1, body, sizeof(body)));
 	T_CHECK(cnt->fast_retransmits > 0);
 	T_CHECK(cnt->retransmits > cnt->fast_retransmits); /* RTOs too */
-	T_EQ_INT(cnt->conn_reset, 0);
+	T_EQ_INT(cnt->connections_reset, 0);
 	T_EQ_INT(tcp_core_check(c), 0);
 out:
 	peer_free(&sp.pe);
@@ -1803,8 +1803,8 @@ static void test_window_shrink_close_losses(void)
 	/* acks our FIN and sends theirs: freed, a clean close */
 	peer_send(c, &sp.pe, 0x11, NULL, 0);
 	T_EQ_INT(tcp_core_active(c), 0);
-	T_EQ_INT(cnt->conn_close, 1);
-	T_EQ_INT(cnt->conn_reset, 0);
+	T_EQ_INT(cnt->connections_finished, 1);
+	T_EQ_INT(cnt->connections_reset, 0);
 	T_EQ_INT(tcp_core_check(c), 0);
 out:
 	peer_free(&sp.pe);
@@ -1848,7 +1848,7 @@ static void test_fin_retransmit(void)
 	pe.rcv_nxt = fin_seq + 1;
 	peer_send(c, &pe, 0x11, NULL, 0);
 	T_EQ_INT(tcp_core_active(c), 0);
-	T_EQ_INT(tcp_core_counters(c)->conn_close, 1);
+	T_EQ_INT(tcp_core_counters(c)->connections_finished, 1);
 out:
 	peer_free(&pe);
 	tcp_core_free(c);
@@ -2334,7 +2334,7 @@ static void test_cc_rto_loss_window(void)
 					 o.seq[j] + o.len[j], 65535);
 		}
 	}
-	T_EQ_INT(tcp_core_counters(c)->conn_reset, 0);
+	T_EQ_INT(tcp_core_counters(c)->connections_reset, 0);
 out:
 	peer_free(&pe);
 	tcp_core_free(c);
@@ -2469,7 +2469,7 @@ static void test_header_deadline(void)
 	read_sent(pe.port, &o);
 	T_EQ_INT(o.rst, 1);
 	T_EQ_INT(tcp_core_active(c), 0);
-	T_EQ_INT(tcp_core_counters(c)->header_timeout, 1);
+	T_EQ_INT(tcp_core_counters(c)->header_timeouts, 1);
 	T_EQ_INT(tcp_core_check(c), 0);
 out:
 	peer_free(&pe);

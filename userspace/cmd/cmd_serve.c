@@ -281,16 +281,18 @@ static int stop_epoll(struct epoll_engine *e, bool summary)
  * and stores: the workers make no extra call for it).
  */
 static const struct counter_name epoll_names[] = {
-	{"accepted", "connections accepted"},
-	{"closed", "connections closed (any reason)"},
+	{"connections_opened", "connections accepted"},
+	{"connections_closed", "connections closed (any reason)"},
 	{"requests", "HTTP requests answered (any status)"},
+	{"http_errors", "requests answered 400/405/431/505"},
 	{"tx_bytes", "response bytes handed to the kernel"},
 	{"idle_timeouts", "keep-alive connections timed out"},
 	{"header_timeouts", "slow header senders closed"},
 	{"cap_pauses", "times a thread stopped accepting (connection cap)"},
 	{"accept_errors", "accept() failures other than EAGAIN"},
-	{"conn_errors", "connections closed on a socket error"},
+	{"connection_errors", "connections closed on a socket error"},
 };
+#define N_EPOLL_NAMES (sizeof(epoll_names) / sizeof(epoll_names[0]))
 
 struct epoll_publisher {
 	struct counters_area area;
@@ -303,20 +305,26 @@ struct epoll_publisher {
 static void epoll_publish(struct epoll_publisher *p)
 {
 	struct epoll_engine_stats st;
-	uint64_t *slot = counters_slot(&p->area, 0), v[9];
+	uint64_t *slot = counters_slot(&p->area, 0);
 	unsigned int k;
 
 	epoll_engine_stats(p->e, &st);
-	v[0] = st.accepted;
-	v[1] = st.closed;
-	v[2] = st.requests;
-	v[3] = st.tx_bytes;
-	v[4] = st.idle_timeouts;
-	v[5] = st.header_timeouts;
-	v[6] = st.cap_pauses;
-	v[7] = st.accept_errors;
-	v[8] = st.conn_errors;
-	for (k = 0; k < 9; k++)
+	/* In the order of epoll_names. */
+	const uint64_t v[N_EPOLL_NAMES] = {
+		st.accepted,
+		st.closed,
+		st.requests,
+		st.resp[BLITZ_RESP_400] + st.resp[BLITZ_RESP_405] +
+			st.resp[BLITZ_RESP_431] + st.resp[BLITZ_RESP_505],
+		st.tx_bytes,
+		st.idle_timeouts,
+		st.header_timeouts,
+		st.cap_pauses,
+		st.accept_errors,
+		st.conn_errors,
+	};
+
+	for (k = 0; k < N_EPOLL_NAMES; k++)
 		counters_store(slot, k, v[k]);
 }
 
@@ -340,8 +348,7 @@ static void epoll_publisher_start(struct epoll_publisher *p,
 
 	p->e = c->kernel;
 	if (counters_create(&p->area, "epoll", c->ifname, c->svc->port,
-			    epoll_names,
-			    sizeof(epoll_names) / sizeof(epoll_names[0]), 1))
+			    epoll_names, N_EPOLL_NAMES, 1))
 		return;
 	sigfillset(&block);
 	pthread_sigmask(SIG_BLOCK, &block, &old);

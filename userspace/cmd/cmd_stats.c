@@ -76,7 +76,12 @@ const struct cmd_spec cmd_stats_spec = {
 		"those of every userspace engine a serve runs on it (epoll, "
 		"afxdp, dpdk: the counter registry under /run/blitz). Without "
 		"<ifname>: every engine of every interface. With -v, -i also "
-		"prints the counters that are zero.",
+		"prints the counters that are zero. An event has one name in "
+		"every engine (requests, http_errors, connections_opened, "
+		"rx_frames, ...); --prometheus names it blitz_<name>_total "
+		"with labels interface and engine, pass_X and drop_X as "
+		"blitz_passed_total and blitz_dropped_total with reason X. "
+		"Before 1.0 names may still change.",
 	.groups = {stats_opts, options_common},
 };
 

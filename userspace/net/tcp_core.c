@@ -439,6 +439,7 @@ static void conn_free(struct tcp_core *c, struct tcp_conn *k)
 {
 	uint32_t idx = conn_idx(c, k);
 
+	c->cnt.connections_closed++;
 	timer_unlink(c, k);
 	rxbuf_put(c, k);
 	tbl_delete(c, k->hash, idx);
@@ -742,7 +743,7 @@ static void enqueue_resp(struct tcp_core *c, struct tcp_conn *k, int kind)
 	k->q_bytes += resp_len(c, (uint8_t)kind);
 	c->cnt.requests++;
 	if (kind >= BLITZ_RESP_OK_KINDS)
-		c->cnt.errors++;
+		c->cnt.http_errors++;
 }
 
 /* Whether the connection takes no more requests (closing either way). */
@@ -901,7 +902,7 @@ static void conn_reset(struct tcp_core *c, struct tcp_conn *k, bool send)
 {
 	if (send)
 		send_rst(c, &k->t, k->snd_nxt, k->rcv_nxt, true);
-	c->cnt.conn_reset++;
+	c->cnt.connections_reset++;
 	conn_free(c, k);
 }
 
@@ -955,7 +956,7 @@ static void handle_unknown(struct tcp_core *c, const struct seg *s, uint32_t h)
 		send_rst(c, &s->t, s->ack, 0, false);
 		return;
 	}
-	c->cnt.conn_open++;
+	c->cnt.connections_opened++;
 	k->snd_una = k->snd_nxt = k->snd_max = s->ack;
 	k->rcv_nxt = s->seq;
 	mss = cookie_mss[info & 7];
@@ -982,7 +983,7 @@ static void handle_unknown(struct tcp_core *c, const struct seg *s, uint32_t h)
 static bool conn_maybe_done(struct tcp_core *c, struct tcp_conn *k)
 {
 	if (k->fin_acked && k->fin_rcvd) {
-		c->cnt.conn_close++;
+		c->cnt.connections_finished++;
 		conn_free(c, k);
 		return true;
 	}
@@ -1501,7 +1502,7 @@ uint32_t tcp_core_rx_burst(struct tcp_core *c, struct tcp_frame *frames,
 		struct seg s;
 		int r;
 
-		c->cnt.rx_frames++;
+		c->cnt.core_rx_frames++;
 		r = parse_frame(c, &frames[i], &s);
 		if (r > 0) {
 			struct tcp_frame tmp = frames[nm];
@@ -1512,7 +1513,7 @@ uint32_t tcp_core_rx_burst(struct tcp_core *c, struct tcp_frame *frames,
 			c->cnt.not_mine++;
 			continue;
 		}
-		c->cnt.service++;
+		c->cnt.service_segments++;
 		if (r < 0) {
 			c->cnt.drop_malformed++;
 			continue;
@@ -1532,7 +1533,7 @@ static void conn_timer(struct tcp_core *c, struct tcp_conn *k)
 	if (k->hdr_at && k->hdr_at <= c->now_ms) {
 		/* A partial request past its header deadline: as the epoll
 		 * engine closes such a socket (with unread data: a RST). */
-		c->cnt.header_timeout++;
+		c->cnt.header_timeouts++;
 		conn_reset(c, k, true);
 		return;
 	}
@@ -1585,7 +1586,7 @@ static void conn_timer(struct tcp_core *c, struct tcp_conn *k)
 			/* Idle keep-alive: close gracefully (FIN), as a kernel
 			 * server would; a peer that never answers is reset by
 			 * the RTO, one that never sends its FIN below. */
-			c->cnt.idle_timeout++;
+			c->cnt.idle_timeouts++;
 			k->fin_pending = 1;
 			conn_output(c, k, false);
 			k->idle_at = c->now_ms + FIN_WAIT_MS;

@@ -241,36 +241,37 @@ struct tcp_core_params {
  * interface, counters_xdp.h).
  */
 #define TCP_CORE_COUNTERS(X)                                               \
-	X(rx_frames, "frames given to the core")                           \
-	X(service, "TCP segments for the service")                         \
+	X(core_rx_frames, "frames given to the TCP core")                  \
+	X(service_segments, "TCP segments for the service")                \
 	X(synack, "SYN-ACKs sent")                                         \
 	X(requests, "HTTP requests answered (responses queued)")           \
-	X(replies, "data segments sent (first transmission)")              \
+	X(replies, "reply segments sent (first transmission)")             \
 	X(tx_bytes, "bytes of frames sent")                                \
 	X(finack, "FINs sent")                                             \
 	X(drop_bad_cookie, "handshake ACKs that fail the cookie check")    \
 	X(drop_rst, "RST segments received")                               \
 	X(drop_malformed, "truncated or bad headers, options, fragments")  \
 	X(not_mine, "frames handed back: not TCP to the service")          \
-	X(conn_open, "connections established")                            \
-	X(conn_close, "connections closed cleanly (FIN both ways)")        \
-	X(conn_reset, "connections freed by RST (sent or received)")       \
+	X(connections_opened, "connections established")                   \
+	X(connections_closed, "connections closed (any reason)")           \
+	X(connections_finished, "of those, closed by FIN both ways")       \
+	X(connections_reset, "of those, freed by RST (sent or received)")  \
 	X(table_full, "handshakes refused: table full (RST)")              \
 	X(rst_sent, "RSTs sent")                                           \
 	X(ooo, "out-of-order or duplicate segments (dup ACK sent)")        \
 	X(retransmits, "segments retransmitted")                           \
 	X(fast_retransmits, "of which on the third duplicate ACK")         \
 	X(rto_giveup, "connections reset after max_retries")               \
-	X(idle_timeout, "keep-alive connections timed out")                \
+	X(idle_timeouts, "keep-alive connections timed out")               \
 	X(rx_buf_empty, "reassembly buffer pool empty (connection reset)") \
 	X(tx_no_buf, "sends skipped: engine had no TX frame")              \
-	X(errors, "requests answered with 400/405/431/505")                \
+	X(http_errors, "requests answered 400/405/431/505")                \
 	X(acks, "pure ACKs sent")                                          \
 	X(challenge_acks, "RFC 5961 challenge ACKs sent (RST, SYN, ACK)")  \
 	X(ratelimited, "challenge/out-of-window ACKs not sent (500 ms)")   \
 	X(ack_unacceptable, "segments dropped: ACK unsent or too old")     \
 	X(tlp_probes, "RFC 8985 tail-loss probes sent")                    \
-	X(header_timeout, "partial requests reset at the header deadline") \
+	X(header_timeouts, "partial requests reset at header deadline")    \
 	X(rx_src_cap, "partial requests refused: source over its share")   \
 	X(rx_evicted, "partial requests reset to free a buffer (oldest)")  \
 	X(persist_giveup, "zero-window peers reset after persist_max_ms")

@@ -15,9 +15,9 @@
 /* The answers of afxdp mode: the TCP cores count them under these names
  * (tcp_core_counter_names), the program never does. */
 static const unsigned int afxdp_keys[] = {
-	BLITZ_CNT_SYNACK,   BLITZ_CNT_REQUESTS, BLITZ_CNT_REPLIES,
-	BLITZ_CNT_TX_BYTES, BLITZ_CNT_FINACK,	BLITZ_CNT_DROP_BAD_COOKIE,
-	BLITZ_CNT_DROP_RST,
+	BLITZ_CNT_SYNACK,	   BLITZ_CNT_REQUESTS, BLITZ_CNT_HTTP_ERRORS,
+	BLITZ_CNT_REPLIES,	   BLITZ_CNT_TX_BYTES, BLITZ_CNT_FINACK,
+	BLITZ_CNT_DROP_BAD_COOKIE, BLITZ_CNT_DROP_RST,
 };
 #define N_AFXDP_KEYS (sizeof(afxdp_keys) / sizeof(afxdp_keys[0]))
 
@@ -66,6 +66,11 @@ bool counters_xdp_afxdp_key(unsigned int k)
 		if (afxdp_keys[i] == k)
 			return true;
 	return false;
+}
+
+bool counters_xdp_core_counts(unsigned int k)
+{
+	return k == BLITZ_CNT_SERVICE_SEGMENTS || counters_xdp_afxdp_key(k);
 }
 
 struct add_ctx {

@@ -6,15 +6,17 @@
  * The XDP and TC programs count into one pinned per-CPU map per interface
  * (BLITZ_COUNTERS). What it holds belongs to the engine the program
  * serves: the xdp engine when it answers (mode xdp); the afxdp engine
- * when it redirects (mode afxdp: then it counts frames, service, redirect,
- * pass_* and drop_martian, and every answer is the afxdp engine's TCP
- * cores', in the counter registry, counters.h). The afxdp engine never
- * writes this map, so every event is counted once, under one engine.
+ * when it redirects (mode afxdp: then it counts rx_frames,
+ * service_segments, redirect, pass_* and drop_martian, and every answer is
+ * the afxdp engine's TCP cores', in the counter registry, counters.h).
+ * The afxdp engine never writes this map, so every event is counted once,
+ * under one engine, and under one name in every engine.
  *
  * `blitz stats IF` with --json or -i shows the interface in the map's
  * vocabulary: the map plus, in afxdp mode, what the afxdp engine's cores
- * counted under the names the program leaves to them (requests, synack,
- * replies, tx_bytes, finack, drop_bad_cookie, drop_rst).
+ * counted under the names the program leaves to them (requests,
+ * http_errors, synack, replies, tx_bytes, finack, drop_bad_cookie,
+ * drop_rst).
  *
  * Owns: reading the map (summed over CPUs), the program's mode, that
  * interface view. Must never write a counter.
@@ -40,6 +42,11 @@ bool counters_xdp_is_afxdp(const char *ifname);
 /* Counter k is one the program leaves to the afxdp engine's TCP cores in
  * afxdp mode (it never counts it then). */
 bool counters_xdp_afxdp_key(unsigned int k);
+
+/* Counter k is one the afxdp engine's TCP cores count in afxdp mode under
+ * the same name: the keys above and service_segments (the program counts
+ * it too, before it redirects). Prometheus leaves the program's out. */
+bool counters_xdp_core_counts(unsigned int k);
 
 /* Add to tot what the afxdp engines on ifname counted (the registry's
  * areas) under the keys of counters_xdp_afxdp_key(). */

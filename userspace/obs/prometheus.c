@@ -32,12 +32,10 @@ struct samples {
 	int n;
 };
 
-/* One sample; prefix ("" or "xdp_") goes before the family: the afxdp
- * engine's XDP program counts under names of its own, beside its TCP
- * cores' counters (counters_xdp.h). */
-static void add(struct samples *ss, const char *prefix, const char *name,
-		const char *help, const char *ifname, const char *engine,
-		unsigned long long v)
+/* One sample: name "pass_X"/"drop_X" is family passed/dropped with
+ * reason X, any other name is its own family. */
+static void add(struct samples *ss, const char *name, const char *help,
+		const char *ifname, const char *engine, unsigned long long v)
 {
 	const char *family = name;
 	struct sample *s;
@@ -55,9 +53,8 @@ static void add(struct samples *ss, const char *prefix, const char *name,
 		snprintf(s->reason, sizeof(s->reason), "%s", name + 5);
 		help = "segments dropped, by reason";
 	}
-	snprintf(s->family, sizeof(s->family), "%s%s", prefix, family);
-	snprintf(s->help_buf, sizeof(s->help_buf), "%s%s",
-		 *prefix ? "afxdp's XDP program: " : "", help ? help : "");
+	snprintf(s->family, sizeof(s->family), "%s", family);
+	snprintf(s->help_buf, sizeof(s->help_buf), "%s", help ? help : "");
 	snprintf(s->ifname, sizeof(s->ifname), "%s",
 		 ifname[0] ? ifname : "any");
 	snprintf(s->engine, sizeof(s->engine), "%s", engine);
@@ -74,10 +71,10 @@ static const struct {
 
 /*
  * The pinned per-CPU counters of ifname, summed over CPUs, under the
- * engine the program serves: "xdp" when it answers; when it redirects,
- * "afxdp" with families of their own (blitz_xdp_redirect_total,
- * blitz_xdp_passed_total, ...), so that no event is counted under two
- * engines nor twice under one (its TCP cores count service too).
+ * engine the program serves: "xdp" when it answers, "afxdp" when it
+ * redirects. Then its TCP cores count the answers and the service
+ * segments under the same names, so the program's rows for those are
+ * left out: no event is counted twice under one engine.
  */
 static void add_xdp(struct samples *ss, const char *ifname)
 {
@@ -96,9 +93,9 @@ static void add_xdp(struct samples *ss, const char *ifname)
 	vals = calloc((size_t)ncpu, sizeof(*vals));
 	if (vals && !counters_xdp_read(fd, ncpu, vals, tot, NULL))
 		for (k = 0; k < BLITZ_CNT_MAX; k++)
-			add(ss, afxdp ? "xdp_" : "", bpf_names[k].name,
-			    bpf_names[k].help, ifname, afxdp ? "afxdp" : "xdp",
-			    tot[k]);
+			if (!afxdp || !counters_xdp_core_counts(k))
+				add(ss, bpf_names[k].name, bpf_names[k].help,
+				    ifname, afxdp ? "afxdp" : "xdp", tot[k]);
 	free(vals);
 	close(fd);
 }
@@ -119,7 +116,7 @@ static int add_area(const struct counters_area *a, void *ctx)
 	if (f->owner && a->hdr->pid != f->owner)
 		return 0;
 	for (k = 0; k < a->hdr->n_counters; k++)
-		add(f->ss, "", a->defs[k].name, a->defs[k].help, a->hdr->ifname,
+		add(f->ss, a->defs[k].name, a->defs[k].help, a->hdr->ifname,
 		    a->hdr->engine, counters_sum(a, k));
 	return 0;
 }

@@ -12,13 +12,16 @@
  *   blitz_requests_total{interface="eth0",engine="xdp"} 1234
  *   blitz_passed_total{interface="eth0",engine="xdp",reason="host"} 56
  *
- * Each event is counted under one engine: the XDP program's map is the
- * xdp engine's when the program answers; when it redirects to the afxdp
- * engine its counters go out as engine="afxdp" under families of their
- * own (blitz_xdp_frames_total, blitz_xdp_redirect_total,
- * blitz_xdp_passed_total{reason=...}, ...) beside the TCP cores'
- * (blitz_requests_total{engine="afxdp"}, ...), so summing a family over
- * the engine label counts every request once.
+ * Each event has one name in every engine (the X-macro tables of the
+ * BPF programs, the TCP core, epoll and dpdk use the same name for the
+ * same event), and is counted under one engine: the XDP program's map is
+ * the xdp engine's when the program answers; when it redirects to the
+ * afxdp engine its counters go out as engine="afxdp"
+ * (blitz_rx_frames_total, blitz_redirect_total, blitz_passed_total
+ * {reason=...}) beside the TCP cores' (blitz_requests_total,
+ * blitz_service_segments_total, ...), the program's rows for what the
+ * cores count left out. So summing a family over the engine label counts
+ * every request once.
  *
  * `blitz stats --prometheus` prints it, `serve --metrics` serves it.
  * Owns: the names and the grouping (a family's samples together, its

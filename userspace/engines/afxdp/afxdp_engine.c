@@ -512,8 +512,8 @@ out:
 			"%llu refused: table full), %llu retransmits, %llu "
 			"frames in\n",
 			(unsigned long long)tot.requests,
-			(unsigned long long)tot.conn_open,
-			(unsigned long long)tot.conn_reset,
+			(unsigned long long)tot.connections_opened,
+			(unsigned long long)tot.connections_reset,
 			(unsigned long long)tot.table_full,
 			(unsigned long long)tot.retransmits,
 			(unsigned long long)rxf);
