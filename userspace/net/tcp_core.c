@@ -37,6 +37,7 @@
  * COOKIE_SKEW_MS of a period the next one's cookies (from a host ahead of
  * us) are taken too. */
 #define COOKIE_PERIOD_MS 64000
+#define COOKIE_SACK_OK 0x80 /* bit of the cookie's info byte */
 #define COOKIE_SKEW_MS 2148
 #define OUR_WINDOW 65535
 #define FIN_WAIT_MS 5000 /* our FIN acked, theirs not yet: bounded wait */
@@ -51,6 +52,15 @@
  * segment is in flight (the peer may hold its ACK that long), 2 ms else. */
 #define TLP_WC_DELACK_MS 200
 #define TLP_EXTRA_MS 2
+/* SACK (RFC 2018) and RACK (RFC 8985) state is bounded per connection:
+ * SB_RANGES SACKed ranges above SND.UNA (more: the highest is forgotten,
+ * which costs at most a needless resend), and XMIT_RECS send-time records
+ * tiling [SND.UNA, SND.MAX) (more: the two oldest merge, keeping the older
+ * time, which can only make RACK find a loss sooner). */
+#define SB_RANGES 6
+#define XMIT_RECS 8
+#define SACK_MAX_BLOCKS 4 /* in one segment: 4 x 8 + 2 <= 40 */
+#define REO_MULT_MAX 8	  /* RFC 8985 6.2: reo_wnd grows per D-SACK */
 
 /* Peer MSS values a cookie can encode (3 bits): the largest <= theirs. */
 static const uint16_t cookie_mss[8] = {536,  1220, 1300, 1360,
@@ -63,6 +73,16 @@ struct tcp_tuple {
 	uint16_t lport_be, rport_be;
 	uint8_t v6;
 	uint8_t lmac[6], rmac[6];
+};
+
+struct seq_range {
+	uint32_t start, end;
+};
+
+/* Sequence range [start, end) last sent at ts (microseconds of the core's
+ * clock; bit 0 set: it was a retransmission). */
+struct xmit_rec {
+	uint32_t start, end, ts;
 };
 
 struct resp_ent {
@@ -87,6 +107,10 @@ struct tcp_conn {
 	uint8_t fin_pending : 1, fin_sent : 1, fin_acked : 1, fin_rcvd : 1,
 		in_use : 1, in_recovery : 1, tlp_out : 1;
 	uint8_t rtt_on : 1, oow_sent : 1;
+	/* SACK negotiated (the cookie's bit), RACK knows a delivered
+	 * segment, reordering seen, recovery entered on RACK's word */
+	uint8_t sack_ok : 1, rack_valid : 1, reord_seen : 1, sack_rec : 1;
+	uint8_t nsb, nrec, reo_mult;
 	uint8_t retries;
 	uint8_t dupacks; /* duplicate ACKs in a row (fast retransmit) */
 	/* congestion control (RFC 5681 NewReno, RFC 6582), bytes */
@@ -101,6 +125,14 @@ struct tcp_conn {
 	uint32_t rtt_seq, rtt_t0;
 	uint32_t srtt_us, rttvar_us;
 	uint32_t tlp_end; /* snd_max after the last tail-loss probe */
+	/* RFC 6675 scoreboard (sorted, disjoint, above snd_una) and RFC
+	 * 8985 RACK: the most recently sent delivered segment (its send
+	 * time and end) and its RTT, the highest SACKed end (fack) */
+	uint32_t sacked; /* bytes in sb[] */
+	uint32_t rack_ts, rack_end, rack_rtt_us, min_rtt_us, fack;
+	uint32_t last_ts; /* the latest send time recorded */
+	struct seq_range sb[SB_RANGES];
+	struct xmit_rec rec[XMIT_RECS];
 	struct resp_ent q[TCP_CORE_RESP_QUEUE];
 	/* receive side */
 	uint32_t rxb; /* reassembly buffer index, NIL when none */
@@ -110,7 +142,7 @@ struct tcp_conn {
 	struct http_conn http;	     /* the request loop's state */
 	/* timers (ms of the core's clock; 0 = unarmed) */
 	uint32_t rto_ms, rto_base_ms; /* current (backed off), computed */
-	uint64_t rto_at, idle_at, tlp_at, hdr_at;
+	uint64_t rto_at, idle_at, tlp_at, hdr_at, rack_at;
 	uint64_t persist_since; /* first zero-window probe of this stall */
 	uint64_t oow_ms;	/* last challenge / out-of-window ACK */
 	uint64_t linked_at;	/* the time of the wheel slot it sits in */
@@ -378,6 +410,8 @@ static void timer_update(struct tcp_core *c, struct tcp_conn *k)
 		due = k->tlp_at;
 	if (k->hdr_at && k->hdr_at < due)
 		due = k->hdr_at;
+	if (k->rack_at && k->rack_at < due)
+		due = k->rack_at;
 	if (k->linked_at && k->linked_at <= due)
 		return;
 	timer_unlink(c, k);
@@ -621,6 +655,335 @@ static void copy_stream(struct tcp_core *c, const struct tcp_conn *k,
 	}
 }
 
+/* ------------------------------------------------------------------ */
+/* SACK scoreboard and RACK (RFC 2018, RFC 6675, RFC 8985)             */
+/* ------------------------------------------------------------------ */
+
+static inline bool ts_after(uint32_t a, uint32_t b)
+{
+	return (int32_t)(a - b) > 0;
+}
+
+/* RFC 8985 RACK_sent_after(t1, seq1, t2, seq2). */
+static inline bool sent_after(uint32_t t1, uint32_t e1, uint32_t t2,
+			      uint32_t e2)
+{
+	return ts_after(t1, t2) || (t1 == t2 && seq_gt(e1, e2));
+}
+
+static inline uint32_t rec_ts(const struct xmit_rec *r)
+{
+	return r->ts & ~1u;
+}
+
+static inline bool rec_rtx(const struct xmit_rec *r)
+{
+	return r->ts & 1u;
+}
+
+/* Full: merge the neighbours sent closest in time, keeping the older
+ * time (RACK may then find a loss in the pair sooner, never later). */
+static void rec_merge_closest(struct tcp_conn *k)
+{
+	uint32_t best = UINT32_MAX, i, bi = 0, rtx;
+
+	for (i = 0; i + 1 < k->nrec; i++) {
+		uint32_t d = rec_ts(&k->rec[i]) - rec_ts(&k->rec[i + 1]);
+
+		if ((int32_t)d < 0)
+			d = 0u - d;
+		if (d < best) {
+			best = d;
+			bi = i;
+		}
+	}
+	rtx = (k->rec[bi].ts | k->rec[bi + 1].ts) & 1u;
+	if (ts_after(rec_ts(&k->rec[bi]), rec_ts(&k->rec[bi + 1])))
+		k->rec[bi].ts = rec_ts(&k->rec[bi + 1]);
+	k->rec[bi].ts = rec_ts(&k->rec[bi]) | rtx;
+	k->rec[bi].end = k->rec[bi + 1].end;
+	memmove(&k->rec[bi + 1], &k->rec[bi + 2],
+		(k->nrec - bi - 2) * sizeof(k->rec[0]));
+	k->nrec--;
+}
+
+static void rec_push(struct tcp_conn *k, const struct xmit_rec *r)
+{
+	if (k->nrec) {
+		struct xmit_rec *l = &k->rec[k->nrec - 1];
+
+		if (l->ts == r->ts && l->end == r->start) {
+			l->end = r->end;
+			return;
+		}
+	}
+	if (k->nrec == XMIT_RECS)
+		rec_merge_closest(k);
+	k->rec[k->nrec++] = *r;
+}
+
+/* [s, e) leaves now: new data extends the records, a resend overwrites
+ * the part of them it covers (so the records keep tiling SND.UNA to
+ * SND.MAX, each byte with the time it was last sent). */
+static void rec_mark(struct tcp_core *c, struct tcp_conn *k, uint32_t s,
+		     uint32_t e)
+{
+	struct xmit_rec tmp[XMIT_RECS + 2], nr = {s, e, c->now_us & ~1u};
+	uint32_t i, n = 0;
+	bool ins = false;
+
+	/* Send times strictly ordered per connection: a resend is later
+	 * than all sent before it even within one microsecond (RACK tells
+	 * segments sent at the same time apart by sequence, which a resend
+	 * would get wrong). */
+	if (!ts_after(nr.ts, k->last_ts))
+		nr.ts = k->last_ts;
+	if (!seq_lt(s, k->snd_max)) {
+		k->last_ts = nr.ts;
+		rec_push(k, &nr);
+		return;
+	}
+	if (nr.ts == k->last_ts && k->nrec)
+		nr.ts += 2;
+	k->last_ts = nr.ts;
+	nr.ts |= 1u;
+	for (i = 0; i < k->nrec; i++) {
+		struct xmit_rec r = k->rec[i];
+
+		if (seq_le(r.end, s)) {
+			tmp[n++] = r;
+			continue;
+		}
+		if (seq_lt(r.start, s))
+			tmp[n++] = (struct xmit_rec){r.start, s, r.ts};
+		if (!ins) {
+			tmp[n++] = nr;
+			ins = true;
+		}
+		if (seq_gt(r.end, e))
+			tmp[n++] = (struct xmit_rec){
+				seq_gt(r.start, e) ? r.start : e, r.end, r.ts};
+	}
+	if (!ins)
+		tmp[n++] = nr;
+	k->nrec = 0;
+	for (i = 0; i < n; i++)
+		rec_push(k, &tmp[i]);
+}
+
+/* Forget what the cumulative ACK covers. */
+static void rec_sb_trim(struct tcp_conn *k, uint32_t ack)
+{
+	uint32_t i = 0;
+
+	while (i < k->nrec && seq_le(k->rec[i].end, ack))
+		i++;
+	if (i) {
+		memmove(k->rec, k->rec + i, (k->nrec - i) * sizeof(k->rec[0]));
+		k->nrec = (uint8_t)(k->nrec - i);
+	}
+	if (k->nrec && seq_lt(k->rec[0].start, ack))
+		k->rec[0].start = ack;
+	if (!k->nsb)
+		return;
+	i = 0;
+	while (i < k->nsb && seq_le(k->sb[i].end, ack))
+		i++;
+	if (i) {
+		memmove(k->sb, k->sb + i, (k->nsb - i) * sizeof(k->sb[0]));
+		k->nsb = (uint8_t)(k->nsb - i);
+	}
+	if (k->nsb && seq_lt(k->sb[0].start, ack))
+		k->sb[0].start = ack;
+	k->sacked = 0;
+	for (i = 0; i < k->nsb; i++)
+		k->sacked += k->sb[i].end - k->sb[i].start;
+}
+
+/* Add [s, e) to the scoreboard, merging; past SB_RANGES the highest
+ * range is forgotten (its bytes may be sent again, nothing worse). */
+static void sb_insert(struct tcp_conn *k, uint32_t s, uint32_t e)
+{
+	struct seq_range tmp[SB_RANGES + 1];
+	uint32_t i, n = 0;
+	bool ins = false;
+
+	for (i = 0; i < k->nsb; i++) {
+		struct seq_range r = k->sb[i];
+
+		if (seq_lt(r.end, s)) {
+			tmp[n++] = r;
+		} else if (seq_gt(r.start, e)) {
+			if (!ins) {
+				tmp[n++] = (struct seq_range){s, e};
+				ins = true;
+			}
+			tmp[n++] = r;
+		} else {
+			if (seq_lt(r.start, s))
+				s = r.start;
+			if (seq_gt(r.end, e))
+				e = r.end;
+		}
+	}
+	if (!ins)
+		tmp[n++] = (struct seq_range){s, e};
+	if (n > SB_RANGES)
+		n = SB_RANGES;
+	memcpy(k->sb, tmp, n * sizeof(tmp[0]));
+	k->nsb = (uint8_t)n;
+	k->sacked = 0;
+	for (i = 0; i < n; i++)
+		k->sacked += k->sb[i].end - k->sb[i].start;
+}
+
+/* RFC 8985 6.2 steps 1-3 for the bytes [s, e) just delivered (ACKed or
+ * SACKed for the first time): RACK follows the most recently sent of
+ * them, and one never resent below the highest SACKed byte shows
+ * reordering. A resend delivered sooner than the minimum RTT may be the
+ * original's ACK: it does not count (step 2). */
+static void rack_delivered(struct tcp_core *c, struct tcp_conn *k, uint32_t s,
+			   uint32_t e)
+{
+	uint32_t i;
+
+	for (i = 0; i < k->nrec; i++) {
+		const struct xmit_rec *r = &k->rec[i];
+		uint32_t ts = rec_ts(r), end, rtt;
+
+		if (seq_le(r->end, s))
+			continue;
+		if (!seq_lt(r->start, e))
+			break;
+		end = seq_lt(r->end, e) ? r->end : e;
+		rtt = ts_after(ts, c->now_us) ? 0 : c->now_us - ts;
+		if (rec_rtx(r)) {
+			if (rtt < k->min_rtt_us)
+				continue;
+		} else {
+			if (!k->min_rtt_us || rtt < k->min_rtt_us)
+				k->min_rtt_us = rtt ? rtt : 1;
+			if (seq_lt(end, k->fack))
+				k->reord_seen = 1;
+		}
+		if (!k->rack_valid ||
+		    sent_after(ts, end, k->rack_ts, k->rack_end)) {
+			k->rack_ts = ts;
+			k->rack_end = end;
+			k->rack_rtt_us = rtt;
+			k->rack_valid = 1;
+		}
+	}
+}
+
+/* The parts of [s, e) the scoreboard does not hold, to rack_delivered. */
+static void deliver_new(struct tcp_core *c, struct tcp_conn *k, uint32_t s,
+			uint32_t e)
+{
+	uint32_t i;
+
+	for (i = 0; i < k->nsb && seq_lt(s, e); i++) {
+		const struct seq_range *g = &k->sb[i];
+
+		if (seq_le(g->end, s))
+			continue;
+		if (!seq_lt(g->start, e))
+			break;
+		if (seq_lt(s, g->start))
+			rack_delivered(c, k, s, g->start);
+		s = g->end;
+	}
+	if (seq_lt(s, e))
+		rack_delivered(c, k, s, e);
+}
+
+/* RFC 8985 6.2 step 4: the reordering window, microseconds. */
+static uint32_t rack_reo_wnd(const struct tcp_conn *k)
+{
+	uint32_t w;
+
+	if (!k->reord_seen && (k->in_recovery || k->sacked >= 3u * k->mss))
+		return 0;
+	w = k->reo_mult * (k->min_rtt_us / 4);
+	return w < k->srtt_us ? w : k->srtt_us;
+}
+
+struct rack_scan_out {
+	uint32_t lost;			 /* bytes RACK deems lost, not SACKed */
+	uint32_t first_start, first_len; /* the lowest lost piece */
+	uint32_t wait_us;		 /* until the next may be (has_wait) */
+	bool has_wait;
+};
+
+static void rack_piece(struct rack_scan_out *o, uint32_t a, uint32_t b,
+		       int32_t left)
+{
+	if (left <= 0) {
+		o->lost += b - a;
+		if (!o->first_len) {
+			o->first_start = a;
+			o->first_len = b - a;
+		}
+	} else if (!o->has_wait || (uint32_t)left < o->wait_us) {
+		o->wait_us = (uint32_t)left;
+		o->has_wait = true;
+	}
+}
+
+/*
+ * RFC 8985 6.2 step 5: a byte neither ACKed nor SACKed is lost when it
+ * was sent before the segment RACK follows and RACK.rtt + reo_wnd have
+ * passed since it was sent; for the others, how long until they would
+ * be. Walks the records and the scoreboard (both bounded and sorted).
+ */
+static void rack_scan(struct tcp_core *c, const struct tcp_conn *k,
+		      struct rack_scan_out *o)
+{
+	uint32_t reo = rack_reo_wnd(k), i, j;
+
+	memset(o, 0, sizeof(*o));
+	if (!k->rack_valid)
+		return;
+	for (i = 0; i < k->nrec; i++) {
+		const struct xmit_rec *r = &k->rec[i];
+		uint32_t ts = rec_ts(r), a = r->start, b = r->end;
+		int32_t left;
+
+		if (ts_after(ts, k->rack_ts))
+			continue;
+		if (ts == k->rack_ts) {
+			if (!seq_lt(a, k->rack_end))
+				continue;
+			if (seq_gt(b, k->rack_end))
+				b = k->rack_end;
+		}
+		left = (int32_t)(ts + k->rack_rtt_us + reo - c->now_us);
+		for (j = 0; j < k->nsb && seq_lt(a, b); j++) {
+			const struct seq_range *g = &k->sb[j];
+
+			if (seq_le(g->end, a))
+				continue;
+			if (!seq_lt(g->start, b))
+				break;
+			if (seq_lt(a, g->start))
+				rack_piece(o, a, g->start, left);
+			a = g->end;
+		}
+		if (seq_lt(a, b))
+			rack_piece(o, a, b, left);
+	}
+}
+
+/* RFC 6675 pipe: in flight, neither SACKed nor deemed lost. */
+static uint32_t sack_pipe(const struct tcp_conn *k,
+			  const struct rack_scan_out *o)
+{
+	uint32_t flight = k->snd_max - k->snd_una;
+	uint32_t out = k->sacked + o->lost;
+
+	return flight > out ? flight - out : 0;
+}
+
 static void send_data(struct tcp_core *c, struct tcp_conn *k, uint32_t seq,
 		      uint32_t n, bool fin)
 {
@@ -629,6 +992,9 @@ static void send_data(struct tcp_core *c, struct tcp_conn *k, uint32_t seq,
 	uint8_t flags =
 		TCPHDR_ACK | (n ? TCPHDR_PSH : 0) | (fin ? TCPHDR_FIN : 0);
 
+	/* Recorded even without a frame: it counts as sent (and lost). */
+	if (k->sack_ok)
+		rec_mark(c, k, seq, seq + n + fin);
 	if (!f)
 		return;
 	off = write_hdrs(c, f->data, &k->t, seq, k->rcv_nxt, flags, OUR_WINDOW,
@@ -651,6 +1017,26 @@ static void arm_rto(struct tcp_core *c, struct tcp_conn *k)
 	timer_update(c, k);
 }
 
+/* Going back after an RTO: step snd_nxt over what the peer SACKed, and
+ * return how much may go before the next SACKed range. */
+static uint32_t sb_skip(struct tcp_conn *k)
+{
+	uint32_t i;
+
+	for (i = 0; i < k->nsb; i++) {
+		const struct seq_range *g = &k->sb[i];
+
+		if (seq_le(g->end, k->snd_nxt))
+			continue;
+		if (seq_le(g->start, k->snd_nxt)) {
+			k->snd_nxt = g->end;
+			continue;
+		}
+		return g->start - k->snd_nxt;
+	}
+	return UINT32_MAX;
+}
+
 /*
  * Send what the window allows: data from snd_nxt, our FIN after the last
  * response when closing. probe: send at least one byte (or the FIN) even
@@ -659,22 +1045,40 @@ static void arm_rto(struct tcp_core *c, struct tcp_conn *k)
  */
 static int conn_output(struct tcp_core *c, struct tcp_conn *k, bool probe)
 {
+	uint32_t allow = UINT32_MAX;
+	bool pipe_mode;
 	int sent = 0;
 
 	if (k->fin_acked)
 		return 0;
+	/* With SACK information, RFC 6675: new data while pipe (what is
+	 * still in flight) is under cwnd, rather than SND.UNA + cwnd. */
+	pipe_mode = k->sack_ok && (k->nsb || k->in_recovery) &&
+		    !seq_lt(k->snd_nxt, k->snd_max);
+	if (pipe_mode) {
+		struct rack_scan_out o;
+		uint32_t pipe, cw = min_u32(k->cwnd, TCP_CORE_MAX_INFLIGHT);
+
+		rack_scan(c, k, &o);
+		pipe = sack_pipe(k, &o);
+		allow = cw > pipe ? cw - pipe : 0;
+	}
 	for (;;) {
 		uint32_t end = k->snd_una + k->q_bytes;
-		uint32_t wnd = min_u32(min_u32(k->snd_wnd, k->cwnd),
-				       TCP_CORE_MAX_INFLIGHT);
-		uint32_t limit = k->snd_una + wnd;
+		uint32_t wnd = min_u32(
+			min_u32(k->snd_wnd, pipe_mode ? UINT32_MAX : k->cwnd),
+			TCP_CORE_MAX_INFLIGHT);
+		uint32_t limit = k->snd_una + wnd, cap = UINT32_MAX;
 		bool fin, forced = false;
 		uint32_t n, avail, room;
 
+		if (k->nsb && seq_lt(k->snd_nxt, k->snd_max))
+			cap = sb_skip(k);
 		if (seq_lt(k->snd_nxt, end)) {
-			avail = end - k->snd_nxt;
+			avail = min_u32(end - k->snd_nxt, cap);
 			room = seq_lt(k->snd_nxt, limit) ? limit - k->snd_nxt
 							 : 0;
+			room = min_u32(room, allow);
 			forced = !room && probe && !sent;
 			if (forced)
 				room = 1;
@@ -712,6 +1116,8 @@ static int conn_output(struct tcp_core *c, struct tcp_conn *k, bool probe)
 		 * opens (an ACK of it is still accepted: snd_max covers it). */
 		if (!forced)
 			k->snd_nxt += n + fin;
+		if (allow != UINT32_MAX)
+			allow = allow > n ? allow - n : 0;
 		sent++;
 		if (forced)
 			break;
@@ -896,6 +1302,10 @@ struct seg {
 	/* SYN options */
 	uint16_t mss;
 	uint8_t wscale; /* 0xff: none */
+	bool sack_ok;
+	/* SACK blocks (RFC 2018), as received, host order */
+	uint8_t nsack;
+	struct seq_range sack[SACK_MAX_BLOCKS];
 };
 
 static void conn_reset(struct tcp_core *c, struct tcp_conn *k, bool send)
@@ -908,16 +1318,22 @@ static void conn_reset(struct tcp_core *c, struct tcp_conn *k, bool send)
 
 static void answer_syn(struct tcp_core *c, const struct seg *s)
 {
-	uint8_t opts[8], info, mi = 0;
+	uint8_t opts[12], info, mi = 0;
 	uint32_t optlen, isn, i;
 	uint16_t our_mss = s->t.v6 ? c->mss6 : c->mss4;
 
 	for (i = 0; i < 8; i++)
 		if (cookie_mss[i] <= s->mss)
 			mi = (uint8_t)i;
-	info = (uint8_t)(mi | (s->wscale == 0xff ? 15 : s->wscale) << 3);
+	/* The cookie's low byte: MSS index (3 bits), window scale (4 bits,
+	 * 15: none), SACK-permitted (bit 7), so the handshake's ACK brings
+	 * back all the SYN said. */
+	info = (uint8_t)(mi | (s->wscale == 0xff ? 15 : s->wscale) << 3 |
+			 (s->sack_ok ? COOKIE_SACK_OK : 0));
 	isn = cookie_make(c, &s->t, s->seq, info);
 	optlen = wire_opt_mss(opts, our_mss);
+	if (s->sack_ok)
+		optlen += wire_opt_sack_perm(opts + optlen);
 	/* Shift 0: we need no big receive window, but offering the option
 	 * enables the peer's scaling. */
 	if (s->wscale != 0xff)
@@ -961,7 +1377,10 @@ static void handle_unknown(struct tcp_core *c, const struct seg *s, uint32_t h)
 	k->rcv_nxt = s->seq;
 	mss = cookie_mss[info & 7];
 	k->mss = min_u32(mss, s->t.v6 ? c->mss6 : c->mss4);
-	k->snd_wscale = (info >> 3) == 15 ? 0 : (uint8_t)(info >> 3);
+	k->snd_wscale =
+		((info >> 3) & 15) == 15 ? 0 : (uint8_t)((info >> 3) & 15);
+	k->sack_ok = !!(info & COOKIE_SACK_OK);
+	k->reo_mult = 1;
 	if (k->snd_wscale > 14)
 		k->snd_wscale = 14;
 	/* RFC 6928: IW = min(10 MSS, max(2 MSS, 14600)); ssthresh
@@ -970,6 +1389,7 @@ static void handle_unknown(struct tcp_core *c, const struct seg *s, uint32_t h)
 			  2u * k->mss > 14600 ? 2u * k->mss : 14600);
 	k->ssthresh = 0x7fffffffu;
 	k->recover = s->ack - 1;
+	k->fack = s->ack;
 	k->snd_wl1 = s->seq - 1; /* so this very segment sets the window */
 	k->snd_wl2 = s->ack;
 	k->max_snd_wnd = (uint32_t)s->win << k->snd_wscale;
@@ -1020,6 +1440,8 @@ static void conn_ack(struct tcp_core *c, struct tcp_conn *k, uint32_t ack)
 		k->q_head = (uint8_t)((k->q_head + 1) % TCP_CORE_RESP_QUEUE);
 		k->q_count--;
 	}
+	if (k->sack_ok)
+		rec_sb_trim(k, ack);
 	k->snd_una = ack;
 	if (seq_lt(k->snd_nxt, k->snd_una))
 		k->snd_nxt = k->snd_una;
@@ -1099,12 +1521,17 @@ static void cc_on_ack(struct tcp_core *c, struct tcp_conn *k, uint32_t acked)
 			uint32_t flight = k->snd_max - k->snd_una;
 
 			k->in_recovery = 0;
+			k->sack_rec = 0;
 			k->cwnd = min_u32(k->ssthresh,
 					  (flight > k->mss ? flight : k->mss) +
 						  k->mss);
 			k->bytes_acked = 0;
 			return;
 		}
+		/* With SACK, RACK finds the holes and pipe paces the
+		 * sending (RFC 6675): cwnd stays at ssthresh. */
+		if (k->sack_rec)
+			return;
 		/* Partial ACK: the next hole is lost too. */
 		if (k->snd_una != k->snd_max)
 			resend_una(c, k);
@@ -1145,7 +1572,8 @@ static void tlp_arm(struct tcp_core *c, struct tcp_conn *k)
 
 	k->tlp_at = 0;
 	if (!k->srtt_us || !flight || k->tlp_out || k->in_recovery ||
-	    seq_lt(k->snd_una, k->recover) || !k->snd_wnd || !k->rto_at)
+	    k->rack_at || seq_lt(k->snd_una, k->recover) || !k->snd_wnd ||
+	    !k->rto_at)
 		return;
 	pto = (2 * k->srtt_us + 999) / 1000 +
 	      (flight <= k->mss ? TLP_WC_DELACK_MS : TLP_EXTRA_MS);
@@ -1193,6 +1621,109 @@ static void tlp_send(struct tcp_core *c, struct tcp_conn *k)
 	k->tlp_out = 1;
 	k->tlp_end = k->snd_max;
 	k->rto_at = c->now_ms + k->rto_ms;
+}
+
+/*
+ * The SACK blocks of an acceptable ACK. RFC 2883: a first block below
+ * the cumulative ACK, or inside the second block, reports a duplicate
+ * (D-SACK), not a hole; it widens RACK's reordering window (RFC 8985
+ * 6.2 step 4). Blocks beyond SND.MAX are ignored; the rest are clipped
+ * to the cumulative ACK.
+ */
+static void sack_on_ack(struct tcp_core *c, struct tcp_conn *k,
+			const struct seg *s)
+{
+	uint32_t i, fack = k->fack,
+		    lo = seq_gt(s->ack, k->snd_una) ? s->ack : k->snd_una;
+
+	for (i = 0; i < s->nsack; i++) {
+		uint32_t a = s->sack[i].start, b = s->sack[i].end;
+
+		if (i == 0 && (seq_lt(a, s->ack) ||
+			       (s->nsack > 1 && !seq_lt(a, s->sack[1].start) &&
+				!seq_gt(b, s->sack[1].end)))) {
+			c->cnt.dsacks++;
+			k->reord_seen = 1;
+			if (k->reo_mult < REO_MULT_MAX)
+				k->reo_mult++;
+			continue;
+		}
+		if (seq_lt(a, lo))
+			a = lo;
+		if (!seq_lt(a, b) || seq_gt(b, k->snd_max))
+			continue;
+		deliver_new(c, k, a, b);
+		sb_insert(k, a, b);
+		if (seq_gt(b, fack))
+			fack = b;
+	}
+	k->fack = fack;
+}
+
+/* Resend the lost piece at seq (at most one MSS of it, with the FIN when
+ * it holds the FIN's number). */
+static void rack_resend(struct tcp_core *c, struct tcp_conn *k, uint32_t seq,
+			uint32_t len)
+{
+	uint32_t stream_end = k->snd_una + k->q_bytes;
+	uint32_t n = seq_lt(seq, stream_end)
+			     ? min_u32(min_u32(len, k->mss), stream_end - seq)
+			     : 0;
+	bool fin = k->fin_sent && seq + n == k->fin_seq &&
+		   seq_lt(k->fin_seq, seq + len);
+
+	if (!n && !fin)
+		return;
+	send_data(c, k, seq, n, fin);
+	c->cnt.retransmits++;
+	c->cnt.rack_retransmits++;
+	k->rtt_on = 0;
+}
+
+/*
+ * RACK-TLP loss detection and RFC 6675 recovery, after an ACK or when
+ * the reordering timer fires: what RACK deems lost starts a recovery
+ * (ssthresh = cwnd = FlightSize / 2, once per window: not again before
+ * SND.UNA passes the recovery point) and is resent while pipe is under
+ * cwnd, the first at once; what may yet be lost arms the reordering
+ * timer. Nothing to do without SACK information or in the go-back-N of
+ * an RTO.
+ */
+static void rack_step(struct tcp_core *c, struct tcp_conn *k)
+{
+	struct rack_scan_out o;
+	bool first = false;
+	int budget = 64;
+
+	k->rack_at = 0;
+	if ((!k->nsb && !k->sack_rec) || !k->rack_valid ||
+	    seq_lt(k->snd_nxt, k->snd_max) || k->snd_una == k->snd_max)
+		return;
+	rack_scan(c, k, &o);
+	if (o.lost && !k->in_recovery) {
+		if (!seq_lt(k->snd_una, k->recover)) {
+			k->ssthresh = loss_ssthresh(k);
+			k->cwnd = k->ssthresh;
+			c->cnt.sack_recoveries++;
+		}
+		k->recover = k->snd_max;
+		k->in_recovery = 1;
+		k->sack_rec = 1;
+		k->tlp_at = 0;
+		k->bytes_acked = 0;
+		first = true;
+	}
+	while (k->in_recovery && o.lost && budget--) {
+		if (!first && sack_pipe(k, &o) >= k->cwnd)
+			break;
+		first = false;
+		rack_resend(c, k, o.first_start, o.first_len);
+		rack_scan(c, k, &o);
+	}
+	if (o.has_wait) {
+		k->rack_at = c->now_ms + (o.wait_us + 999) / 1000;
+		timer_update(c, k);
+	}
 }
 
 static void conn_handle(struct tcp_core *c, struct tcp_conn *k,
@@ -1246,6 +1777,16 @@ static void conn_handle(struct tcp_core *c, struct tcp_conn *k,
 		send_ack_limited(c, k, true);
 		return;
 	}
+	if (k->sack_ok) {
+		/* What the cumulative ACK delivers first: it was sent before
+		 * what the blocks report. */
+		if (seq_gt(s->ack, k->snd_una))
+			deliver_new(c, k, k->snd_una, s->ack);
+		if (s->nsack)
+			sack_on_ack(c, k, s);
+		if (seq_gt(s->ack, k->fack))
+			k->fack = s->ack;
+	}
 	if (seq_gt(s->ack, k->snd_una)) {
 		uint32_t acked = s->ack - k->snd_una;
 
@@ -1264,8 +1805,11 @@ static void conn_handle(struct tcp_core *c, struct tcp_conn *k,
 		 * the segment that left the network. */
 		++k->dupacks;
 		if (k->in_recovery) {
-			k->cwnd += k->mss;
-		} else if (k->dupacks == 3 && seq_gt(s->ack, k->recover)) {
+			if (!k->sack_rec)
+				k->cwnd += k->mss;
+		} else if (k->dupacks == 3 && seq_gt(s->ack, k->recover) &&
+			   !(k->sack_ok && k->nsb)) {
+			/* (With SACK blocks, RACK decides below.) */
 			k->ssthresh = loss_ssthresh(k);
 			k->recover = k->snd_max;
 			k->in_recovery = 1;
@@ -1345,6 +1889,8 @@ static void conn_handle(struct tcp_core *c, struct tcp_conn *k,
 			need_ack = true;
 		}
 	}
+	if (k->sack_ok)
+		rack_step(c, k);
 	/* The queue may have room again: answer requests still buffered. */
 	if (k->rxb != NIL && k->q_count < TCP_CORE_RESP_QUEUE &&
 	    !k->fin_pending)
@@ -1360,6 +1906,42 @@ static void conn_handle(struct tcp_core *c, struct tcp_conn *k,
 		k->rto_at = 0;
 	tlp_arm(c, k);
 	timer_update(c, k);
+}
+
+/* The SACK blocks of a non-SYN segment's options (RFC 2018 3); other
+ * options are skipped, a malformed one ends the walk (what came before
+ * counts, as Linux). */
+static void parse_sack_blocks(const struct tcphdr *th, uint32_t doff,
+			      struct seg *s)
+{
+	const uint8_t *op = (const uint8_t *)th + WIRE_TCP_HLEN;
+	const uint8_t *end = (const uint8_t *)th + doff;
+
+	while (op < end) {
+		uint8_t kind = op[0], olen;
+
+		if (kind == TCPOPT_EOL)
+			return;
+		if (kind == TCPOPT_NOP) {
+			op++;
+			continue;
+		}
+		if (op + 2 > end || op[1] < 2 || op + op[1] > end)
+			return;
+		olen = op[1];
+		if (kind == TCPOPT_SACK && olen >= 10 && (olen - 2) % 8 == 0) {
+			uint32_t i, nb = (olen - 2u) / 8;
+
+			for (i = 0; i < nb && s->nsack < SACK_MAX_BLOCKS; i++) {
+				s->sack[s->nsack].start =
+					wire_get32(op + 2 + 8 * i);
+				s->sack[s->nsack].end =
+					wire_get32(op + 6 + 8 * i);
+				s->nsack++;
+			}
+		}
+		op += olen;
+	}
 }
 
 /* Parse one frame into s. 0: TCP for the service; 1: not ours;
@@ -1448,6 +2030,7 @@ static int parse_frame(struct tcp_core *c, const struct tcp_frame *f,
 	s->len = tcplen - doff;
 	s->mss = 536;
 	s->wscale = 0xff;
+	s->nsack = 0;
 	if (s->flags & TCPHDR_SYN) {
 		struct wire_tcp_opts o;
 
@@ -1457,6 +2040,9 @@ static int parse_frame(struct tcp_core *c, const struct tcp_frame *f,
 			s->mss = o.mss;
 		if (o.has_wscale)
 			s->wscale = o.wscale;
+		s->sack_ok = o.sack_ok;
+	} else if (doff > WIRE_TCP_HLEN) {
+		parse_sack_blocks(th, doff, s);
 	}
 	return 0;
 }
@@ -1555,6 +2141,14 @@ static void conn_timer(struct tcp_core *c, struct tcp_conn *k)
 			conn_reset(c, k, true);
 			return;
 		}
+		k->sack_rec = 0;
+		k->rack_at = 0;
+		if (k->retries >= 2) {
+			/* Twice unanswered: the peer may have dropped what
+			 * it SACKed (RFC 2018 allows it): send it all. */
+			k->nsb = 0;
+			k->sacked = 0;
+		}
 		if (!persist) {
 			/* RFC 5681 3.1: ssthresh from the flight (kept on
 			 * a repeated timeout of the same data), cwnd = the
@@ -1576,6 +2170,11 @@ static void conn_timer(struct tcp_core *c, struct tcp_conn *k)
 		conn_output(c, k, true);
 		if (!k->rto_at)
 			arm_rto(c, k);
+	}
+	if (k->rack_at && k->rack_at <= c->now_ms) {
+		rack_step(c, k);
+		conn_output(c, k, false);
+		tlp_arm(c, k);
 	}
 	if (k->tlp_at && k->tlp_at <= c->now_ms) {
 		k->tlp_at = 0;

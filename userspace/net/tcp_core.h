@@ -274,7 +274,10 @@ struct tcp_core_params {
 	X(header_timeouts, "partial requests reset at header deadline")    \
 	X(rx_src_cap, "partial requests refused: source over its share")   \
 	X(rx_evicted, "partial requests reset to free a buffer (oldest)")  \
-	X(persist_giveup, "zero-window peers reset after persist_max_ms")
+	X(persist_giveup, "zero-window peers reset after persist_max_ms")  \
+	X(sack_recoveries, "loss recoveries started by RACK on SACKs")     \
+	X(rack_retransmits, "segments resent as RACK found them lost")     \
+	X(dsacks, "D-SACK blocks received (a duplicate, not a hole)")
 
 struct tcp_core_counters {
 #define TCP_CORE_CNT_FIELD(name, help) uint64_t name;
