@@ -109,7 +109,8 @@ struct tcp_conn {
 	uint8_t rtt_on : 1, oow_sent : 1;
 	/* SACK negotiated (the cookie's bit), RACK knows a delivered
 	 * segment, reordering seen, recovery entered on RACK's word */
-	uint8_t sack_ok : 1, rack_valid : 1, reord_seen : 1, sack_rec : 1;
+	uint8_t sack_ok : 1, rack_valid : 1, reord_seen : 1, sack_rec : 1,
+		rack_tmr : 1;
 	uint8_t nsb, nrec, reo_mult;
 	uint8_t retries;
 	uint8_t dupacks; /* duplicate ACKs in a row (fast retransmit) */
@@ -142,7 +143,9 @@ struct tcp_conn {
 	struct http_conn http;	     /* the request loop's state */
 	/* timers (ms of the core's clock; 0 = unarmed) */
 	uint32_t rto_ms, rto_base_ms; /* current (backed off), computed */
-	uint64_t rto_at, idle_at, tlp_at, hdr_at, rack_at;
+	/* tlp_at: the tail-loss probe, or RACK's reordering timer when
+	 * rack_tmr (never both, RFC 8985 7.2) */
+	uint64_t rto_at, idle_at, tlp_at, hdr_at;
 	uint64_t persist_since; /* first zero-window probe of this stall */
 	uint64_t oow_ms;	/* last challenge / out-of-window ACK */
 	uint64_t linked_at;	/* the time of the wheel slot it sits in */
@@ -410,8 +413,6 @@ static void timer_update(struct tcp_core *c, struct tcp_conn *k)
 		due = k->tlp_at;
 	if (k->hdr_at && k->hdr_at < due)
 		due = k->hdr_at;
-	if (k->rack_at && k->rack_at < due)
-		due = k->rack_at;
 	if (k->linked_at && k->linked_at <= due)
 		return;
 	timer_unlink(c, k);
@@ -707,7 +708,7 @@ static void rec_merge_closest(struct tcp_conn *k)
 	k->nrec--;
 }
 
-static void rec_push(struct tcp_conn *k, const struct xmit_rec *r)
+static inline void rec_push(struct tcp_conn *k, const struct xmit_rec *r)
 {
 	if (k->nrec) {
 		struct xmit_rec *l = &k->rec[k->nrec - 1];
@@ -778,7 +779,9 @@ static void rec_sb_trim(struct tcp_conn *k, uint32_t ack)
 
 	while (i < k->nrec && seq_le(k->rec[i].end, ack))
 		i++;
-	if (i) {
+	if (i == k->nrec) {
+		k->nrec = 0;
+	} else if (i) {
 		memmove(k->rec, k->rec + i, (k->nrec - i) * sizeof(k->rec[0]));
 		k->nrec = (uint8_t)(k->nrec - i);
 	}
@@ -1045,40 +1048,39 @@ static uint32_t sb_skip(struct tcp_conn *k)
  */
 static int conn_output(struct tcp_core *c, struct tcp_conn *k, bool probe)
 {
-	uint32_t allow = UINT32_MAX;
-	bool pipe_mode;
+	uint32_t cwnd = k->cwnd;
 	int sent = 0;
 
 	if (k->fin_acked)
 		return 0;
 	/* With SACK information, RFC 6675: new data while pipe (what is
-	 * still in flight) is under cwnd, rather than SND.UNA + cwnd. */
-	pipe_mode = k->sack_ok && (k->nsb || k->in_recovery) &&
-		    !seq_lt(k->snd_nxt, k->snd_max);
-	if (pipe_mode) {
+	 * still in flight: neither SACKed nor lost) is under cwnd; as a
+	 * window from SND.UNA that is cwnd + SACKed + lost. */
+	if (__builtin_expect(k->sack_ok && (k->nsb || k->in_recovery), 0) &&
+	    !seq_lt(k->snd_nxt, k->snd_max)) {
 		struct rack_scan_out o;
-		uint32_t pipe, cw = min_u32(k->cwnd, TCP_CORE_MAX_INFLIGHT);
+		uint32_t pipe;
 
 		rack_scan(c, k, &o);
 		pipe = sack_pipe(k, &o);
-		allow = cw > pipe ? cw - pipe : 0;
+		cwnd = (k->snd_max - k->snd_una) +
+		       (cwnd > pipe ? cwnd - pipe : 0);
 	}
 	for (;;) {
 		uint32_t end = k->snd_una + k->q_bytes;
-		uint32_t wnd = min_u32(
-			min_u32(k->snd_wnd, pipe_mode ? UINT32_MAX : k->cwnd),
-			TCP_CORE_MAX_INFLIGHT);
+		uint32_t wnd = min_u32(min_u32(k->snd_wnd, cwnd),
+				       TCP_CORE_MAX_INFLIGHT);
 		uint32_t limit = k->snd_una + wnd, cap = UINT32_MAX;
 		bool fin, forced = false;
 		uint32_t n, avail, room;
 
-		if (k->nsb && seq_lt(k->snd_nxt, k->snd_max))
+		if (__builtin_expect(k->nsb, 0) &&
+		    seq_lt(k->snd_nxt, k->snd_max))
 			cap = sb_skip(k);
 		if (seq_lt(k->snd_nxt, end)) {
 			avail = min_u32(end - k->snd_nxt, cap);
 			room = seq_lt(k->snd_nxt, limit) ? limit - k->snd_nxt
 							 : 0;
-			room = min_u32(room, allow);
 			forced = !room && probe && !sent;
 			if (forced)
 				room = 1;
@@ -1116,8 +1118,6 @@ static int conn_output(struct tcp_core *c, struct tcp_conn *k, bool probe)
 		 * opens (an ACK of it is still accepted: snd_max covers it). */
 		if (!forced)
 			k->snd_nxt += n + fin;
-		if (allow != UINT32_MAX)
-			allow = allow > n ? allow - n : 0;
 		sent++;
 		if (forced)
 			break;
@@ -1461,6 +1461,8 @@ static void rtt_update(struct tcp_core *c, struct tcp_conn *k, uint32_t r)
 
 	if (!r)
 		r = 1;
+	if (!k->min_rtt_us || r < k->min_rtt_us)
+		k->min_rtt_us = r; /* RACK's reordering window */
 	if (!k->srtt_us) {
 		k->srtt_us = r;
 		k->rttvar_us = r / 2;
@@ -1566,14 +1568,16 @@ static void cc_on_ack(struct tcp_core *c, struct tcp_conn *k, uint32_t acked)
 /* RFC 8985 7.2: the probe timeout, or 0 when no probe is due: a probe
  * needs an RTT estimate, data in flight, an open window, and the open
  * state (not in recovery, not after an RTO until it is repaired). */
-static void tlp_arm(struct tcp_core *c, struct tcp_conn *k)
+static inline __attribute__((always_inline)) void tlp_arm(struct tcp_core *c,
+							  struct tcp_conn *k)
 {
 	uint32_t flight = k->snd_max - k->snd_una, pto;
 
+	if (k->rack_tmr)
+		return;
 	k->tlp_at = 0;
 	if (!k->srtt_us || !flight || k->tlp_out || k->in_recovery ||
-	    k->rack_at || seq_lt(k->snd_una, k->recover) || !k->snd_wnd ||
-	    !k->rto_at)
+	    seq_lt(k->snd_una, k->recover) || !k->snd_wnd || !k->rto_at)
 		return;
 	pto = (2 * k->srtt_us + 999) / 1000 +
 	      (flight <= k->mss ? TLP_WC_DELACK_MS : TLP_EXTRA_MS);
@@ -1633,8 +1637,11 @@ static void tlp_send(struct tcp_core *c, struct tcp_conn *k)
 static void sack_on_ack(struct tcp_core *c, struct tcp_conn *k,
 			const struct seg *s)
 {
-	uint32_t i, fack = k->fack,
-		    lo = seq_gt(s->ack, k->snd_una) ? s->ack : k->snd_una;
+	uint32_t i, fack, lo = seq_gt(s->ack, k->snd_una) ? s->ack : k->snd_una;
+
+	if (seq_lt(k->fack, lo))
+		k->fack = lo;
+	fack = k->fack;
 
 	for (i = 0; i < s->nsack; i++) {
 		uint32_t a = s->sack[i].start, b = s->sack[i].end;
@@ -1695,7 +1702,10 @@ static void rack_step(struct tcp_core *c, struct tcp_conn *k)
 	bool first = false;
 	int budget = 64;
 
-	k->rack_at = 0;
+	if (k->rack_tmr) {
+		k->rack_tmr = 0;
+		k->tlp_at = 0;
+	}
 	if ((!k->nsb && !k->sack_rec) || !k->rack_valid ||
 	    seq_lt(k->snd_nxt, k->snd_max) || k->snd_una == k->snd_max)
 		return;
@@ -1721,7 +1731,8 @@ static void rack_step(struct tcp_core *c, struct tcp_conn *k)
 		rack_scan(c, k, &o);
 	}
 	if (o.has_wait) {
-		k->rack_at = c->now_ms + (o.wait_us + 999) / 1000;
+		k->rack_tmr = 1;
+		k->tlp_at = c->now_ms + (o.wait_us + 999) / 1000;
 		timer_update(c, k);
 	}
 }
@@ -1889,7 +1900,7 @@ static void conn_handle(struct tcp_core *c, struct tcp_conn *k,
 			need_ack = true;
 		}
 	}
-	if (k->sack_ok)
+	if (k->sack_ok && (k->nsb || k->sack_rec || k->rack_tmr))
 		rack_step(c, k);
 	/* The queue may have room again: answer requests still buffered. */
 	if (k->rxb != NIL && k->q_count < TCP_CORE_RESP_QUEUE &&
@@ -2142,7 +2153,7 @@ static void conn_timer(struct tcp_core *c, struct tcp_conn *k)
 			return;
 		}
 		k->sack_rec = 0;
-		k->rack_at = 0;
+		k->rack_tmr = 0;
 		if (k->retries >= 2) {
 			/* Twice unanswered: the peer may have dropped what
 			 * it SACKed (RFC 2018 allows it): send it all. */
@@ -2171,12 +2182,11 @@ static void conn_timer(struct tcp_core *c, struct tcp_conn *k)
 		if (!k->rto_at)
 			arm_rto(c, k);
 	}
-	if (k->rack_at && k->rack_at <= c->now_ms) {
+	if (k->tlp_at && k->tlp_at <= c->now_ms && k->rack_tmr) {
 		rack_step(c, k);
 		conn_output(c, k, false);
 		tlp_arm(c, k);
-	}
-	if (k->tlp_at && k->tlp_at <= c->now_ms) {
+	} else if (k->tlp_at && k->tlp_at <= c->now_ms) {
 		k->tlp_at = 0;
 		tlp_send(c, k);
 	}
