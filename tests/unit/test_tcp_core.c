@@ -157,6 +157,8 @@ struct seg {
 	uint16_t mss; /* from a SYN-ACK, 0 if none */
 	int wscale;   /* -1 none */
 	bool sack_perm;
+	int nsack; /* SACK blocks the core sent */
+	uint32_t sack[4][2];
 	bool csum_ok;
 };
 
@@ -305,6 +307,28 @@ static bool parse_out(const struct wire_frame *w, struct seg *s)
 		if (o.has_wscale)
 			s->wscale = o.wscale;
 		s->sack_perm = o.sack_ok;
+	} else {
+		const uint8_t *op = (const uint8_t *)p.tcp + 20;
+		const uint8_t *end = (const uint8_t *)p.tcp + p.tcp->doff * 4;
+
+		while (op < end && *op != 0) {
+			if (*op == 1) {
+				op++;
+				continue;
+			}
+			if (op + 1 >= end || op[1] < 2 || op + op[1] > end)
+				break;
+			if (op[0] == 5)
+				for (int i = 0; i < (op[1] - 2) / 8 && i < 4;
+				     i++) {
+					s->sack[i][0] =
+						wire_get32(op + 2 + 8 * i);
+					s->sack[i][1] =
+						wire_get32(op + 6 + 8 * i);
+					s->nsack = i + 1;
+				}
+			op += op[1];
+		}
 	}
 	return true;
 }
@@ -2973,6 +2997,68 @@ out:
 	tcp_core_free(c);
 }
 
+/* The core as a SACK receiver (RFC 2018): a request in three segments,
+ * the third before the second. A SACK peer's third is held and SACKed
+ * (one ACK naming exactly its range), and the second completes the
+ * request at once; without SACK the third is dropped and only its resend
+ * completes it. */
+static void test_sack_receive_ooo(void)
+{
+	static const char req[] =
+		"GET /ooo HTTP/1.1\r\nHost: x\r\nX-Pad: 0123456789\r\n\r\n";
+	const struct tcp_core_counters *cnt;
+	struct tcp_core *c;
+	struct peer pe = {0}, p2 = {0};
+	bool perm = false;
+	uint32_t a = 10, b = 30, n = sizeof(req) - 1, base;
+	struct seg s;
+	int acks = 0, sacked = 0;
+
+	c = mk_core();
+	T_CHECK(c);
+	if (!c || !peer_connect_sack(c, &pe, 40210, 100, &perm))
+		goto out;
+	cnt = tcp_core_counters(c);
+	base = pe.snd_nxt;
+	peer_send_at(c, &pe, 0x18, base, req, a);
+	peer_send_at(c, &pe, 0x18, base + b, req + b, n - b);
+	while (next_out(&s)) {
+		if (s.len || s.dport != pe.port)
+			continue;
+		acks++;
+		T_EQ_INT(s.ack, base + a);
+		if (s.nsack == 1 && s.sack[0][0] == base + b &&
+		    s.sack[0][1] == base + n)
+			sacked++;
+	}
+	T_EQ_INT(acks, 2);
+	T_EQ_INT(sacked, 1);
+	T_EQ_INT(cnt->sack_acks, 1);
+	peer_send_at(c, &pe, 0x18, base + a, req + a, b - a);
+	T_EQ_INT(cnt->requests, 1);
+	pe.snd_nxt = base + n;
+	peer_read(&pe);
+	T_CHECK(pe.nstream > 0);
+	T_EQ_INT(tcp_core_check(c), 0);
+
+	/* without SACK */
+	if (!peer_connect(c, &p2, 40211, 5000))
+		goto out;
+	base = p2.snd_nxt;
+	peer_send_at(c, &p2, 0x18, base, req, a);
+	peer_send_at(c, &p2, 0x18, base + b, req + b, n - b);
+	peer_send_at(c, &p2, 0x18, base + a, req + a, b - a);
+	T_EQ_INT(cnt->requests, 1);
+	peer_send_at(c, &p2, 0x18, base + b, req + b, n - b);
+	T_EQ_INT(cnt->requests, 2);
+	T_EQ_INT(cnt->sack_acks, 1);
+	T_EQ_INT(tcp_core_check(c), 0);
+out:
+	peer_free(&pe);
+	peer_free(&p2);
+	tcp_core_free(c);
+}
+
 /* ---- a randomized oracle: loss, reordering, duplication both ways ---- */
 
 struct or_pkt {
@@ -2992,7 +3078,7 @@ struct or_chan {
 static uint64_t or_rng;
 /* Over all runs of one kind: what the core did (so a run that never
  * exercised recovery cannot pass unnoticed). */
-static uint64_t or_rack_rtx, or_dsacks, or_fast_rtx, or_rto_rtx;
+static uint64_t or_rack_rtx, or_dsacks, or_fast_rtx, or_rto_rtx, or_sack_acks;
 
 static uint32_t or_rand(void)
 {
@@ -3180,15 +3266,15 @@ static void or_client_rx(struct or_client *cl, const struct or_pkt *p,
 	or_client_ack(cl, to_srv, nw, ds, de);
 }
 
-/* Requests from the unacknowledged one on, in 700-byte segments. */
+/* Requests from the unacknowledged byte on, in 300-byte segments. */
 static void or_client_send(struct or_client *cl, struct or_chan *to_srv,
 			   const struct or_net *nw)
 {
 	uint32_t off;
 	uint8_t f[FRAME_SZ];
 
-	for (off = cl->req_una; off < cl->reqlen; off += 700) {
-		uint32_t n = cl->reqlen - off < 700 ? cl->reqlen - off : 700;
+	for (off = cl->req_una; off < cl->reqlen; off += 300) {
+		uint32_t n = cl->reqlen - off < 300 ? cl->reqlen - off : 300;
 		uint32_t fl = mk_frame(f, &cl->pe, 0x18, cl->iss + 1 + off,
 				       cl->pe.srv_isn + 1 + cl->rcv,
 				       cl->req + off, n, NULL, 0);
@@ -3209,7 +3295,14 @@ static bool oracle_run(uint64_t seed, bool sack, const struct or_net *down,
 		       const struct or_net *up)
 {
 	static uint8_t body[60000];
-	static uint8_t req[5 * (sizeof(GET) - 1)];
+	static const char get_pad[] =
+		"GET / HTTP/1.1\r\nHost: x\r\nX-Pad: "
+		"01234567890123456789012345678901234567890123456789"
+		"01234567890123456789012345678901234567890123456789"
+		"01234567890123456789012345678901234567890123456789"
+		"01234567890123456789012345678901234567890123456789"
+		"\r\n\r\n";
+	static uint8_t req[5 * (sizeof(get_pad) - 1)];
 	static struct or_chan to_cli, to_srv;
 	static uint8_t buf[OR_TOTAL_MAX], have[OR_TOTAL_MAX];
 	int kinds[5] = {BLITZ_RESP_GET_KA, BLITZ_RESP_GET_KA, BLITZ_RESP_GET_KA,
@@ -3229,7 +3322,8 @@ static bool oracle_run(uint64_t seed, bool sack, const struct or_net *down,
 	to_cli.n = to_srv.n = 0;
 	fill_body(body, sizeof(body));
 	for (i = 0; i < 5; i++)
-		memcpy(req + i * (sizeof(GET) - 1), GET, sizeof(GET) - 1);
+		memcpy(req + i * (sizeof(get_pad) - 1), get_pad,
+		       sizeof(get_pad) - 1);
 	c = mk_core_ex(64, body, sizeof(body), (uint32_t)(seed * 7919u));
 	if (!c || !pk || !to_cli.q || !to_srv.q)
 		goto out;
@@ -3289,6 +3383,7 @@ static bool oracle_run(uint64_t seed, bool sack, const struct or_net *down,
 	or_dsacks += tcp_core_counters(c)->dsacks;
 	or_fast_rtx += tcp_core_counters(c)->fast_retransmits;
 	or_rto_rtx += tcp_core_counters(c)->retransmits;
+	or_sack_acks += tcp_core_counters(c)->sack_acks;
 	ok = true;
 out:
 	free(pk);
@@ -3308,7 +3403,7 @@ static void oracle_many(bool sack)
 	uint64_t seed;
 	int fails = 0;
 
-	or_rack_rtx = or_dsacks = or_fast_rtx = or_rto_rtx = 0;
+	or_rack_rtx = or_dsacks = or_fast_rtx = or_rto_rtx = or_sack_acks = 0;
 	for (seed = 1; seed <= 60; seed++) {
 		const struct or_net *nw = nets[seed % 4];
 
@@ -3321,16 +3416,17 @@ static void oracle_many(bool sack)
 		}
 	}
 	printf("  60 seeds, sack %d: %llu resends, %llu by RACK, %llu on 3 "
-	       "dup ACKs, %llu D-SACKs\n",
+	       "dup ACKs, %llu D-SACKs in, %llu SACKs out\n",
 	       sack, (unsigned long long)or_rto_rtx,
 	       (unsigned long long)or_rack_rtx, (unsigned long long)or_fast_rtx,
-	       (unsigned long long)or_dsacks);
+	       (unsigned long long)or_dsacks, (unsigned long long)or_sack_acks);
 	T_CHECK(or_rto_rtx > 0);
 	if (sack) {
 		T_CHECK(or_rack_rtx > 0);
 		T_CHECK(or_dsacks > 0);
+		T_CHECK(or_sack_acks > 0);
 	} else {
-		T_EQ_INT(or_rack_rtx + or_dsacks, 0);
+		T_EQ_INT(or_rack_rtx + or_dsacks + or_sack_acks, 0);
 		T_CHECK(or_fast_rtx > 0);
 	}
 }
@@ -3403,6 +3499,7 @@ int main(void)
 	T_RUN(test_dsack_not_a_hole);
 	T_RUN(test_rack_lost_retransmit);
 	T_RUN(test_sack_rto_skips_sacked);
+	T_RUN(test_sack_receive_ooo);
 	T_RUN(test_oracle_sack);
 	T_RUN(test_oracle_nosack);
 	free(wire);

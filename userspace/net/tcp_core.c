@@ -138,6 +138,9 @@ struct tcp_conn {
 	/* receive side */
 	uint32_t rxb; /* reassembly buffer index, NIL when none */
 	uint32_t rxlen;
+	/* One out-of-order range held in the buffer (SACK peers only):
+	 * [ooo_seq, +ooo_len) at buffer offset ooo_off; ooo_len 0: none */
+	uint32_t ooo_seq, ooo_len, ooo_off;
 	uint32_t src_slot; /* per-source count it holds (rxb != NIL) */
 	uint32_t lru_prev, lru_next; /* buffer holders, oldest first */
 	struct http_conn http;	     /* the request loop's state */
@@ -467,6 +470,7 @@ static void rxbuf_put(struct tcp_core *c, struct tcp_conn *k)
 	lru_unlink(c, k);
 	k->rxb = NIL;
 	k->rxlen = 0;
+	k->ooo_len = 0;
 	k->hdr_at = 0;
 }
 
@@ -585,7 +589,20 @@ static void send_rst(struct tcp_core *c, const struct tcp_tuple *t,
 
 static void send_ack(struct tcp_core *c, struct tcp_conn *k)
 {
-	send_ctl(c, &k->t, k->snd_nxt, k->rcv_nxt, TCPHDR_ACK, NULL, 0);
+	uint8_t o[12];
+	uint32_t ol = 0;
+
+	if (k->ooo_len) {
+		/* RFC 2018: the out-of-order range we hold (the only one). */
+		o[0] = o[1] = TCPOPT_NOP;
+		o[2] = TCPOPT_SACK;
+		o[3] = 10;
+		wire_put32(o + 4, k->ooo_seq);
+		wire_put32(o + 8, k->ooo_seq + k->ooo_len);
+		ol = 12;
+		c->cnt.sack_acks++;
+	}
+	send_ctl(c, &k->t, k->snd_nxt, k->rcv_nxt, TCPHDR_ACK, o, ol);
 	c->cnt.acks++;
 }
 
@@ -1197,13 +1214,19 @@ static void parse_buffered(struct tcp_core *c, struct tcp_conn *k)
 		return;
 	b = rxbuf_of(c, k);
 	n = parse_requests(c, k, b, k->rxlen);
-	if (n >= k->rxlen) {
+	if (n >= k->rxlen && !k->ooo_len) {
 		rxbuf_put(c, k);
 		return;
 	}
 	if (n) {
-		memmove(b, b + n, k->rxlen - n);
+		/* The out-of-order range held behind moves with the rest. */
+		uint32_t used = k->rxlen;
+
+		if (k->ooo_len && k->ooo_off + k->ooo_len > used)
+			used = k->ooo_off + k->ooo_len;
+		memmove(b, b + n, used - n);
 		k->rxlen -= n;
+		k->ooo_off -= n;
 		/* A request was answered; what is left starts the next one,
 		 * whose header deadline runs from now. */
 		k->hdr_at = c->now_ms + c->p.header_ms;
@@ -1281,11 +1304,56 @@ static long conn_consume(struct tcp_core *c, struct tcp_conn *k,
 	take = min_u32(len - n, RXBUF_SIZE - k->rxlen);
 	memcpy(rxbuf_of(c, k) + k->rxlen, data + n, take);
 	k->rxlen += take;
+	if (k->ooo_len && k->rxlen >= k->ooo_off) {
+		/* The hole is filled: what was held joins the stream. */
+		uint32_t end = k->ooo_off + k->ooo_len;
+
+		if (end > k->rxlen) {
+			take += end - k->rxlen;
+			k->rxlen = end;
+		}
+		k->ooo_len = 0;
+	}
 	parse_buffered(c, k);
 	/* Closing: whatever did not fit is discarded, not refused. */
 	if (conn_closing(k))
-		return len;
+		return n + take > len ? n + take : len;
 	return n + take;
+}
+
+/*
+ * Hold an out-of-order segment of a SACK peer (it is then SACKed) in the
+ * reassembly buffer, at its distance from RCV.NXT after the bytes held:
+ * one range per connection, within the buffer's 8 KiB, and a buffer only
+ * if one is free (never one taken from another connection). Otherwise
+ * it is dropped as without SACK; the peer sends it again.
+ */
+static void ooo_hold(struct tcp_core *c, struct tcp_conn *k, uint32_t seq,
+		     const uint8_t *data, uint32_t len)
+{
+	uint32_t off, s = seq, e = seq + len;
+
+	if (conn_closing(k) || !len)
+		return;
+	if (k->ooo_len) {
+		uint32_t oe = k->ooo_seq + k->ooo_len;
+
+		if (seq_gt(s, oe) || seq_lt(e, k->ooo_seq))
+			return; /* a second range: not kept */
+		if (seq_gt(s, k->ooo_seq))
+			s = k->ooo_seq;
+		if (seq_lt(e, oe))
+			e = oe;
+	}
+	off = k->rxlen + (s - k->rcv_nxt);
+	if (off + (e - s) > RXBUF_SIZE)
+		return;
+	if (k->rxb == NIL && (!c->nrxfree || !rxbuf_get(c, k)))
+		return;
+	memcpy(rxbuf_of(c, k) + k->rxlen + (seq - k->rcv_nxt), data, len);
+	k->ooo_seq = s;
+	k->ooo_len = e - s;
+	k->ooo_off = off;
 }
 
 /* ------------------------------------------------------------------ */
@@ -1872,6 +1940,9 @@ static void conn_handle(struct tcp_core *c, struct tcp_conn *k,
 				}
 			} else {
 				c->cnt.ooo++;
+				if (k->sack_ok && seq_gt(seq, k->rcv_nxt) &&
+				    !k->fin_rcvd)
+					ooo_hold(c, k, seq, data, len);
 				need_ack = true;
 				len = 0;
 				fin = false;

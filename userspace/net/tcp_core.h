@@ -277,7 +277,8 @@ struct tcp_core_params {
 	X(persist_giveup, "zero-window peers reset after persist_max_ms")  \
 	X(sack_recoveries, "loss recoveries started by RACK on SACKs")     \
 	X(rack_retransmits, "segments resent as RACK found them lost")     \
-	X(dsacks, "D-SACK blocks received (a duplicate, not a hole)")
+	X(dsacks, "D-SACK blocks received (a duplicate, not a hole)")      \
+	X(sack_acks, "ACKs sent with a SACK block (data held ahead)")
 
 struct tcp_core_counters {
 #define TCP_CORE_CNT_FIELD(name, help) uint64_t name;
