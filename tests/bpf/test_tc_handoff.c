@@ -295,7 +295,12 @@ static int listen_on(bool v6, uint16_t port)
 static void t_kfunc_supported(void)
 {
 	if (!tc_handoff_supported())
-		T_SKIP("kernel has no bpf_sk_assign_tcp_reqsk (Linux >= 6.9)");
+		return (void)T_SKIP(
+			"kernel has no bpf_sk_assign_tcp_reqsk (Linux >= 6.9)");
+	if (setup_skip)
+		return (void)T_SKIP(setup_skip);
+	/* In the BTF and a working one: it checked the probe's arguments. */
+	T_EQ_INT(tc_handoff_kfunc_probe(), -EINVAL);
 }
 
 /* Write a sysctl of our private netns. */

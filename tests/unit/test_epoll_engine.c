@@ -635,7 +635,7 @@ static void run_big_suite(size_t blen)
 	T_RUN(test_big_get_and_head);
 	T_RUN(test_big_pipelined_slow_reader);
 	stop(&st);
-	t_failed_now = 0;
+	t_begin();
 	T_EQ_INT(st.resp[BLITZ_RESP_GET_KA], 3);
 	T_EQ_INT(st.resp[BLITZ_RESP_GET_CLOSE], 1);
 	T_EQ_INT(st.tx_bytes,
@@ -643,12 +643,7 @@ static void run_big_suite(size_t blen)
 			 2 * http_response_len(&big_ref, BLITZ_RESP_HEAD_KA) +
 			 http_response_len(&big_ref, BLITZ_RESP_GET_CLOSE));
 	T_CHECK(st.accepted == st.closed);
-	if (t_failed_now) {
-		printf("FAIL test_big_counters\n");
-		t_failed_total++;
-	} else {
-		printf("PASS test_big_counters\n");
-	}
+	t_verdict("test_big_counters");
 out:
 	service_free(&bsvc);
 	free(keep);
@@ -677,17 +672,12 @@ int main(void)
 	run_main_suite();
 	stop(&st);
 	fds1 = count_fds();
-	t_failed_now = 0;
+	t_begin();
 	T_EQ_INT(fds1, fds0);
 	T_CHECK(st.resp[BLITZ_RESP_GET_KA] >= 16 + 200);
 	T_CHECK(st.resp[BLITZ_RESP_405] == 2);
 	T_CHECK(st.accepted == st.closed);
-	if (t_failed_now) {
-		printf("FAIL test_no_fd_leak_and_counters\n");
-		t_failed_total++;
-	} else {
-		printf("PASS test_no_fd_leak_and_counters\n");
-	}
+	t_verdict("test_no_fd_leak_and_counters");
 	T_RUN(test_timeouts);
 	T_RUN(test_cap);
 	T_RUN(test_graceful_stop);

@@ -592,6 +592,7 @@ static void test_seq_wrap(void)
 	memset(body, 'w', sizeof(body) - 1);
 	/* Find our ISN for this tuple, then shift it to 2^32 - 1000. */
 	c = mk_core_ex(64, body, strlen(body), 0);
+	T_CHECK_MSG(c != NULL, "the core was not made");
 	if (!c)
 		return;
 	pe.win = 65535;
@@ -635,6 +636,7 @@ static void test_retransmit_backoff(void)
 	struct seg s;
 	int i;
 
+	T_CHECK_MSG(c != NULL, "the core was not made");
 	if (!c)
 		return;
 	cnt = tcp_core_counters(c);
@@ -765,6 +767,7 @@ static void test_small_window(void)
 	/* window scale 7 was offered: 1000 << 7 would be large, so use a
 	 * SYN without it: mk_core's peer offers wscale 7 only via
 	 * peer_connect; scaled windows are tested in the 64 KiB test. */
+	T_CHECK_MSG(c != NULL, "the core was not made");
 	if (!c)
 		return;
 	{
@@ -1279,6 +1282,7 @@ static void test_table_full(void)
 	int i;
 
 	memset(pe, 0, sizeof(pe));
+	T_CHECK_MSG(c != NULL, "the core was not made");
 	if (!c)
 		return;
 	for (i = 0; i < 4; i++)
@@ -1312,6 +1316,7 @@ static void test_syn_flood_no_state(void)
 	uint32_t i, synacks = 0;
 	struct seg s;
 
+	T_CHECK_MSG(c != NULL, "the core was not made");
 	if (!c)
 		return;
 	for (i = 0; i < 20000; i++) {
@@ -1472,6 +1477,7 @@ static void test_not_mine(void)
 	struct peer pe = {.port = 1, .win = 1};
 	uint32_t n;
 
+	T_CHECK_MSG(c != NULL, "the core was not made");
 	if (!c)
 		return;
 	mk_frame(bufs[0], &pe, 0x02, 1, 0, NULL, 0, NULL, 0);
@@ -2513,6 +2519,7 @@ static void test_partial_flood_2000(void)
 	struct peer pe = {.src = 9999};
 	int i, r;
 
+	T_CHECK_MSG(c != NULL, "the core was not made");
 	if (!c)
 		return;
 	memset(att, 0, sizeof(att));
@@ -2569,6 +2576,7 @@ static void test_partial_flood_20src(void)
 	struct peer pe = {.src = 9999};
 	int i, r;
 
+	T_CHECK_MSG(c != NULL, "the core was not made");
 	if (!c)
 		return;
 	memset(att, 0, sizeof(att));
@@ -2628,6 +2636,7 @@ static void test_partial_per_source_cap(void)
 	const struct tcp_core_counters *cnt;
 	int i;
 
+	T_CHECK_MSG(c != NULL, "the core was not made");
 	if (!c)
 		return;
 	cnt = tcp_core_counters(c);
