@@ -219,7 +219,15 @@ static inline __u64 blitz_mac_u64(const __u8 *m)
 	  "no kernel listener")                                                \
 	X(PASS_FLOW_FULL, "pass_flow_full",                                    \
 	  "no timestamps, source at its flow-entry cap: to a kernel listener " \
-	  "from the first request")
+	  "from the first request")                                            \
+	X(PASS_BURST, "pass_burst",                                            \
+	  "segments of a flow with a TC burst in flight passed to TC")         \
+	X(TC_RESENT, "tc_resent",                                              \
+	  "burst segments TC sent again (the client lacked them)")             \
+	X(TC_WITHHELD_ACK, "tc_withheld_ack",                                  \
+	  "ACKs of a burst's last request, once the client had the burst")     \
+	X(TC_BURST_SEEN, "tc_burst_seen",                                      \
+	  "segments matching a burst record that needed nothing sent")
 
 enum blitz_counter {
 #define BLITZ_CNT_ENUM(id, name, help) BLITZ_CNT_##id,

@@ -1,33 +1,36 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * blitz_pipe.h - the TC program's multi-segment replies (issue 12 part 2,
- * docs/tcp-security.md "Pipelined batches"): a segment of complete
+ * blitz_pipe.h - the TC program's multi-segment replies
+ * (docs/tcp-security.md "Pipelined batches"): a segment of complete
  * trivial requests whose replies do not fit the one frame XDP can send
  * (XDP passed it: pass_too_big, pass_no_room) is answered here, in full,
  * as several segments within the client's MSS class, its (scaled) window
  * and an IW10 burst: the request skb is rewritten into each reply segment
  * in turn and sent with bpf_clone_redirect() to the device's egress; the
- * request itself is then dropped.
+ * request itself is then dropped. A burst of several segments holds the
+ * ack of its last request back and leaves a record (blitz_flow.h), from
+ * which a segment the client lacks is sent again, byte for byte.
  *
  * Owns: the request parse for TC (the XDP program's DFA, with the end of
- * each request), the reply stream (the prebuilt responses and the Date
- * from the per-CPU scratch), the segment headers and checksums.
+ * each request), the reply stream (the prebuilt responses and a Date),
+ * the segment headers and checksums, the burst records and what a segment
+ * that comes back to one gets.
  * Must never: answer a segment whose cookie the caller did not verify in
  * this program (blitz_pipe_answer() is only called after cookie_check()),
- * ack a byte of a request it does not answer (a partial answer acks up to
- * the end of the last request answered), put different bytes at one
- * sequence range (every segment of a burst is cut from one stream; the
- * TSval of every segment is the burst's end, docs/tcp-security.md),
- * send a segment above the cookie's MSS class, or more than the client's
- * window or PIPE_BURST_SEGS segments.
- * Include after blitz_maps.h, blitz_ring.h, blitz_date.h and
+ * write a record for anything but a burst it just sent, ack a byte of a
+ * request it does not answer, put different bytes at one sequence range
+ * (every segment of a burst, and every one sent again, is cut from one
+ * stream rebuilt from the same kinds and Date; the TSval of every segment
+ * is the burst's), send a segment above the cookie's MSS class, or more
+ * than the client's window or PIPE_BURST_SEGS segments.
+ * Include after blitz_maps.h, blitz_ring.h, blitz_date.h, blitz_flow.h and
  * blitz_http_dfa.h.
  */
 #ifndef BLITZ_PIPE_H
 #define BLITZ_PIPE_H
 
-#define PIPE_REQ_MAX 4096     /* request bytes parsed per segment */
-#define PIPE_MAX_REQS 64      /* requests answered per segment */
+#define PIPE_REQ_MAX 8192     /* request bytes parsed per segment */
+#define PIPE_MAX_REQS 128     /* requests answered per segment */
 #define PIPE_STREAM_MAX 16384 /* reply bytes per burst */
 #define PIPE_SEG_MAX 4096     /* payload bytes per segment (<= MSS too) */
 #define PIPE_BURST_SEGS 10    /* IW10 (RFC 6928): segments per burst */
@@ -46,6 +49,7 @@ struct pipe_in {
 	__u32 seq, ack;		  /* host order */
 	__u32 plen, payoff;	  /* payload bytes and where they start */
 	__u32 tsval_be;		  /* the client's TSval, echoed */
+	__u32 tsecr;		  /* its TSecr (host order) */
 	__u16 sport, dport;	  /* network order */
 	__u16 win;		  /* host order, unscaled */
 	__u8 v6, has_ts, fin, gso;
@@ -79,6 +83,13 @@ struct pipe_scratch {
 	__u32 addrsum; /* native sum of both addresses (pseudo-header) */
 	__u32 fin;     /* our last segment carries FIN */
 	__u32 zero;
+	__u32 withheld;	  /* every request answered, the last one's ack held */
+	__u32 ack_end;	  /* what acking every answered request would ack */
+	__u32 tsval;	  /* the burst's TSval (host order) */
+	__u32 resend_off; /* the stream offset to send again */
+	__u32 win;	  /* our window field for a burst record's segments */
+	__u8 date[32];	  /* the Date the stream carries */
+	struct blitz_burst rec; /* the record being written */
 };
 
 struct {
@@ -195,12 +206,10 @@ static long pipe_fill_one(__u64 k, void *arg)
 	struct pipe_scratch *sc = pipe_sc();
 	const struct blitz_config *cfg = pipe_cfg();
 	struct blitz_resp *resp;
-	struct blitz_date *date;
-	__u32 kind, len, doff, pos, key = 0;
+	__u32 kind, len, doff, pos;
 
-	/* the caller made it current with date_now() */
-	date = bpf_map_lookup_elem(&date_cache, &key);
-	if (!sc || !cfg || !date)
+	/* sc->date: the caller's (this second's, or a burst record's) */
+	if (!sc || !cfg)
 		return 1;
 	pos = sc->total;
 	kind = sc->kinds[k & (PIPE_MAX_REQS - 1)];
@@ -220,7 +229,7 @@ static long pipe_fill_one(__u64 k, void *arg)
 		    resp->bytes) ||
 	    bpf_probe_read_kernel(
 		    &sc->stream[pipe_mask(pos + doff, PIPE_STREAM_MAX - 1)],
-		    BLITZ_DATE_LEN, date->bytes))
+		    BLITZ_DATE_LEN, sc->date))
 		goto bad;
 	sc->total = pos + len;
 	return 0;
@@ -320,36 +329,41 @@ static __always_inline __s64 pipe_stream_sum(struct pipe_scratch *sc, __u32 off,
 }
 
 /*
- * Segment i of the burst: the skb is resized to it, its headers and
- * payload written, and a clone sent out of the device it came in on.
+ * The segment of the burst at stream offset off (sc->seq0 + off): the skb
+ * is resized to it, its headers and payload written, and a clone sent out
+ * of the device it came in on. With sc->total 0: an ACK alone at sc->seq0.
  * 0 or -1. A global function: the verifier checks it once.
  */
-__noinline int blitz_pipe_emit(struct __sk_buff *skb, __u32 i)
+__noinline int blitz_pipe_emit(struct __sk_buff *skb, __u32 off)
 {
-	__u32 key = 0, off, len, last, tlen, sum, j, hl, seglen;
+	__u32 key = 0, len, last, tlen, sum, j, hl, seglen;
 	struct pipe_scratch *sc = bpf_map_lookup_elem(&pipe_scratch, &key);
 	__u16 *w;
-	__s64 ps;
+	__s64 ps = 0;
 	__u8 flags;
 
-	if (!sc || i >= PIPE_BURST_SEGS)
+	if (!sc)
 		return -1;
 	hl = sc->hlen;
 	seglen = sc->seglen;
 	if (seglen > PIPE_SEG_MAX || seglen < 4 || hl > 86 || hl < 54 ||
 	    sc->l4 > 54)
 		return -1;
-	off = i * seglen;
-	if (off >= sc->total || off >= PIPE_STREAM_MAX)
-		return -1;
-	len = sc->total - off;
-	last = len <= seglen;
-	if (!last)
-		len = seglen;
-	if (len > PIPE_SEG_MAX || len < 1)
-		return -1;
-	flags = PIPE_TH_ACK | (last ? PIPE_TH_PSH : 0) |
-		(last && sc->fin ? PIPE_TH_FIN : 0);
+	if (!sc->total) {
+		len = 0;
+		flags = PIPE_TH_ACK;
+	} else {
+		if (off >= sc->total || off >= PIPE_STREAM_MAX)
+			return -1;
+		len = sc->total - off;
+		last = len <= seglen;
+		if (!last)
+			len = seglen;
+		if (len > PIPE_SEG_MAX || len < 1)
+			return -1;
+		flags = PIPE_TH_ACK | (last ? PIPE_TH_PSH : 0) |
+			(last && sc->fin ? PIPE_TH_FIN : 0);
+	}
 	tlen = sc->thlen + len;
 
 	/* The per-segment fields. */
@@ -369,9 +383,11 @@ __noinline int blitz_pipe_emit(struct __sk_buff *skb, __u32 i)
 			sum += ip[j];
 		ip[5] = (__u16)~pipe_fold(sum);
 	}
-	ps = pipe_stream_sum(sc, off, (len + 3) & ~3U);
-	if (ps < 0)
-		return -1;
+	if (len) {
+		ps = pipe_stream_sum(sc, off, (len + 3) & ~3U);
+		if (ps < 0)
+			return -1;
+	}
 	sum = pipe_fold((__u32)ps) + sc->addrsum + bpf_htons(IPPROTO_TCP) +
 	      bpf_htons((__u16)tlen);
 	for (j = 0; j < 16; j++) {
@@ -381,15 +397,20 @@ __noinline int blitz_pipe_emit(struct __sk_buff *skb, __u32 i)
 	}
 	w[8] = (__u16)~pipe_fold(sum);
 
-	/* 1..PIPE_SEG_MAX and 54..86 in a form the verifier keeps */
-	len = pipe_mask(len - 1, PIPE_SEG_MAX - 1) + 1;
+	/* 54..86 in a form the verifier keeps */
 	hl = pipe_mask(hl - 54, 63) + 54;
 	if (bpf_skb_change_tail(skb, hl + len, 0) ||
-	    bpf_skb_store_bytes(skb, 0, sc->hdr, hl, 0) ||
-	    bpf_skb_store_bytes(
-		    skb, hl, &sc->stream[pipe_mask(off, PIPE_STREAM_MAX - 1)],
-		    len, 0))
+	    bpf_skb_store_bytes(skb, 0, sc->hdr, hl, 0))
 		return -1;
+	if (len) {
+		/* 1..PIPE_SEG_MAX in a form the verifier keeps */
+		len = pipe_mask(len - 1, PIPE_SEG_MAX - 1) + 1;
+		if (bpf_skb_store_bytes(
+			    skb, hl,
+			    &sc->stream[pipe_mask(off, PIPE_STREAM_MAX - 1)],
+			    len, 0))
+			return -1;
+	}
 	if (bpf_clone_redirect(skb, skb->ifindex, 0))
 		return -1;
 	return 0;
@@ -452,9 +473,19 @@ __noinline int blitz_pipe_parsed(void)
 	 * split across segments) is not ours to answer. */
 	if (!sc->cut && sc->d.st != S_DONE) {
 		sc->endkind = blitz_dfa_end_error(sc->d.st);
-		if (!sc->endkind || sc->nslots >= PIPE_MAX_REQS)
+		if (sc->endkind) {
+			if (sc->nslots >= PIPE_MAX_REQS)
+				return PIPE_NOT_MINE;
+			sc->nreq = sc->nslots + 1;
+		} else if (sc->d.st != DFA_ERR && sc->nslots) {
+			/* Complete requests, then the start of the next (a
+			 * batch the client's stack cut in segments): the
+			 * complete ones, acked up to their end; the client
+			 * sends the rest again with what follows. */
+			sc->cut = 1;
+		} else {
 			return PIPE_NOT_MINE;
-		sc->nreq = sc->nslots + 1;
+		}
 	}
 	return sc->nreq ? PIPE_READY : PIPE_NOT_MINE;
 }
@@ -512,8 +543,12 @@ __noinline int blitz_pipe_fill(void)
 	/* zeros after the end: the last segment's sum is taken in words */
 	*(__u32 *)&sc->stream[pipe_mask(sc->total, PIPE_STREAM_MAX - 1)] = 0;
 
+	sc->seq0 = sc->in.ack;
+	sc->nseg = (sc->total + sc->seglen - 1) / sc->seglen;
 	/* Ack what was answered: the whole payload (and a FIN) when every
-	 * request was, or we close; else up to the last request answered. */
+	 * request was, or we close; else up to the last request answered
+	 * (the rest stays unacked: the client sends it again). */
+	sc->withheld = 0;
 	if ((!sc->cut && sc->nans == sc->nreq) || sc->closing) {
 		sc->ack = sc->in.seq + sc->in.plen + sc->in.fin;
 		sc->fin = sc->closing || sc->in.fin;
@@ -522,9 +557,161 @@ __noinline int blitz_pipe_fill(void)
 			  sc->ends[(sc->nans - 1) & (BLITZ_DFA_SLOTS - 1)];
 		sc->fin = 0;
 	}
-	sc->seq0 = sc->in.ack;
-	sc->nseg = (sc->total + sc->seglen - 1) / sc->seglen;
+	sc->ack_end = sc->ack;
+	/* A burst of several segments never acks its last request (nor a
+	 * FIN): should any segment be lost, the client still has a byte
+	 * unacked, so its retransmission timer brings back a segment that
+	 * tells us what it lacks (docs/tcp-security.md). Once it has the
+	 * whole burst its next segment acks the burst's end, and that is
+	 * answered (or acked) as usual. */
+	if (sc->nseg > 1 && sc->ack == sc->in.seq + sc->in.plen + sc->in.fin) {
+		sc->withheld = 1;
+		sc->ack = sc->in.seq +
+			  (sc->nans > 1 ? sc->ends[(sc->nans - 2) &
+						   (BLITZ_DFA_SLOTS - 1)]
+					: 0);
+	}
 	return PIPE_READY;
+}
+
+/* Step 5 (after the burst went out): its record, for the segments that
+ * may come back short of its end (blitz_flow.h). */
+__noinline int blitz_pipe_record(__u64 flow0, __u32 opts, __u32 tsecr)
+{
+	struct pipe_scratch *sc = pipe_sc();
+	struct blitz_config *cfg = pipe_cfg();
+	struct blitz_burst *b;
+	__u32 i;
+
+	if (!sc || !cfg || !flow0)
+		return -1;
+	b = &sc->rec;
+	b->flow0 = flow0;
+	b->snd0 = sc->seq0;
+	b->snd_end = sc->seq0 + sc->total;
+	b->rcv_ack = sc->ack;
+	b->rcv_end = sc->ack_end;
+	b->tsval = sc->tsval;
+	b->tsecr_in = tsecr;
+	b->last_ack = sc->seq0;
+	b->resent_at = 0;
+	b->resent_ns = 0;
+	b->seglen = (__u16)sc->seglen;
+	b->gen = cfg->resp[0].gen;
+	b->nkinds = (__u8)sc->nans;
+	b->opts = (__u8)opts;
+	b->flags = (sc->in.has_ts ? BLITZ_BURST_TS : 0) |
+		   (sc->fin ? BLITZ_BURST_FIN : 0) |
+		   (sc->withheld ? BLITZ_BURST_WITHHELD : 0) |
+		   (sc->in.fin ? BLITZ_BURST_RCV_FIN : 0);
+	__builtin_memcpy(b->date, sc->date, sizeof(b->date));
+	for (i = 0; i < BLITZ_BURST_KINDS; i++)
+		b->kinds[i] = sc->kinds[i & (PIPE_MAX_REQS - 1)];
+	return bpf_map_update_elem(&bursts, &flow0, b, BPF_ANY) ? -1 : 0;
+}
+
+/* What a segment matching a burst record gets (blitz_pipe_burst_on). */
+#define PIPE_BURST_NONE 0   /* no record, or it does not match: not ours */
+#define PIPE_BURST_SEEN 1   /* matched: nothing to send now, drop it */
+#define PIPE_BURST_ACK 2    /* the client has it all: ACK the last request */
+#define PIPE_BURST_RESEND 3 /* the segment at sc->resend_off again */
+
+/*
+ * A segment of flow0 (sc->in filled from it) that the cookie did not
+ * prove, or a pure ACK it proved: does it belong to the flow's last
+ * burst, and what does it need? It matches when its seq lies from what
+ * the burst acked to where the client's requests ended (plus what it may
+ * have sent after them), its ack within the burst, and (timestamps) its
+ * TSecr is the burst's TSval or the one before it. What the client lacks
+ * (the segment at its ack) is re-sent when its ack repeats (a duplicate
+ * ACK: a later segment arrived) or it sends its unacked requests again
+ * (its retransmission timer); the stream is rebuilt from the record's
+ * kinds and Date, so the bytes are the ones sent first.
+ */
+__noinline int blitz_pipe_burst_on(__u64 flow0)
+{
+	struct pipe_scratch *sc = pipe_sc();
+	struct blitz_config *cfg = pipe_cfg();
+	struct blitz_burst *b = blitz_burst_of(flow0);
+	__u32 end, a, i, dup, fin;
+	__u64 now;
+
+	if (!sc || !cfg || !b)
+		return PIPE_BURST_NONE;
+	if (!!(b->flags & BLITZ_BURST_TS) != !!sc->in.has_ts)
+		return PIPE_BURST_NONE;
+	if (sc->in.has_ts) {
+		__u32 tsecr = sc->in.tsecr;
+
+		if (tsecr != b->tsval && tsecr != b->tsecr_in)
+			return PIPE_BURST_NONE;
+	}
+	fin = (b->flags & BLITZ_BURST_FIN) ? 1 : 0;
+	end = b->snd_end + fin;
+	sc->win = blitz_ck2_opts_wscale_ok(b->opts) ? PIPE_WINDOW >> PIPE_WSCALE
+						    : PIPE_WINDOW;
+	a = sc->in.ack;
+	if (a - b->snd0 > end - b->snd0 ||
+	    sc->in.seq - b->rcv_ack > b->rcv_end - b->rcv_ack + 65536)
+		return PIPE_BURST_NONE;
+	if (a == end) {
+		/* The client has every byte: ack the request held back, to
+		 * a segment at or below the end of the requests (a pure ACK,
+		 * or the held-back request sent again). */
+		if (!(b->flags & BLITZ_BURST_WITHHELD) ||
+		    sc->in.seq - b->rcv_ack > b->rcv_end - b->rcv_ack)
+			return PIPE_BURST_SEEN;
+		sc->seq0 = end;
+		sc->ack = b->rcv_end;
+		sc->total = 0;
+		sc->fin = 0;
+		sc->seglen = b->seglen;
+		sc->tsval = b->tsval;
+		return PIPE_BURST_ACK;
+	}
+	/* A hole at a: an ack repeated (a pure ACK at the burst's start
+	 * counts: the client sent it after our burst went out, so a later
+	 * segment of it arrived first), or the request the burst held back
+	 * sent again (the client's retransmission timer). Data at a new ack
+	 * may have been sent before the burst arrived: not yet. */
+	dup = (a == b->last_ack &&
+	       (!sc->in.plen || (b->flags & BLITZ_BURST_ACK_SEEN))) ||
+	      (sc->in.plen && blitz_seq_before(sc->in.seq, b->rcv_end));
+	b->last_ack = a;
+	b->flags |= BLITZ_BURST_ACK_SEEN;
+	now = bpf_ktime_get_ns();
+	if (!dup || (a == b->resent_at && now - b->resent_ns < 1000000))
+		return PIPE_BURST_SEEN;
+	if (b->gen != cfg->resp[0].gen || !b->nkinds || b->seglen < 4 ||
+	    b->seglen > PIPE_SEG_MAX)
+		return PIPE_BURST_SEEN; /* new templates: never other bytes */
+	b->resent_at = a;
+	b->resent_ns = now;
+	for (i = 0; i < BLITZ_BURST_KINDS; i++)
+		sc->kinds[i & (PIPE_MAX_REQS - 1)] = b->kinds[i];
+	__builtin_memcpy(sc->date, b->date, sizeof(sc->date));
+	sc->nans = b->nkinds;
+	sc->seglen = b->seglen;
+	sc->seq0 = b->snd0;
+	sc->ack = b->rcv_ack;
+	sc->ack_end = b->snd_end - b->snd0; /* the stream's length */
+	sc->fin = fin;
+	sc->tsval = b->tsval;
+	sc->resend_off = a - b->snd0;
+	return PIPE_BURST_RESEND;
+}
+
+/* The stream of a burst to re-send (sc set by blitz_pipe_burst_on),
+ * after the caller ran pipe_fill_one over its kinds: the same length. */
+__noinline int blitz_pipe_refilled(void)
+{
+	struct pipe_scratch *sc = pipe_sc();
+
+	if (!sc || sc->err || sc->total != sc->ack_end ||
+	    sc->total > PIPE_STREAM_MAX - 4 || sc->resend_off >= sc->total)
+		return -1;
+	*(__u32 *)&sc->stream[pipe_mask(sc->total, PIPE_STREAM_MAX - 1)] = 0;
+	return 0;
 }
 
 #endif /* BLITZ_PIPE_H */

@@ -268,20 +268,15 @@ static __always_inline int hand_off(struct __sk_buff *skb, struct seg *s,
  * sent from here, not from a function of blitz_pipe.h: this frame is the
  * only one the stack has room for next to the cookie calls.
  */
-static __always_inline int pipe_try(struct __sk_buff *skb,
-				    const struct blitz_config *cfg,
-				    const struct seg *s,
-				    struct blitz_ring_cache *rc)
+/* What the reply segments need of the segment s. 0, or -1. */
+static __always_inline int pipe_in_of(struct __sk_buff *skb,
+				      const struct seg *s, struct pipe_in *in)
 {
-	__u32 key = 0, l4 = s->v6 ? BLITZ_L4_V6 : BLITZ_L4_V4, tsval = 0, k;
-	struct pipe_scratch *sc = bpf_map_lookup_elem(&pipe_scratch, &key);
-	struct pipe_in *in;
-	int r;
+	__u32 l4 = s->v6 ? BLITZ_L4_V6 : BLITZ_L4_V4;
 
 	/* IP options and extension headers are the kernel's. */
-	if (!sc || !rc || !s->plen || s->l4off != l4)
-		return PIPE_NOT_MINE;
-	in = &sc->in;
+	if (s->l4off != l4)
+		return -1;
 	__builtin_memcpy(in->saddr, s->saddr, sizeof(in->saddr));
 	__builtin_memcpy(in->daddr, s->daddr, sizeof(in->daddr));
 	in->seq = s->seq;
@@ -289,6 +284,7 @@ static __always_inline int pipe_try(struct __sk_buff *skb,
 	in->plen = s->plen;
 	in->payoff = l4 + s->thlen;
 	in->tsval_be = s->tsval_be;
+	in->tsecr = s->tsecr;
 	in->sport = s->sport;
 	in->dport = s->dport;
 	in->win = s->win;
@@ -298,6 +294,25 @@ static __always_inline int pipe_try(struct __sk_buff *skb,
 	in->gso = skb->gso_segs > 1;
 	if (bpf_skb_load_bytes(skb, 6, in->mac_src, 6) ||
 	    bpf_skb_load_bytes(skb, 0, in->mac_dst, 6))
+		return -1;
+	return 0;
+}
+
+static __always_inline int pipe_try(struct __sk_buff *skb,
+				    const struct blitz_config *cfg,
+				    const struct seg *s,
+				    struct blitz_ring_cache *rc)
+{
+	__u32 key = 0, tsval = 0, k;
+	struct pipe_scratch *sc = bpf_map_lookup_elem(&pipe_scratch, &key);
+	struct blitz_date *date;
+	struct pipe_in *in;
+	int r;
+
+	if (!sc || !rc || !s->plen)
+		return PIPE_NOT_MINE;
+	in = &sc->in;
+	if (pipe_in_of(skb, s, in))
 		return PIPE_NOT_MINE;
 	if (blitz_pipe_load(skb) != PIPE_READY)
 		return PIPE_NOT_MINE;
@@ -308,18 +323,25 @@ static __always_inline int pipe_try(struct __sk_buff *skb,
 	if (r != PIPE_READY)
 		return r;
 	/* here: date_fill() needs this frame's room */
-	if (!date_now(cfg) || blitz_pipe_fill() != PIPE_READY)
+	date = date_now(cfg);
+	if (!date)
 		return PIPE_NOT_MINE;
-	/* Every segment carries the TSval of the burst's end: whichever one
-	 * the client stores as ts_recent (GRO may merge them too: their
-	 * options are equal), its next segment acks the burst's end and
-	 * verifies (docs/tcp-security.md, "Pipelined batches"). */
+	__builtin_memcpy(sc->date, date->bytes, sizeof(sc->date));
+	if (blitz_pipe_fill() != PIPE_READY)
+		return PIPE_NOT_MINE;
+	/* Every segment carries the TSval of the burst's end and of the end
+	 * of the requests it answers (x, even when the ack held the last one
+	 * back): whichever segment the client stores as ts_recent (GRO may
+	 * merge them too: their options are equal), its next segment, sent
+	 * once it has the whole burst, is at that point and verifies
+	 * (docs/tcp-security.md, "Pipelined batches"). */
 	if (in->has_ts) {
 		rc->q.a = sc->seq0 + sc->total + sc->fin;
 		/* with our FIN in it: the FIN mark (bpf/blitz_seq.h) */
-		rc->q.x = blitz_seq_mint_x(sc->ack, sc->fin);
+		rc->q.x = blitz_seq_mint_x(sc->ack_end, sc->fin);
 		tsval = blitz_ck2_q_tsval(&rc->r, &rc->q);
 	}
+	sc->tsval = tsval;
 	if (blitz_pipe_headers(sc->ack,
 			       blitz_ck2_opts_wscale_ok(rc->q.h.opts)
 				       ? PIPE_WINDOW >> PIPE_WSCALE
@@ -329,12 +351,16 @@ static __always_inline int pipe_try(struct __sk_buff *skb,
 	for (k = 0; k < PIPE_BURST_SEGS; k++) {
 		if (k >= sc->nseg)
 			break;
-		if (blitz_pipe_emit(skb, k)) {
+		if (blitz_pipe_emit(skb, k * sc->seglen)) {
 			cnt_add(BLITZ_CNT_TC_FAIL, 1);
 			return PIPE_ANSWERED; /* what went out stays out */
 		}
 		cnt_add(BLITZ_CNT_TC_SEGMENTS, 1);
 	}
+	/* Several segments: what the client may lack is re-sent from the
+	 * record (blitz_pipe_burst_on). */
+	if (sc->nseg > 1)
+		blitz_pipe_record(rc->q.h.flow0, rc->q.h.opts, s->tsecr);
 	cnt_add(BLITZ_CNT_TX_BYTES, sc->nseg * sc->hlen + sc->total);
 	cnt_add(BLITZ_CNT_TC_REQUESTS, sc->nans);
 	if (sc->kinds[(sc->nans - 1) & (PIPE_MAX_REQS - 1)] >=
@@ -345,6 +371,45 @@ static __always_inline int pipe_try(struct __sk_buff *skb,
 	if (in->gso)
 		cnt_add(BLITZ_CNT_TC_GSO, 1);
 	return PIPE_ANSWERED;
+}
+
+/*
+ * A segment of a flow whose last TC burst has a record: a duplicate ACK
+ * (a segment of the burst was lost), the client's retransmission of what
+ * the burst left unacked, or its ACK of the whole burst. Sends what the
+ * record says it needs (blitz_pipe_burst_on). PIPE_BURST_NONE when the
+ * record does not know the segment.
+ */
+static __always_inline int burst_try(struct __sk_buff *skb, const struct seg *s,
+				     struct blitz_ring_cache *rc)
+{
+	__u32 key = 0;
+	struct pipe_scratch *sc = bpf_map_lookup_elem(&pipe_scratch, &key);
+	int r;
+
+	if (!sc || !rc || pipe_in_of(skb, s, &sc->in))
+		return PIPE_BURST_NONE;
+	r = blitz_pipe_burst_on(rc->q.h.flow0);
+	if (r == PIPE_BURST_RESEND) {
+		sc->total = 0;
+		sc->err = 0;
+		bpf_loop(sc->nans, pipe_fill_one, NULL, 0);
+		if (blitz_pipe_refilled())
+			r = PIPE_BURST_SEEN;
+	}
+	if (r == PIPE_BURST_SEEN)
+		cnt_add(BLITZ_CNT_TC_BURST_SEEN, 1);
+	if (r != PIPE_BURST_ACK && r != PIPE_BURST_RESEND)
+		return r;
+	if (blitz_pipe_headers(sc->ack, sc->win, sc->tsval) ||
+	    blitz_pipe_emit(skb, r == PIPE_BURST_RESEND ? sc->resend_off : 0)) {
+		cnt_add(BLITZ_CNT_TC_FAIL, 1);
+		return r;
+	}
+	cnt_add(r == PIPE_BURST_RESEND ? BLITZ_CNT_TC_RESENT
+				       : BLITZ_CNT_TC_WITHHELD_ACK,
+		1);
+	return r;
 }
 
 SEC("tc")
@@ -396,8 +461,18 @@ int blitz_handoff(struct __sk_buff *skb)
 	why = rc ? cookie_check(cfg, &s, rc, &by_flow)
 		 : BLITZ_CNT_DROP_BAD_COOKIE;
 	if (why) {
-		/* Not ours: dropped, listener or not (never reset). */
-		cnt_add(why, 1);
+		/* Not proved by the cookie: a segment after a TC burst that
+		 * its record knows, else not ours: dropped, listener or not
+		 * (never reset). */
+		if (!rc || burst_try(skb, &s, rc) == PIPE_BURST_NONE)
+			cnt_add(why, 1);
+		verdict = TC_ACT_SHOT;
+	} else if (!s.plen && !(s.flags & PIPE_TH_FIN)) {
+		/* A pure ACK (XDP passes one only for a flow with a burst
+		 * record): the ACK of a whole burst that held its last request
+		 * back gets that request's ACK; none is ever handed off. */
+		if (burst_try(skb, &s, rc) == PIPE_BURST_NONE)
+			cnt_add(BLITZ_CNT_DROP_PURE_ACK, 1);
 		verdict = TC_ACT_SHOT;
 	} else if (skc && follows_handoff(&s)) {
 		verdict = TC_ACT_OK;

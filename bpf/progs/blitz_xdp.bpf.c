@@ -970,9 +970,14 @@ static __always_inline int reply_at(struct xdp_md *ctx,
 	int act, verdict;
 
 	act = blitz_seq_action(at, s->ack, s->plen, s->flags & TH_FIN);
-	if (act == BLITZ_SEQ_DROP)
+	if (act == BLITZ_SEQ_DROP) {
+		/* The ACK of a TC burst that held its last request's ack
+		 * back: TC acks it (blitz_pipe.h). */
+		if (!s->plen && blitz_burst_of(rc->q.h.flow0))
+			return pass(BLITZ_CNT_PASS_BURST);
 		return drop(s->plen ? BLITZ_CNT_DROP_AFTER_FIN
 				    : BLITZ_CNT_DROP_PURE_ACK);
+	}
 	if (act == BLITZ_SEQ_ANSWER) {
 		if (!s->win)
 			return pass(BLITZ_CNT_PASS_ZERO_WINDOW);
@@ -1028,8 +1033,11 @@ static __always_inline int no_ts_later(struct xdp_md *ctx,
 	__u64 partial;
 	int v;
 
-	if (!blitz_flow_locate(rc, &sc->rec))
+	if (!blitz_flow_locate(rc, &sc->rec)) {
+		if (blitz_burst_of(rc->q.h.flow0))
+			return pass(BLITZ_CNT_PASS_BURST);
 		return drop(BLITZ_CNT_DROP_NO_TS);
+	}
 	partial = cnt_now(BLITZ_CNT_PASS_PARTIAL);
 	v = reply_at(ctx, cfg, s, sc, rc);
 	if (v != XDP_PASS || cnt_now(BLITZ_CNT_PASS_PARTIAL) != partial ||
@@ -1115,8 +1123,14 @@ static __always_inline int handle_tcp(struct xdp_md *ctx,
 			return pass(BLITZ_CNT_PASS_FLOW_FULL);
 		return reply_at(ctx, cfg, s, sc, rc);
 	}
-	if (s->has_ts)
+	if (s->has_ts) {
+		/* A duplicate ACK or a retransmission after a TC burst (its
+		 * segments ack short of the burst's end): TC checks it against
+		 * the burst's record and re-sends what the client lacks. */
+		if (blitz_burst_of(q->h.flow0))
+			return pass(BLITZ_CNT_PASS_BURST);
 		return drop(BLITZ_CNT_DROP_BAD_COOKIE);
+	}
 	return no_ts_later(ctx, cfg, s, sc, rc);
 }
 

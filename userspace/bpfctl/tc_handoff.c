@@ -457,6 +457,68 @@ int tc_handoff_remove(int ifindex)
 	return 0;
 }
 
+/*
+ * The map called name of the XDP program that holds the map map_fd (its
+ * flows map): the burst records (blitz_flow.h) are shared the same way,
+ * found through the program so that no caller has to pass them. An fd
+ * the caller closes, or -1 when no loaded program holds map_fd.
+ */
+static int sibling_map_fd(int map_fd, const char *name)
+{
+	struct bpf_map_info mi = {0};
+	__u32 len = sizeof(mi), id = 0, i;
+	int found = -1;
+
+	if (map_fd < 0 || bpf_obj_get_info_by_fd(map_fd, &mi, &len))
+		return -1;
+	while (found < 0 && !bpf_prog_get_next_id(id, &id)) {
+		struct bpf_prog_info pi = {0};
+		__u32 ids[64], plen = sizeof(pi);
+		int pfd = bpf_prog_get_fd_by_id(id);
+
+		if (pfd < 0)
+			continue;
+		pi.nr_map_ids = 64;
+		pi.map_ids = (__u64)(unsigned long)ids;
+		if (bpf_obj_get_info_by_fd(pfd, &pi, &plen) ||
+		    pi.nr_map_ids > 64) {
+			close(pfd);
+			continue;
+		}
+		close(pfd);
+		for (i = 0; i < pi.nr_map_ids && ids[i] != mi.id; i++)
+			;
+		if (i == pi.nr_map_ids)
+			continue;
+		for (i = 0; i < pi.nr_map_ids && found < 0; i++) {
+			struct bpf_map_info oi = {0};
+			__u32 olen = sizeof(oi);
+			int fd = bpf_map_get_fd_by_id(ids[i]);
+
+			if (fd < 0)
+				continue;
+			if (!bpf_obj_get_info_by_fd(fd, &oi, &olen) &&
+			    !strcmp(oi.name, name))
+				found = fd;
+			else
+				close(fd);
+		}
+	}
+	return found;
+}
+
+/* Share the XDP program's burst records (found through its flows map). */
+static int share_bursts(struct blitz_tc_bpf *skel, int flows_map_fd)
+{
+	int fd = sibling_map_fd(flows_map_fd, "bursts"), err;
+
+	if (fd < 0)
+		return 0; /* a table of its own: nothing is re-sent by XDP's */
+	err = bpf_map__reuse_fd(skel->maps.bursts, fd);
+	close(fd);
+	return err;
+}
+
 int tc_handoff_attach(const char *ifname, int ifindex, int config_map_fd,
 		      int counters_map_fd, int responses_map_fd,
 		      int flows_map_fd, bool persist, struct tc_handoff **out)
@@ -507,6 +569,8 @@ int tc_handoff_attach(const char *ifname, int ifindex, int config_map_fd,
 	 * without timestamps that the hand-off may take (blitz_flow.h). */
 	if (!err && flows_map_fd >= 0)
 		err = bpf_map__reuse_fd(h->skel->maps.flows, flows_map_fd);
+	if (!err)
+		err = share_bursts(h->skel, flows_map_fd);
 	if (err) {
 		pr_warn("could not share the XDP program's maps with the tc "
 			"hand-off: %s\n",
@@ -561,7 +625,8 @@ int tc_handoff_prepare(const char *ifname, int config_map_fd,
 		       int counters_map_fd, int flows_map_fd,
 		       unsigned int old_prog_id, struct tc_handoff **out)
 {
-	static const char *const skip[] = {"config", "counters", "flows", NULL};
+	static const char *const skip[] = {"config", "counters", "flows",
+					   "bursts", NULL};
 	char fresh[128] = "";
 	struct tc_handoff *h;
 	int err;
@@ -580,6 +645,8 @@ int tc_handoff_prepare(const char *ifname, int config_map_fd,
 					counters_map_fd);
 	if (!err && flows_map_fd >= 0)
 		err = bpf_map__reuse_fd(h->skel->maps.flows, flows_map_fd);
+	if (!err)
+		err = share_bursts(h->skel, flows_map_fd);
 	if (!err) {
 		err = blitz_reuse_state_maps(h->skel->obj, old_prog_id, skip,
 					     fresh, sizeof(fresh));
