@@ -419,7 +419,7 @@ client_blitz() { # conns pipeline rate out
 # measure ENGINE CLIENT CONNS PIPELINE RATE RUN: one run, one row.
 measure() {
 	local e=$1 cl=$2 c=$3 pipe=$4 rate=$5 run=$6 j0 j1 t0 t1 k0=0 k1=0 b0=0 b1=0 \
-		out line cpu rss rss_kind bp=0
+		out line cpu rss maps rss_kind bp=0
 	out=$tmp/$e-$cl-$c-$pipe-$rate-$run
 	[ "$e" = dpdk ] && bp=1
 	j0=$(cpu_snapshot)
@@ -435,15 +435,17 @@ measure() {
 	if [ "$e" = xdp ]; then
 		b1=$(bpf_runtime_ns)
 		cpu=$(awk -v d=$((b1 - b0)) -v w=$((t1 - t0)) 'BEGIN {printf "%.1f", 100 * d / w}')
-		rss=$(bpf_maps_kb)
-		rss_kind=bpf_maps_memlock
+		rss=0
 	else
 		k1=$(tree_ticks "$server_pid")
 		cpu=$(awk -v d=$((k1 - k0)) -v w=$((t1 - t0)) -v hz="$TICK" \
 			'BEGIN {printf "%.1f", 100 * d / hz / (w / 1e9)}')
 		rss=$(tree_rss_kb "$server_pid")
-		rss_kind=VmRSS
 	fi
+	# The server's memory: its processes' RSS plus the BPF maps of the
+	# programs on its interface (all of the xdp engine's; afxdp's redirect).
+	maps=$(bpf_maps_kb)
+	rss_kind=rss_plus_bpf_maps
 	if [ -n "$server_pid" ] && ! kill -0 "$server_pid" 2>/dev/null; then
 		note "$e $cl c=$c: the server exited: $(log_reason "$tmp/$e.log")"
 		line=
@@ -469,7 +471,7 @@ measure() {
 		--argjson rate "$rate" --argjson run "$run" --argjson cpu "$cpu" \
 		--argjson ccpu "$ccpu" --argjson scpu "$scpu" --argjson sns "$sns" --argjson bp "$bp" \
 		--argjson lim "$lim" --arg bb "$bb" --arg snp "$snp" --arg cnp "$cnp" \
-		--argjson rss "$rss" --arg rk "$rss_kind" --arg pl "$PLACEMENT" \
+		--argjson rss "$rss" --argjson maps "$maps" --arg rk "$rss_kind" --arg pl "$PLACEMENT" \
 		'. as $x | $x + {engine: $e, client: $cl, conns: $c, pipeline: $p, rate: $rate, run: $run,
 		 mode: (if $rate > 0 then "open" else "closed" end), placement: $pl,
 		 rps: ($x.rps | floor),
@@ -477,7 +479,8 @@ measure() {
 		 server_cpu_busy_pct: $scpu, client_cpu_busy_pct: $ccpu, client_limit_pct: $lim,
 		 busy_poll: ($bp == 1),
 		 bound_by: $bb, srv_napi_policy: $snp, cli_napi_policy: $cnp,
-		 server_cpu_pct: $cpu, server_mem_kb: $rss, server_mem_kind: $rk}' >>"$results"
+		 server_cpu_pct: $cpu, server_mem_kb: ($rss + $maps), server_rss_kb: $rss,
+		 server_bpf_maps_kb: $maps, server_mem_kind: $rk}' >>"$results"
 	tail -n1 "$results" | jq -r '"  \(.engine) \(.client) c=\(.conns)\(if .pipeline > 1 then " P=\(.pipeline)" else "" end)\(if .rate > 0 then " R=\(.rate)" else "" end) run \(.run): \(.rps) req/s, \(.cost_ns // "-") ns/req, p99 \(.lat_p99_us // "-")us, CPU'"$CCPU"'/'"$SCPU"' busy \(.client_cpu_busy_pct)/\(.server_cpu_busy_pct)%, bound by \(.bound_by), errors \(.errors)"'
 }
 

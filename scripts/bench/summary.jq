@@ -46,6 +46,8 @@ def server_bound: . == "server" or . == "both";
 	 lat_p90_us: (map(.lat_p90_us) | median), lat_p99_us: (map(.lat_p99_us) | median),
 	 lat_p999_us: (map(.lat_p999_us) | median), lat_max_us: (map(.lat_max_us) | max),
 	 server_cpu_pct: (map(.server_cpu_pct) | median), server_mem_kb: (map(.server_mem_kb) | max),
+	 server_rss_kb: (map(.server_rss_kb) | max), server_bpf_maps_kb: (map(.server_bpf_maps_kb) | max),
+	 server_mem_kind: .[0].server_mem_kind,
 	 failed: (map(.failed // false) | any)}] |
 	sort_by(.engine as $e | $order | index($e)) as $summary |
 # Each engine's headline: its best closed-loop row bound by the server
