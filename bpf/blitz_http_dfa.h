@@ -3,20 +3,19 @@
  * blitz_http_dfa.h - the requests the xdp engine judges, as a DFA.
  *
  * Owns: the byte-level grammar of userspace/http.c's request parser as far
- * as one segment can judge it (DESIGN.md, "The contract without a kernel
- * listener"): "method SP target SP HTTP/d.d CRLF", header lines
- * "tchar+ : value CRLF" (value: HTAB, SP, visible, obs-text), a final CRLF.
- * Every byte http.c rejects leads to E400 at that byte (rows default
- * there: an unlisted transition is a 400, as http.c's "goto bad"); a
- * well-formed version other than 1.0/1.1 to E505 at the request line's
- * LF; a complete request records its lanes: GET or HEAD (neither: 405),
- * the version, Connection tokens (a list: "keep-alive, close", any case,
- * OWS, parameters), Host lines (none under HTTP/1.1 or two in any
- * version: 400, judged at the end as http.c does), Content-Length (a
- * valid value: a body follows, so a GET or HEAD with one goes to the
- * kernel path; a bad value: 400 at the LF of its line), Transfer-Encoding
- * (a list: the last coding chunked is a body, so again the kernel path for
- * GET and HEAD, 405 for another method; not chunked: 400; with
+ * as one segment can judge it (docs/architecture.md, "The contract without a
+ * kernel listener"): "method SP target SP HTTP/d.d CRLF", header lines "tchar+
+ * : value CRLF" (value: HTAB, SP, visible, obs-text), a final CRLF. Every byte
+ * http.c rejects leads to E400 at that byte (rows default there: an unlisted
+ * transition is a 400, as http.c's "goto bad"); a well-formed version other
+ * than 1.0/1.1 to E505 at the request line's LF; a complete request records its
+ * lanes: GET or HEAD (neither: 405), the version, Connection tokens (a list:
+ * "keep-alive, close", any case, OWS, parameters), Host lines (none under
+ * HTTP/1.1 or two in any version: 400, judged at the end as http.c does),
+ * Content-Length (a valid value: a body follows, so a GET or HEAD with one goes
+ * to the kernel path; a bad value: 400 at the LF of its line),
+ * Transfer-Encoding (a list: the last coding chunked is a body, so again the
+ * kernel path for GET and HEAD, 405 for another method; not chunked: 400; with
  * Content-Length or on HTTP/1.0: 400 at the line's LF).
  * DFA_ERR (absorbing): what one segment cannot settle the way http.c does
  * (a Content-Length of 16 digits or more, a second Content-Length or

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * blitz_addr.h - "only what is ours" (DESIGN.md): which destination
+ * blitz_addr.h - "only what is ours" (docs/architecture.md): which destination
  * addresses the xdp engine serves, which source addresses it never
  * answers, and which destination MACs are this host's. Shared by the XDP
  * program and the TC hand-off so both draw the same line.

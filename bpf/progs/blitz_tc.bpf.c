@@ -2,7 +2,8 @@
 /*
  * blitz_tc.bpf.c - the TC ingress half of the xdp engine: hands a
  * connection the XDP program answered statelessly over to the kernel's
- * listening socket, on the same connection (DESIGN.md, "Stateless TCP").
+ * listening socket, on the same connection (docs/architecture.md, "Stateless
+ * TCP").
  *
  * What reaches it: every frame the XDP program passed. For a non-SYN TCP
  * segment to the service address:port it looks the 4-tuple up:

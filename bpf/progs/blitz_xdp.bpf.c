@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * blitz_xdp.bpf.c - the xdp engine: answers HTTP hello requests in the
- * driver with stateless TCP (DESIGN.md, "Stateless TCP in the xdp engine").
+ * driver with stateless TCP (docs/architecture.md, "Stateless TCP in the xdp
+ * engine").
  *
  * Owns: the per-frame verdict for the service address:port. SYN -> SYN-ACK
  * with cookie v2 (blitz_ring.h, docs/cookie-v2.md); validated data with

@@ -2,7 +2,8 @@
 /*
  * xdp_pass.bpf.c - a program that passes every frame. The testbed puts it
  * on the client's veth: veth drops XDP_TX'd and redirected frames unless
- * the peer has an XDP program of its own (DESIGN.md, facts).
+ * the peer has an XDP program of its own (docs/architecture.md, "Facts about
+ * the machines it is built on").
  */
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>

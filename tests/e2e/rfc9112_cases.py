@@ -7,9 +7,9 @@ Usage: rfc9112_cases.py HOST PORT [--list]
 
 STATUSES are the status codes received, space-separated ("-" for none);
 END is how the connection ended: fin, rst or quiet (still open after
-0.8 s of silence). WANT is the contract's answer (DESIGN.md, "One wire
+0.8 s of silence). WANT is the contract's answer (docs/architecture.md, "One wire
 contract"): statuses and end, as "200 200/quiet". ALONE says what `blitz
-load` with no kernel listener can do (DESIGN.md, "The contract without a
+load` with no kernel listener can do (docs/architecture.md, "The contract without a
 kernel listener"): "xdp" (answered by the fast path from one segment),
 "rst" (split requests, bodies and too-big batches go to the kernel,
 which resets them), or "xdp|rst" (answered when the replies fit the frame, else reset:

@@ -2,7 +2,7 @@
 # tests/e2e/test_differential.sh - one request corpus (tests/e2e/corpus/)
 # sent to every engine; the responses must be byte-identical apart from
 # the Date value, and each connection must end the same way (FIN or left
-# open). DESIGN.md: "One wire contract, every engine".
+# open). docs/architecture.md: "One wire contract, every engine".
 #
 # ENGINES (environment, space-separated; the first is the reference):
 #   epoll      `blitz serve -e epoll` alone (the kernel path)

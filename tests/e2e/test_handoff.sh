@@ -1,6 +1,6 @@
 #!/bin/bash
 # tests/e2e/test_handoff.sh - the hand-off from XDP to the kernel on the
-# same connection (DESIGN.md "Stateless TCP", issue 3 part 2).
+# same connection (docs/architecture.md, "Stateless TCP in the xdp engine").
 #
 # Part 1 (TC program alone, no XDP): from the client namespace scapy sends
 # data segments that carry a cookie the way a peer of the XDP SYN-ACK would;

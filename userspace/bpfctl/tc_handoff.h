@@ -2,7 +2,7 @@
 /*
  * tc_handoff.h - attach and detach the TC ingress program that hands a
  * connection the XDP program answered statelessly over to the kernel's
- * listening socket (bpf/blitz_tc.bpf.c, DESIGN.md "Stateless TCP").
+ * listening socket (bpf/blitz_tc.bpf.c, docs/architecture.md "Stateless TCP").
  *
  * Owns: the TC program's skeleton and its attachment. The program is put
  * on the interface's TCX ingress hook through a bpf_link (kernel >= 6.6,

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * http.c - the HTTP/1.1 request parser and the prebuilt responses (see
- * http.h and DESIGN.md, "One wire contract").
+ * http.h and docs/architecture.md, "One wire contract").
  *
  * Owns: the request grammar every engine accepts, the verdict for each
  * request, chunked-body skipping, and the exact response bytes.

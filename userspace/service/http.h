@@ -3,8 +3,8 @@
  * http.h - the one HTTP/1.1 request parser and response builder that every
  * engine (epoll, afxdp, dpdk, and the xdp engine's templates) uses.
  *
- * Owns: request framing and the wire contract's verdicts (DESIGN.md, "One
- * wire contract"), and the prebuilt response bytes. Must never allocate on
+ * Owns: request framing and the wire contract's verdicts (docs/architecture.md,
+ * "One wire contract"), and the prebuilt response bytes. Must never allocate on
  * the request path nor make syscalls: engines call it per request.
  */
 #ifndef BLITZ_HTTP_H
