@@ -218,9 +218,14 @@ uninstall:
 	-rmdir $(DESTDIR)$(DATADIR) $(DESTDIR)$(SYSCONFDIR)/blitz 2>/dev/null
 
 # The usage texts made from the option tables: docs/usage.md and README's
-# CLI block (tests/unit/test_usage.c fails when they are out of date).
+# CLI block (tests/unit/test_usage.c fails when they are out of date); the
+# README's result table and docs/bench.md from docs/bench.json
+# (tests/e2e/test_readme_results.sh). `make docs BENCH=bench-results/latest.json`
+# first makes that run (and its plot) the documented one.
 docs: $(BUILD)/blitz
 	./scripts/gen-usage.sh $(BUILD)/blitz
+	$(if $(BENCH),cp $(BENCH) docs/bench.json && { cp $(BENCH:.json=.png) docs/bench.png 2>/dev/null || true; })
+	./scripts/gen-results.sh readme docs/bench.json
 
 C_FILES = $(shell git ls-files '*.c' '*.h')
 format:
@@ -231,6 +236,7 @@ lint:
 	cppcheck --quiet --error-exitcode=1 --suppress=missingIncludeSystem \
 		-I bpf $(US_INC) userspace tests/unit
 	shellcheck -x scripts/*.sh tests/*.sh tests/e2e/*.sh .ci/run
+	./scripts/lint-docs.sh
 
 clean:
 	rm -rf $(BUILD)

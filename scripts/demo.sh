@@ -363,3 +363,8 @@ show "$SRV_NS" unload "$SRV_IF"
 $SRV "$BLITZ" unload "$SRV_IF" || echo "demo: blitz unload failed (the exit trap tries again)"
 echo
 sed -n 's/^VERDICT //p' "$TMP/report"
+# The closing line: the README's result, from the same generator as its
+# table (scripts/gen-results.sh over docs/bench.json), to set this run beside.
+if ref=$(scripts/gen-results.sh headline 2>/dev/null); then
+	echo "the README's run, for comparison: $ref"
+fi

@@ -1,4 +1,11 @@
-# table-md.jq - bench.sh's Markdown table (the README's), from its JSON.
+# table-md.jq - bench.sh's Markdown tables (docs/bench.md), from its JSON.
+# Every × nginx is the ratio of the medians shown (as in the headline and
+# the README's table), whatever ratio an older JSON stored per row.
+. as $b |
+def r2: (. * 100 | round) / 100;
+def nginx_of($r): $b.summary | map(select(.engine == "nginx" and .client == $r.client and .conns == $r.conns and .pipeline == $r.pipeline and .rps > 0)) | first;
+def x_rps: nginx_of(.) as $n | if .mode != "closed" or $n == null or .rps == 0 then "-" else .rps / $n.rps | r2 end;
+def x_cost: nginx_of(.) as $n | if $n == null or $n.cost_ns == null or .cost_ns == null or .cost_ns == 0 then "-" else $n.cost_ns / .cost_ns | r2 end;
 "Peak of each engine: its best server-bound row, else its best row with neither side saturated (a lower bound), never a client-bound one (median of \(.runs) runs; placement: \(.placement)\(if .napi_rt_prio then ", NAPI SCHED_FIFO \(.napi_rt_prio)" else "" end)):",
 "",
 "| engine | peak RPS | spread | ns / request | × nginx RPS | spread | × nginx cost | spread | measured with | bound by | other NAPI policy: req/s at ns/req (× nginx RPS, cost) |",
@@ -10,7 +17,7 @@
 "",
 "| engine | client | conns | P | RPS | spread | ns / req | p99 | CPU \(.host.client_cpu)/\(.host.server_cpu) busy | bound by | × nginx | ratio spread | cost × nginx | errors |",
 "|---|---|--:|--:|--:|--:|--:|--:|--:|---|--:|--:|--:|--:|",
-(.summary[] | "| \(.engine) | \(.client) | \(.conns)\(if .established != null and .established < .conns then " (\(.established) at once)" else "" end) | \(.pipeline) | \(.rps) | \(.rps_spread_pct)% | \(.cost_ns // "-") | \(if .lat_p99_us then "\(.lat_p99_us) µs" else "-" end) | \(.client_cpu_busy_pct)/\(.server_cpu_busy_pct)% | \(.bound_by) | \(.ratio_nginx // "-") | \(if .ratio_spread_pct then "\(.ratio_spread_pct)%" else "-" end) | \(.cost_ratio_nginx // "-") | \(if .failed then "FAILED" else .errors end) |"),
+(.summary[] | "| \(.engine) | \(.client) | \(.conns)\(if .established != null and .established < .conns then " (\(.established) at once)" else "" end) | \(.pipeline) | \(.rps) | \(.rps_spread_pct)% | \(.cost_ns // "-") | \(if .lat_p99_us then "\(.lat_p99_us) µs" else "-" end) | \(.client_cpu_busy_pct)/\(.server_cpu_busy_pct)% | \(.bound_by) | \(x_rps) | \(if .ratio_spread_pct then "\(.ratio_spread_pct)%" else "-" end) | \(x_cost) | \(if .failed then "FAILED" else .errors end) |"),
 "",
 (if (.latency | length) > 0 then
 "Open loop (blitz bench -R at fractions of each server's closed-loop peak; latency from when each request was due):",

@@ -532,7 +532,7 @@ static void check_queues(struct doctor *d, unsigned int *rxq)
 	if (max > rx)
 		hint(d,
 		     "XDP runs on %u of %ld CPUs: ethtool -L %s %s %ld "
-		     "(one queue per CPU, see README)",
+		     "(one queue per CPU, docs/nic.md)",
 		     rx, cpus, d->ifname, c.max_combined ? "combined" : "rx",
 		     (long)max < cpus ? (long)max : cpus);
 	else
