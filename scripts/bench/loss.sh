@@ -25,6 +25,14 @@
 # Prints one line per run and, at the end, per engine and rate: the median
 # time, its spread over the runs, requests done of N, and the ratio of the
 # median to nginx's median at the same rate.
+#
+# The 64 KiB latency part (LAT_N > 0): each engine of LAT_ENGINES (default
+# "epoll afxdp dpdk"; epoll is the kernel's TCP, the reference) serves a
+# 64 KiB body; LAT_N curls one after another (a new connection each, as
+# tests/e2e/test_afxdp_engine.sh's *_loss_latency) with LAT_LOSS permille
+# (default 50) dropped in LAT_DIR (default both), at most LAT_BUDGET s (90)
+# per engine and run; every body checked by its length. Prints p50 and p99
+# per engine and run and their ratios to epoll's in the same run.
 set -euo pipefail
 here=$(cd "$(dirname "$0")/../.." && pwd)
 cd "$here"
@@ -37,6 +45,11 @@ N=${N:-200000}
 C=${C:-20}
 M=${M:-16}
 TIMEOUT=${TIMEOUT:-120}
+LAT_N=${LAT_N:-0}
+LAT_ENGINES=${LAT_ENGINES:-epoll afxdp dpdk}
+LAT_LOSS=${LAT_LOSS:-50}
+LAT_DIR=${LAT_DIR:-both}
+LAT_BUDGET=${LAT_BUDGET:-90}
 DIR=${DIR:-ingress}
 PORT=${LOSS_PORT:-8080}
 PREFIX=${LOSS_PREFIX:-bzl}
@@ -55,7 +68,7 @@ for t in h2load jq taskset nsenter curl tc bpftool; do
 	command -v "$t" >/dev/null || die "$t missing: run scripts/install-deps.sh"
 done
 [ -x "$BLITZ" ] || die "$BLITZ missing: run make"
-for v in RUNS N C M TIMEOUT; do
+for v in RUNS N C M TIMEOUT LAT_BUDGET LAT_LOSS; do
 	if ! [[ ${!v} =~ ^[0-9]+$ ]] || [ "${!v}" -lt 1 ]; then
 		die "$v must be a positive number, not '${!v}'"
 	fi
@@ -63,6 +76,15 @@ done
 if [ "$N" -gt 10000000 ] || [ "$TIMEOUT" -gt 1800 ] || [ "$RUNS" -gt 20 ]; then
 	die "N <= 10000000, TIMEOUT <= 1800 s and RUNS <= 20 (bounded runs)"
 fi
+if ! [[ $LAT_N =~ ^[0-9]+$ ]] || [ "$LAT_N" -gt 5000 ] || [ "$LAT_BUDGET" -gt 1800 ] ||
+	[ "$LAT_LOSS" -gt 500 ]; then
+	die "LAT_N 0..5000, LAT_BUDGET <= 1800 s, LAT_LOSS permille <= 500"
+fi
+for e in $LAT_ENGINES; do
+	case $e in epoll | afxdp | dpdk | nginx) ;;
+	*) die "LAT_ENGINES: unknown engine '$e' (epoll afxdp dpdk nginx)" ;;
+	esac
+done
 for l in $LOSS; do
 	if ! [[ $l =~ ^[0-9]+$ ]] || [ "$l" -gt 500 ]; then
 		die "LOSS is permille 0..500, not '$l'"
@@ -109,10 +131,11 @@ trap 'exit 130' INT TERM
 eval "$(scripts/testbed.sh up "$PREFIX")"
 URL="http://$SRV_IP:$PORT/"
 
+READY_BODY="Hello World!"
 wait_ready() {
 	local _
 	for _ in $(seq 50); do
-		[ "$($CLI curl -s -m 1 "$URL" 2>/dev/null || true)" = "Hello World!" ] && return 0
+		[ "$($CLI curl -s -m 1 "$URL" 2>/dev/null | head -c 12 || true)" = "$READY_BODY" ] && return 0
 		if [ -n "$server_pid" ] && ! kill -0 "$server_pid" 2>/dev/null; then
 			return 1
 		fi
@@ -121,8 +144,9 @@ wait_ready() {
 	return 1
 }
 
-start_engine() { # engine; 1 when it does not come up (the log says why)
+start_engine() { # engine [serve args]; 1 when it does not come up (the log says why)
 	local e=$1 log=$tmp/$1.log
+	shift
 	case $e in
 	nginx)
 		sed "s|@TMP@|$tmp|g;s|@IP@|$SRV_IP|g;s|@PORT@|$PORT|g;s|@CONNS@|4096|g" \
@@ -139,11 +163,11 @@ start_engine() { # engine; 1 when it does not come up (the log says why)
 		server_pid=$!
 		;;
 	epoll)
-		$SRV taskset -c "$SCPU" "$BLITZ" serve --engine epoll -t 1 -p "$PORT" >"$log" 2>&1 &
+		$SRV taskset -c "$SCPU" "$BLITZ" serve --engine epoll -t 1 -p "$PORT" "$@" >"$log" 2>&1 &
 		server_pid=$!
 		;;
 	afxdp | dpdk)
-		$SRV taskset -c "$SCPU" "$BLITZ" serve "$SRV_IF" --engine "$e" -p "$PORT" >"$log" 2>&1 &
+		$SRV taskset -c "$SCPU" "$BLITZ" serve "$SRV_IF" --engine "$e" -p "$PORT" "$@" >"$log" 2>&1 &
 		server_pid=$!
 		;;
 	esac
@@ -203,6 +227,58 @@ for r in $(seq "$RUNS"); do
 	done
 done
 
+# The 64 KiB latency part: curls one after another under loss.
+lat_measure() { # engine run
+	local e=$1 r=$2 out=$tmp/lat.txt i ok=0 bad=0 t0 res st0 st1 p50 p99
+	loss_on "$CLI" "$CLI_IF" "$LAT_LOSS" "$LAT_DIR" || die "cannot attach the dropper to $CLI_IF"
+	st0=$(loss_stats "$CLI" "$CLI_IF")
+	: >"$out"
+	t0=$SECONDS
+	for ((i = 0; i < LAT_N && SECONDS - t0 < LAT_BUDGET; i++)); do
+		res=$($CLI timeout 20 curl -s -o /dev/null --max-time 15 \
+			-w '%{http_code} %{size_download} %{time_total}' "$URL" 2>/dev/null || true)
+		if [ "${res%% *}" = 200 ] && [ "$(echo "$res" | cut -d' ' -f2)" = 65536 ]; then
+			ok=$((ok + 1))
+			awk -v t="${res##* }" 'BEGIN { printf "%.1f\n", t * 1000 }' >>"$out"
+		else
+			bad=$((bad + 1))
+		fi
+	done
+	st1=$(loss_stats "$CLI" "$CLI_IF")
+	loss_off "$CLI" "$CLI_IF"
+	read -r p50 p99 < <(sort -n "$out" | awk '{ v[NR] = $1 } END {
+		if (!NR) { print "null null"; exit }
+		i50 = int(NR * 0.50 + 0.5); i99 = int(NR * 0.99 + 0.5)
+		if (i50 < 1) i50 = 1; if (i99 < 1) i99 = 1
+		print v[i50], v[i99] }')
+	jq -nc --arg e "$e" --argjson pm "$LAT_LOSS" --arg dir "$LAT_DIR" --argjson run "$r" \
+		--argjson n "$ok" --argjson bad "$bad" --argjson p50 "$p50" --argjson p99 "$p99" \
+		--argjson dropped "$((${st1#* } - ${st0#* }))" \
+		'{latency_64k: true, engine: $e, permille: $pm, dir: $dir, run: $run, samples: $n,
+		  failed: $bad, p50_ms: $p50, p99_ms: $p99, frames_dropped: $dropped}' >>"$OUT"
+	printf 'loss: 64k run %d %-6s %4.1f%% %s  p50 %s ms  p99 %s ms  (%d bodies, %d failed)\n' \
+		"$r" "$e" "$(awk -v p="$LAT_LOSS" 'BEGIN { print p / 10 }')" "$LAT_DIR" "$p50" "$p99" "$ok" "$bad"
+}
+if [ "$LAT_N" -gt 0 ]; then
+	head -c 49152 /dev/urandom | base64 -w0 >"$tmp/body64k" # 65536 bytes
+	chmod 644 "$tmp/body64k"
+	READY_BODY=$(head -c 12 "$tmp/body64k")
+	for r in $(seq "$RUNS"); do
+		for e in $LAT_ENGINES; do
+			if [ "$e" = nginx ]; then
+				echo "loss: 64k: nginx is not measured here (serves no body file); use epoll"
+				continue
+			fi
+			if start_engine "$e" --body-file "$tmp/body64k" --content-type application/octet-stream; then
+				lat_measure "$e" "$r"
+			else
+				echo "loss: 64k run $r $e did not come up: $(tail -n1 "$tmp/$e.log" 2>/dev/null)"
+			fi
+			stop_server
+		done
+	done
+fi
+
 # Per engine and rate: median time (of complete runs), spread, ratio.
 echo
 echo "loss: summary (median of complete runs; ratio = median / nginx's median at the same loss)"
@@ -210,7 +286,7 @@ jq -rs '
   def median: sort | if length == 0 then null
     elif length % 2 == 1 then .[length / 2 | floor]
     else (.[length / 2 - 1] + .[length / 2]) / 2 end;
-  [ .[] | select(.error == null) ] as $rows
+  [ .[] | select(.error == null and .latency_64k == null) ] as $rows
   | [ $rows[] | {engine, permille} ] | unique[] as $k
   | [ $rows[] | select(.engine == $k.engine and .permille == $k.permille) ] as $rs
   | [ $rs[] | select(.incomplete | not) | .time_s ] as $ts
@@ -218,3 +294,13 @@ jq -rs '
   | ($ts | median) as $med
   | "\($k.engine)\t\($k.permille / 10)%\tmedian \(if $med then ($med * 1000 | round / 1000 | tostring) + " s" else "-" end)\tspread \(if ($ts | length) > 1 then ((($ts | max) - ($ts | min)) / $med * 100 | round | tostring) + "%" else "-" end)\tcomplete \($ts | length)/\($rs | length)\tratio \(if $med and $ng then ($med / $ng * 100 | round / 100 | tostring) + "x nginx" else "-" end)"
 ' "$OUT" | column -t -s $'\t'
+if [ "$LAT_N" -gt 0 ]; then
+	echo
+	echo "loss: 64 KiB under ${LAT_LOSS} permille ($LAT_DIR): p50 / p99 per run, ratio to epoll's in the same run"
+	jq -rs '
+	  [ .[] | select(.latency_64k == true) ] as $rows
+	  | $rows[] as $x
+	  | ([ $rows[] | select(.engine == "epoll" and .run == $x.run) ][0]) as $ep
+	  | "run \($x.run)\t\($x.engine)\tp50 \($x.p50_ms) ms\tp99 \($x.p99_ms) ms\tn \($x.samples)\t\(if $ep and $ep.p50_ms and $x.p50_ms then "p50 \(($x.p50_ms / $ep.p50_ms * 100 | round) / 100)x  p99 \(($x.p99_ms / $ep.p99_ms * 100 | round) / 100)x epoll" else "-" end)"
+	' "$OUT" | column -t -s $'\t'
+fi
