@@ -47,10 +47,11 @@
  * -------------------------
  * - SYN: answered with a SYN-ACK whose ISN is a SYN cookie (24-bit keyed MAC
  *   of the 4-tuple, a 64-second time counter and the low 8 bits; the low 8
- *   bits carry the peer's MSS index and window scale). No state is kept, so a
- *   SYN flood allocates nothing. Options sent: MSS, and window scale (shift
- *   0) when the SYN offered it, so the peer's scaled window is honoured. No
- *   timestamps, no SACK.
+ *   bits carry the peer's MSS index, window scale and SACK-permitted). No
+ *   state is kept, so a SYN flood allocates nothing. Options sent: MSS,
+ *   SACK-permitted when the SYN offered it, and window scale (shift 0) when
+ *   the SYN offered it, so the peer's scaled window is honoured. No
+ *   timestamps.
  * - The ACK completing the handshake is validated against the cookie (this
  *   or the previous time counter); then a connection is allocated. A full
  *   table: that ACK is answered with RST and counted (table_full). An ACK
@@ -61,8 +62,10 @@
  *   chunked, the close rules); a partial request is copied into a
  * per-connection 8 KiB buffer taken lazily from a preallocated pool and
  * returned when the request completes. Out-of-order or duplicate segments
- * inside the receive window are dropped and answered with an ACK of what we
- * have (a dup ACK).
+ * inside the receive window are answered with an ACK of what we have (a dup
+ * ACK); a SACK peer's out-of-order segment is held in that buffer (one
+ * range, within its 8 KiB, only from a free buffer) and SACKed until the
+ * hole is filled, other peers' are dropped.
  * - Bounded reassembly: a partial request must complete its headers within
  *   header_ms (10 s, as the epoll engine), bare ACKs or not, else RST. One
  *   source address holds at most rx_bufs_per_src buffers (a keyed hash of
@@ -84,19 +87,32 @@
  *   within min(peer window, cwnd, TCP_CORE_MAX_INFLIGHT) in MSS segments.
  * - Congestion control: NewReno (RFC 5681, RFC 6582), not CUBIC. IW10
  *   (RFC 6928), slow start (cwnd += bytes acknowledged, as Linux counts)
- *   up to ssthresh, then one MSS per window acknowledged. The third duplicate
- *   ACK resends the segment at snd_una, ssthresh = FlightSize / 2, cwnd =
- *   ssthresh + 3 MSS, inflated per further duplicate; partial ACKs resend
- *   the next hole; the full ACK deflates cwnd to ssthresh.
+ *   up to ssthresh, then one MSS per window acknowledged. Without SACK: the
+ *   third duplicate ACK resends the segment at snd_una, ssthresh =
+ *   FlightSize / 2, cwnd = ssthresh + 3 MSS, inflated per further
+ *   duplicate; partial ACKs resend the next hole; the full ACK deflates cwnd
+ *   to ssthresh.
+ * - With SACK (RFC 2018, 6675, 8985): a scoreboard of SACKed ranges (6 per
+ *   connection) and send-time records (8, tiling the unacknowledged bytes)
+ *   feed RACK: a byte is lost once a segment sent after it was delivered
+ *   and RACK.rtt + the reordering window (min RTT / 4, 0 in recovery or
+ *   with 3 MSS SACKed, widened per D-SACK) have passed; else the RACK
+ *   timer waits for it. A loss starts one recovery per window (ssthresh =
+ *   cwnd = FlightSize / 2); lost bytes are resent, then new data, while
+ *   pipe (in flight, neither SACKed nor lost) is under cwnd. A D-SACK
+ *   (RFC 2883: a first block below the cumulative ACK or inside the second)
+ *   is counted, never taken for a hole. Blocks beyond SND.MAX are ignored.
  * - Retransmission: the RTO is RFC 6298's from RTT samples (one timed
  *   segment at a time, never a retransmitted one), at least rto_initial_ms
  *   (200 ms, as Linux's TCP_RTO_MIN), doubled per timeout up to
  *   rto_max_ms. On the RTO: ssthresh = FlightSize / 2, cwnd = 1 MSS (the
  *   loss window), and sending restarts from the oldest unacknowledged byte
- *   (go-back-N); after max_retries the connection is reset (RST) and freed.
- * - Tail-loss probe (RFC 8985 7, TLP; RACK's SACK-based detection is not
- *   done: no SACK): with an RTT estimate, data in flight and not in
- *   recovery, a probe after PTO = 2 * SRTT + 2 ms (+ 200 ms, the worst
+ *   (go-back-N, stepping over SACKed ranges; forgotten after a second RTO,
+ *   as the peer may have dropped them); after max_retries the connection
+ *   is reset (RST) and freed.
+ * - Tail-loss probe (RFC 8985 7, TLP): with an RTT estimate, data in
+ *   flight, not in recovery and no RACK timer armed, a probe after PTO =
+ *   2 * SRTT + 2 ms (+ 200 ms, the worst
  *   delayed ACK, when one segment is in flight; no earlier than the RFC),
  *   unless the RTO comes first: one new segment if the peer's window has
  *   room, else the last MSS sent again; then the RTO is re-armed.
