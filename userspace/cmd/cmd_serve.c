@@ -1,43 +1,29 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * cmd_serve.c - `blitz serve [<ifname>] ...`: the one foreground command.
- * Runs the chosen engine (engine.h: one descriptor each, engine_<name>.c)
- * with the epoll engine listening on the same port as the kernel path,
- * says which tier is active, and on SIGINT/SIGTERM stops and detaches
- * everything it started. auto: xdp native, then xdp skb, then epoll
- * alone. The afxdp engine and blitz-dpdk run in a child process that
- * supervisor.c keeps running.
+ * Reads the command line, installs the signal handlers and records the
+ * serve's state file, then hands the chosen engine (engine.h, one
+ * descriptor each, tier_<name>.c) to the serve runtime (serve_run.c),
+ * which runs it with the epoll engine on the same port as the kernel
+ * path. auto: xdp native, then xdp skb, then epoll alone.
  *
- *   prepare ─▶ epoll (kernel path) ─▶ XDP attach (if the engine needs it)
- *           ─▶ run (until a signal) ─▶ finish ─▶ XDP detach ─▶ epoll stop
- *
- * Owns: serve's command line, that order, the serve's state file
- * (serve_state.c writes it) and the signal handling of the serving
- * process. Must never leave anything attached when it returns: the XDP
- * program is a bpf_link owned by this process (it goes away even on
- * SIGKILL, and the engine child with it; the pins left then are shown by
- * `blitz status` and removed by `blitz unload`).
+ * Owns: serve's command line, the serve's state file (serve_state.c
+ * writes it) and the signal handling of the serving process. Must never
+ * run an engine itself: that order is serve_run.c's.
  */
-#include <errno.h>
 #include <getopt.h>
 #include <net/if.h>
-#include <pthread.h>
 #include <signal.h>
-#include <stdatomic.h>
 #include <stdio.h>
 #include <string.h>
-#include <sys/resource.h>
-#include <time.h>
-#include <unistd.h>
 
 #include "cli.h"
-#include "counters.h"
 #include "engine.h"
 #include "epoll_engine.h"
 #include "http.h"
 #include "loader.h"
 #include "log.h"
-#include "metrics.h"
+#include "serve_run.h"
 #include "serve_state.h"
 
 enum { OPT_MAX_CONNS = OPT_CMD_BASE, OPT_IDLE, OPT_HEADER, OPT_METRICS };
@@ -230,223 +216,6 @@ static void install_signals(bool usr1)
 	signal(SIGPIPE, SIG_IGN);
 }
 
-void serve_wait(struct serve_ctx *c)
-{
-	struct timespec nap = {.tv_nsec = 200 * 1000 * 1000};
-
-	while (!*c->stop && !epoll_engine_failed(c->kernel))
-		nanosleep(&nap, NULL); /* a signal cuts it short */
-}
-
-void serve_set_tier(struct serve_ctx *c, const char *tier, pid_t child)
-{
-	serve_state_set(c->state, tier, child);
-}
-
-const char *serve_where(const struct serve_ctx *c)
-{
-	return c->ifname ? c->ifname : "all interfaces";
-}
-
-static void say_epoll_limits(const struct epoll_engine *e)
-{
-	struct rlimit rl = {0};
-
-	getrlimit(RLIMIT_NOFILE, &rl);
-	pr_info("epoll: %d threads, at most %ld open connections (open files "
-		"limit %llu)\n",
-		epoll_engine_threads(e), epoll_engine_max_conns(e),
-		(unsigned long long)rl.rlim_cur);
-}
-
-/* Stop and join; the summary only when it served (not after a failed
- * start of the fast path, where the one error line is the output). */
-static int stop_epoll(struct epoll_engine *e, bool summary)
-{
-	struct epoll_engine_stats st;
-	int ret;
-
-	if (!e)
-		return 0;
-	epoll_engine_request_stop(e);
-	ret = epoll_engine_join(e, &st);
-	if (summary)
-		epoll_engine_stats_print(stdout, &st);
-	return ret;
-}
-
-/*
- * The epoll engine's counters in the registry (counters.h), published by
- * a small thread every 100 ms from the engine's own totals (atomic loads
- * and stores: the workers make no extra call for it).
- */
-static const struct counter_name epoll_names[] = {
-	{"connections_opened", "connections accepted"},
-	{"connections_closed", "connections closed (any reason)"},
-	{"requests", "HTTP requests answered (any status)"},
-	{"http_errors", "requests answered 400/405/431/505"},
-	{"tx_bytes", "response bytes handed to the kernel"},
-	{"idle_timeouts", "keep-alive connections timed out"},
-	{"header_timeouts", "slow header senders closed"},
-	{"cap_pauses", "times a thread stopped accepting (connection cap)"},
-	{"accept_errors", "accept() failures other than EAGAIN"},
-	{"connection_errors", "connections closed on a socket error"},
-};
-#define N_EPOLL_NAMES (sizeof(epoll_names) / sizeof(epoll_names[0]))
-
-struct epoll_publisher {
-	struct counters_area area;
-	struct epoll_engine *e;
-	atomic_int stop;
-	pthread_t th;
-	bool started;
-};
-
-static void epoll_publish(struct epoll_publisher *p)
-{
-	struct epoll_engine_stats st;
-	uint64_t *slot = counters_slot(&p->area, 0);
-	unsigned int k;
-
-	epoll_engine_stats(p->e, &st);
-	/* In the order of epoll_names. */
-	const uint64_t v[N_EPOLL_NAMES] = {
-		st.accepted,
-		st.closed,
-		st.requests,
-		st.resp[BLITZ_RESP_400] + st.resp[BLITZ_RESP_405] +
-			st.resp[BLITZ_RESP_431] + st.resp[BLITZ_RESP_505],
-		st.tx_bytes,
-		st.idle_timeouts,
-		st.header_timeouts,
-		st.cap_pauses,
-		st.accept_errors,
-		st.conn_errors,
-	};
-
-	for (k = 0; k < N_EPOLL_NAMES; k++)
-		counters_store(slot, k, v[k]);
-}
-
-static void *epoll_publisher_main(void *arg)
-{
-	struct epoll_publisher *p = arg;
-	struct timespec nap = {.tv_nsec = 100 * 1000 * 1000};
-
-	while (!atomic_load(&p->stop)) {
-		epoll_publish(p);
-		nanosleep(&nap, NULL);
-	}
-	epoll_publish(p);
-	return NULL;
-}
-
-static void epoll_publisher_start(struct epoll_publisher *p,
-				  struct serve_ctx *c)
-{
-	sigset_t block, old;
-
-	p->e = c->kernel;
-	if (counters_create(&p->area, "epoll", c->ifname, c->svc->port,
-			    epoll_names, N_EPOLL_NAMES, 1))
-		return;
-	sigfillset(&block);
-	pthread_sigmask(SIG_BLOCK, &block, &old);
-	p->started = !pthread_create(&p->th, NULL, epoll_publisher_main, p);
-	pthread_sigmask(SIG_SETMASK, &old, NULL);
-}
-
-static void epoll_publisher_stop(struct epoll_publisher *p)
-{
-	if (p->started) {
-		atomic_store(&p->stop, 1);
-		pthread_join(p->th, NULL);
-	}
-	counters_close(&p->area, true);
-}
-
-/*
- * The XDP program the engine needs, as a bpf_link of this process. auto
- * (a->engine NULL) falls back to the epoll engine alone when it cannot
- * attach: behind the program a `blitz load` left there (-EEXIST, it
- * passes what it does not answer to us), or with no XDP at all. 0, or -1
- * when serve must stop (said why).
- */
-static int attach_xdp(struct serve_args *a)
-{
-	struct serve_ctx *c = &a->c;
-	struct blitz_loader_opts lo = {
-		.ifname = c->ifname,
-		.xdp_mode = c->xdp_mode,
-		.engine = c->engine->xdp == ENGINE_XDP_REDIRECT
-				  ? BLITZ_MODE_AFXDP
-				  : BLITZ_MODE_XDP,
-		.persist = false,
-		.svc = c->svc,
-		.resp = c->engine->xdp == ENGINE_XDP_REDIRECT ? NULL : c->resp,
-	};
-	int ret;
-
-	blitz_log_quiet_libs();
-	ret = blitz_loader_attach(&lo, &c->xdp);
-	if (!ret)
-		return 0;
-	c->xdp = NULL;
-	if (a->engine)
-		return -1;
-	c->engine = &engine_epoll;
-	c->fallback_why = ret == -EEXIST ? " behind the XDP program `blitz "
-					   "load` left there"
-					 : ": no XDP";
-	c->fallback_tier =
-		ret == -EEXIST ? "epoll (behind blitz load)" : "epoll";
-	return 0;
-}
-
-static int serve(struct serve_args *a)
-{
-	static struct epoll_publisher pub;
-	struct metrics_server *metrics = NULL;
-	struct serve_ctx *c = &a->c;
-	int ret;
-
-	counters_sweep(); /* areas of serves that were killed */
-	if (c->engine->prepare && c->engine->prepare(c)) {
-		ret = 1;
-		goto out;
-	}
-	/* The kernel path first: the fast path hands connections to it, and
-	 * (dpdk) its listeners stay bound when the addresses move. */
-	if (epoll_engine_start(&a->eo, &c->kernel)) {
-		ret = 1;
-		goto out;
-	}
-	say_epoll_limits(c->kernel);
-	if (c->engine->xdp != ENGINE_XDP_NONE && attach_xdp(a)) {
-		stop_epoll(c->kernel, false);
-		c->kernel = NULL;
-		ret = 1;
-		goto out;
-	}
-	if (a->metrics && metrics_start(a->metrics, c->xdp ? c->ifname : NULL,
-					getpid(), &metrics)) {
-		ret = 1;
-		goto out;
-	}
-	epoll_publisher_start(&pub, c);
-	ret = c->engine->run(c);
-	epoll_publisher_stop(&pub);
-	metrics_stop(metrics);
-out:
-	if (c->engine->finish && c->engine->finish(c))
-		ret = 1;
-	if (c->xdp && blitz_loader_detach(c->xdp))
-		ret = 1;
-	if (c->kernel && stop_epoll(c->kernel, true))
-		ret = 1;
-	return ret;
-}
-
 int cmd_serve(int argc, char **argv)
 {
 	static struct serve_args a;
@@ -471,7 +240,9 @@ int cmd_serve(int argc, char **argv)
 	a.c.usr1 = &serve_usr1;
 	install_signals(a.c.engine->usr1);
 	serve_state_init(&serve_st, a.c.ifname, &a.svc);
-	ret = serve(&a);
+	ret = serve_run(&a.c, &(struct serve_run_opts){.eo = &a.eo,
+						       .metrics = a.metrics,
+						       .auto_tier = !a.engine});
 	serve_state_remove(&serve_st);
 	service_free(&a.svc);
 	return ret;

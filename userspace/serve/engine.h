@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * engine.h - the engine table of `blitz serve`: each engine is one
- * descriptor (struct engine_desc) in a file of its own (engine_<name>.c),
- * listed once in engines.c. serve (cmd_serve.c) runs every engine the
+ * descriptor (struct engine_desc) in a file of its own (tier_<name>.c),
+ * listed once in engine_table.c. serve (serve_run.c) runs every engine the
  * same way:
  *
  *   prepare()                 checks and records before anything starts
@@ -15,7 +15,7 @@
  *
  * The tiers `--engine` takes are the table's names plus "auto" (xdp
  * native, then xdp skb, then epoll alone). Adding an engine is one row in
- * engines.c and one file.
+ * engine_table.c and one file.
  *
  * Owns: the contract between serve and its engines. Must never hold an
  * engine's own state: that lives in ctx->priv, the engine's file.
@@ -85,7 +85,7 @@ struct engine_desc {
 	bool usr1;
 };
 
-/* The table (engines.c), ending with a NULL name. */
+/* The table (engine_table.c), ending with a NULL name. */
 extern const struct engine_desc *const engine_table[];
 /* The descriptor called name, or NULL. */
 const struct engine_desc *engine_find(const char *name);
@@ -97,7 +97,7 @@ const char *engine_tier_list(void);
 extern const struct engine_desc engine_xdp, engine_afxdp, engine_dpdk,
 	engine_epoll;
 
-/* serve's helpers for the engines (cmd_serve.c). */
+/* serve's helpers for the engines (serve_run.c). */
 /* Sleep until *c->stop or the kernel path failed. */
 void serve_wait(struct serve_ctx *c);
 /* Set the tier `blitz status` shows, and the engine child's pid. */
