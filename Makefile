@@ -237,6 +237,7 @@ lint:
 		-I bpf $(US_INC) userspace tests/unit
 	shellcheck -x scripts/*.sh tests/*.sh tests/e2e/*.sh .ci/run
 	./scripts/lint-docs.sh
+	./scripts/lint-layers.sh
 
 clean:
 	rm -rf $(BUILD)
