@@ -1517,6 +1517,199 @@ static void t_pipeline_loss_resent_v6(void)
 		pipe_loss_case(true);
 }
 
+/* The sniffer's next segment within ms milliseconds, or -1. */
+static int pipe_recv_ms(int fd, bool v6, const uint8_t *mac, struct pipe_seg *o,
+			int ms)
+{
+	struct timeval tv = {.tv_sec = 0, .tv_usec = ms * 1000};
+
+	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+	return pipe_recv(fd, v6, mac, o);
+}
+
+/*
+ * Bursts under random loss and duplication, with a client that follows
+ * Linux: it keeps the first copy of every byte, stores ts_recent only
+ * from a segment at or before rcv_wup, sends a duplicate ACK for every
+ * segment that leaves a hole, and when nothing comes its retransmission
+ * timer sends the request the burst left unacked. Every burst must end
+ * with every byte (the templates, each Date byte the same in every copy)
+ * and the ACK of the held-back request, within a bounded number of
+ * exchanges; nothing may ever ack past the client's requests.
+ */
+#define RL_BURSTS 40
+#define RL_STREAM 16384
+
+static uint8_t rl_have[RL_STREAM], rl_buf[RL_STREAM];
+
+static void t_pipeline_loss_random(void)
+{
+	static const char req[] = "GET / HTTP/1.1\r\nHost: a\r\n\r\n";
+	static char payload[64 * sizeof(req)];
+	static struct pipe_seg seg;
+	uint8_t f[4096], mymac[6], client_mac[6] = {0x02, 0, 0, 0, 0, 0x44};
+	uint32_t rl = sizeof(req) - 1, seed = (uint32_t)time(NULL);
+	int fd, b, ifx = if_nametoindex("bzt0"), done = 0, dropped = 0,
+		   duped = 0;
+	uint64_t resent0 = counter(BLITZ_CNT_TC_RESENT);
+
+	if (!pipe_ready())
+		return;
+	if (getenv("SEQ_SEED"))
+		seed = (uint32_t)strtoul(getenv("SEQ_SEED"), NULL, 0);
+	srandom(seed);
+	T_CHECK(!bzt0_mac(mymac));
+	fd = pipe_sniffer();
+	T_CHECK(fd >= 0);
+	if (fd < 0)
+		return;
+	for (b = 0; b < RL_BURSTS; b++) {
+		int nreq = 6 + (int)(random() % 40), i, round, hole_acks = 0;
+		uint32_t total = (uint32_t)nreq * PIPE_RESP_LEN, rcv_nxt = 0,
+			 rcv_wup = 0, ts_recent, end_req, held, isn,
+			 last_ack = 0;
+		bool got_final = false, ooo = false;
+		struct seg_spec s = {
+			.saddr = "10.9.0.2",
+			.daddr = "10.9.0.1",
+			.sport = (uint16_t)(41000 + b),
+			.dport = PORT,
+			.seq = (uint32_t)random(),
+			.ack = (uint32_t)random(),
+			.flags = F_ACK | F_PSH,
+			.ts = true,
+			.tsval = 1000,
+			.payload = payload,
+			.win = 64240,
+			.dst_mac = mymac,
+			.src_mac = client_mac,
+		};
+		struct seg_spec c;
+
+		payload[0] = 0;
+		for (i = 0; i < nreq; i++)
+			strcat(payload, req);
+		s.tsecr = tsecr_of(&s);
+		ts_recent = s.tsecr;
+		isn = s.ack;
+		end_req = s.seq + (uint32_t)nreq * rl;
+		held = end_req - rl;
+		memset(rl_have, 0, total);
+		T_EQ_INT(run_frame_on(f, build(f, &s), ifx, 0), TC_ACT_SHOT);
+		c = s;
+		for (round = 0; round < 60 && !got_final; round++) {
+			bool sent = false;
+
+			/* what arrives, each segment lost or doubled at random
+			 */
+			while (pipe_recv_ms(fd, false, client_mac, &seg, 5) ==
+			       0) {
+				uint32_t off = seg.seq - isn, k;
+				int copies = 1;
+
+				if (random() % 100 < 20) {
+					dropped++;
+					continue;
+				}
+				if (random() % 100 < 10) {
+					duped++;
+					copies = 2;
+				}
+				T_CHECK_MSG(seg.ack == held ||
+						    seg.ack == end_req,
+					    "ack %u beyond the requests",
+					    seg.ack - s.seq);
+				if (!seg.len) { /* the held-back request's ACK
+						 */
+					T_EQ_INT(seg.ack, end_req);
+					T_EQ_INT(off, total);
+					got_final = true;
+					continue;
+				}
+				T_CHECK(off + seg.len <= total);
+				if (off + seg.len > total)
+					break;
+				while (copies--) {
+					for (k = 0; k < seg.len; k++) {
+						uint32_t o = off + k;
+
+						if (rl_have[o]) {
+							T_CHECK_MSG(
+								rl_buf[o] ==
+									seg.payload
+										[k],
+								"byte %u "
+								"differs",
+								o);
+							continue;
+						}
+						rl_have[o] = 1;
+						rl_buf[o] = seg.payload[k];
+					}
+				}
+				if (!(seg.seq - isn > rcv_wup))
+					ts_recent = seg.tsval;
+				while (rcv_nxt < total && rl_have[rcv_nxt])
+					rcv_nxt++;
+				if (off > rcv_nxt)
+					ooo = true;
+			}
+			if (got_final)
+				break;
+			/* the client's answer */
+			c.tsval++;
+			c.tsecr = ts_recent;
+			c.ack = isn + rcv_nxt;
+			if (rcv_nxt == total || ooo) {
+				/* an ACK: of everything, or a duplicate */
+				c.seq = end_req;
+				c.payload = "";
+				c.flags = F_ACK;
+				ooo = false;
+				hole_acks += rcv_nxt < total;
+				sent = true;
+			} else {
+				/* nothing came: the retransmission timer */
+				usleep(1100);
+				c.seq = held;
+				c.payload = req;
+				c.flags = F_ACK | F_PSH;
+				sent = true;
+			}
+			rcv_wup = rcv_nxt;
+			last_ack = c.ack;
+			/* the client's segment may be lost too */
+			if (sent && random() % 100 >= 10)
+				T_EQ_INT(run_frame_on(f, build(f, &c), ifx, 0),
+					 TC_ACT_SHOT);
+		}
+		(void)last_ack;
+		(void)hole_acks;
+		T_CHECK_MSG(rcv_nxt == total && got_final,
+			    "seed %u burst %d: %u of %u bytes, final ACK %d",
+			    seed, b, rcv_nxt, total, got_final);
+		for (i = 0; i < (int)rcv_nxt; i++) {
+			uint32_t off = (uint32_t)i % PIPE_RESP_LEN;
+
+			if (off >= PIPE_DATE_OFF &&
+			    off < PIPE_DATE_OFF + BLITZ_DATE_LEN)
+				continue;
+			if (rl_buf[i] != pipe_tmpl[BLITZ_RESP_GET_KA][off]) {
+				T_CHECK_MSG(0, "seed %u burst %d byte %d", seed,
+					    b, i);
+				break;
+			}
+		}
+		done += rcv_nxt == total && got_final;
+	}
+	close(fd);
+	printf("  seed %u: %d of %d bursts complete; %d segments lost, %d "
+	       "doubled, %llu re-sent\n",
+	       seed, done, RL_BURSTS, dropped, duped,
+	       (unsigned long long)(counter(BLITZ_CNT_TC_RESENT) - resent0));
+	T_CHECK(dropped > 0);
+}
+
 /* Without timestamps a TC burst leaves no flow entry, so nothing would
  * prove the connection's later segments: with a listener the batch (in
  * the handshake-completing segment) goes to the kfunc instead; with none
@@ -1852,6 +2045,7 @@ int main(int argc, char **argv)
 	T_RUN(t_pipeline_no_ts);
 	T_RUN(t_pipeline_loss_resent_v4);
 	T_RUN(t_pipeline_loss_resent_v6);
+	T_RUN(t_pipeline_loss_random);
 	printf("  good cookies: %d request socks made, %d refused by the "
 	       "kfunc (not a real ingress hook)\n",
 	       n_assigned, n_refused);
