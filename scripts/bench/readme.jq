@@ -38,7 +38,7 @@ def xdp_line: peak("xdp") as $x |
 	else "xdp \($x.rps | num) req/s at \($x.cost_ns | num) ns of CPU per request, \($x.rps / $np.rps | ratio) nginx's peak in RPS and \($np.cost_ns / $x.cost_ns | ratio) in cost per request (nginx \($np.rps | num) req/s at \($np.cost_ns | num) ns), both `\($x | shape)`, one server CPU over veth (make bench \($b.timestamp))" end;
 if $what == "headline" then xdp_line
 else
-"Run \($b.timestamp): `make bench`, \($b.runs) runs × \($b.duration_s) s per configuration, medians; Linux \($b.host.kernel), \($b.host.cpus) CPUs (\($b.host.cpu_model)), the server on CPU \($b.host.server_cpu) and the client on CPU \($b.host.client_cpu), two network namespaces joined by veth, load average \($b.host.loadavg_before) before the run. × nginx: this row against nginx's row of the same shape (the peak against nginx's peak).",
+"Run \($b.timestamp): `make bench`, \($b.runs) run\(if $b.runs == 1 then "" else "s" end) × \($b.duration_s) s per configuration, medians; Linux \($b.host.kernel), \($b.host.cpus) CPUs (\($b.host.cpu_model)), the server on CPU \($b.host.server_cpu) and the client on CPU \($b.host.client_cpu), two network namespaces joined by veth, load average \($b.host.loadavg_before) before the run. × nginx: this row against nginx's row of the same shape (the peak against nginx's peak).",
 "",
 "| engine | connections | client | req/s | × nginx | p50 | p99 | CPU ns / request | × nginx | memory | bound by |",
 "|---|---|---|--:|--:|--:|--:|--:|--:|--:|---|",

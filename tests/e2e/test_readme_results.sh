@@ -24,12 +24,16 @@ fi
 out=$(scripts/gen-results.sh check "$JSON" 2>&1)
 check "${T}_in_sync" "$out" test -z "$out"
 
-# The table's rows: engine x (10, 100, 300, peak), wherever the JSON has them.
+# The table's rows: engine x (peak, 10, 100, 300), wherever the JSON has them.
 scripts/gen-results.sh table "$JSON" >"$TMP/block"
 missing=
 for e in xdp afxdp dpdk epoll nginx; do
 	jq -e --arg e "$e" '.summary | any(.engine == $e)' "$JSON" >/dev/null || continue
-	for c in '\*\*peak\*\*' 10 100 300; do
+	grep -qE "^\| $e \| \*\*peak\*\* \|" "$TMP/block" ||
+		! jq -e --arg e "$e" '.headline | any(.engine == $e)' "$JSON" >/dev/null || missing="$missing $e/peak"
+	for c in 10 100 300; do
+		# A row wherever the run measured one (wrk or blitz bench, unpipelined).
+		jq -e --arg e "$e" --argjson c "$c" '.summary | any(.engine == $e and .conns == $c and .pipeline == 1 and .rps > 0 and (.client == "wrk" or .client == "blitz-bench"))' "$JSON" >/dev/null || continue
 		grep -qE "^\| $e \| $c \|" "$TMP/block" || missing="$missing $e/$c"
 	done
 done
