@@ -3,7 +3,7 @@
 # A/B interleaved in one run (issue 13 item 3: before and after), with nginx
 # in the same rounds for the ratio. Fair placement (scripts/placement.sh).
 #
-#   scripts/bench/ab-xdp.sh LABEL=BLITZ_BINARY... [ROUNDS=3 DURATION=3 CONNS=100 RT=0]
+#   scripts/bench/ab-xdp.sh LABEL=BLITZ_BINARY... [ROUNDS=3 DURATION=3 CONNS=100 RT=0 PIPELINE=1]
 #
 # e.g. for c in 845cd0b 786f3a4; do mkdir -p /tmp/ab-$c && git archive $c |
 #      tar -x -C /tmp/ab-$c && make -C /tmp/ab-$c build/blitz; done
@@ -22,6 +22,7 @@ set -euo pipefail
 here=$(cd "$(dirname "$0")/../.." && pwd)
 cd "$here"
 ROUNDS=${ROUNDS:-3} DURATION=${DURATION:-3} CONNS=${CONNS:-100} RT=${RT:-0}
+PIPELINE=${PIPELINE:-1} # requests in flight per connection (blitz bench -P)
 BLITZ=${BLITZ:-$here/build/blitz}
 [ "$(id -u)" -eq 0 ] || { echo "ab-xdp: run as root" >&2; exit 1; }
 [ $# -ge 1 ] || { echo "ab-xdp: give LABEL=BLITZ_BINARY for each build" >&2; exit 1; }
@@ -68,7 +69,7 @@ row() { # LABEL PORT
 	a0=$(napi_ticks "$SRV_IF")
 	j0=$(cpu_snapshot)
 	$CLI taskset -c 0 "${FIFO[@]}" "$BLITZ" bench "$SRV_IP:$2" -i "$CLI_IF" --json \
-		-c "$CONNS" -d "$DURATION" >"$tmp/r.json" 2>/dev/null || true
+		-c "$CONNS" -P "$PIPELINE" -d "$DURATION" >"$tmp/r.json" 2>/dev/null || true
 	j1=$(cpu_snapshot)
 	a1=$(napi_ticks "$SRV_IF")
 	jq -r --arg l "$1" --argjson sns "$(cpu_busy_ns "$j0" "$j1" 1)" \
