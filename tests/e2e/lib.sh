@@ -12,6 +12,9 @@ cd "$E2E_ROOT" || exit 1
 BUILD=${BUILD:-build}
 BLITZ=$E2E_ROOT/$BUILD/blitz
 [[ $BUILD = /* ]] && BLITZ=$BUILD/blitz
+# The C helper programs of the tests (tests/helpers/, built by make).
+HELPERS=$E2E_ROOT/$BUILD/tests/helpers
+[[ $BUILD = /* ]] && HELPERS=$BUILD/tests/helpers
 # Debian's Python with its modules (python3 on PATH may be another one).
 PY=/usr/bin/python3
 E2E_FAILED=0
@@ -198,18 +201,12 @@ stop_pid() {
 	return "$alive"
 }
 
-# build_driver SRC OUT LOG - compile a test's small C driver against
-# $BUILD's libblitz.a (the loader, the engines) into OUT; errors in LOG.
-build_driver() {
-	local dir=$BUILD inc=() d
-	[[ $dir = /* ]] || dir=$E2E_ROOT/$BUILD
-	# every userspace layer's folder, as the Makefile's include path
-	for d in "$E2E_ROOT"/userspace/*/ "$E2E_ROOT"/userspace/*/*/; do
-		[ -d "$d" ] && inc+=(-I"$d")
-	done
-	gcc -O2 -Wall -D_GNU_SOURCE -I"$dir" -I"$E2E_ROOT/bpf" "${inc[@]}" \
-		"$1" "$dir/libblitz.a" -o "$2" \
-		-lxdp -lbpf -lelf -lz -lpthread -lm >"$3" 2>&1
+# helper NAME - the path of tests/helpers/NAME.c's program, built by make;
+# fails (with a line on stderr) when it is not built.
+helper() {
+	[ -x "$HELPERS/$1" ] && echo "$HELPERS/$1" && return 0
+	echo "$HELPERS/$1 is not built: make" >&2
+	return 1
 }
 
 # ---- the preamble of an engine's script ----
@@ -338,27 +335,11 @@ rc_wget() {
 # server closed). With RC_SYNACK_IF: exactly one SYN-ACK sent for them.
 rc_python_keepalive() {
 	local name=$1 ip=$2 port=$3 n=${4:-3} out syn0 syn1 why=
-	cat >"$TMP/rc_ka.py" <<'PYEOF'
-import http.client, sys
-host, port, n, want = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), sys.argv[4]
-c = http.client.HTTPConnection(host, port, timeout=5)
-ports = set()
-for i in range(n):
-    c.request("GET", "/ka%d" % i)
-    r = c.getresponse()
-    body = r.read()
-    if r.status != 200 or body != want.encode():
-        print("response %d: %d %r" % (i, r.status, body[:60]))
-        sys.exit(1)
-    ports.add(c.sock.getsockname()[1])
-c.close()
-print(len(ports))
-PYEOF
 	if [ -n "${RC_SYNACK_IF:-}" ]; then
 		sleep "${COUNTER_SETTLE:-0}"
 		syn0=$(counter "$RC_SYNACK_IF" synack)
 	fi
-	out=$($CLI timeout 20 "$PY" "$TMP/rc_ka.py" "$ip" "$port" "$n" "$BODY" 2>&1 | tail -1)
+	out=$($CLI timeout 20 "$PY" "$E2E_ROOT/tests/e2e/keepalive_get.py" "$ip" "$port" "$n" "$BODY" 2>&1 | tail -1)
 	[ "$out" = 1 ] || why="connections used: '$out'"
 	if [ -n "${RC_SYNACK_IF:-}" ]; then
 		sleep "${COUNTER_SETTLE:-0}"

@@ -162,71 +162,19 @@ grep '^afxdp: ' "$TMP/serve.log" | sed 's/^/# /'
 # ---- a 64 KiB body, also under loss ----
 # `blitz serve --body-file` needs the loader and the epoll fallback to accept
 # a body larger than one XDP template; where they do not (yet), a small
-# driver built here from libblitz.a attaches the program through the same
+# driver (tests/helpers/afxdp_driver.c) attaches the program through the same
 # loader (its templates are unused in afxdp mode) and runs the engine with
 # the 64 KiB body: the engine and its TCP core are what this checks.
 head -c 65536 /dev/urandom >"$TMP/body64k"
 want=$(sha256sum <"$TMP/body64k" | cut -d' ' -f1)
-cat >"$TMP/driver.c" <<'CEOF'
-#include <signal.h>
-#include <stdio.h>
-#include <string.h>
-#include "afxdp_engine.h"
-#include "cli.h"
-#include "http.h"
-#include "loader.h"
-#include "log.h"
-static volatile sig_atomic_t stop;
-static void on_sig(int s)
-{
-	(void)s;
-	stop = 1;
-}
-int main(int argc, char **argv)
-{
-	static struct http_responses resp;
-	struct blitz_service svc, small;
-	struct blitz_loaded *l;
-	int ret;
-
-	if (argc != 4)
-		return 2;
-	setvbuf(stdout, NULL, _IOLBF, 0);
-	service_init(&svc);
-	if (service_set_port(&svc, argv[2]) ||
-	    service_read_body_file(&svc, argv[3]) ||
-	    service_finish(&svc) || service_responses(&svc, &resp))
-		return 1;
-	small = svc;
-	small.body = "x";
-	small.body_len = 1;
-	struct blitz_loader_opts lo = {.ifname = argv[1],
-				       .engine = BLITZ_MODE_AFXDP,
-				       .svc = &small};
-	blitz_log_quiet_libs();
-	if (blitz_loader_attach(&lo, &l))
-		return 1;
-	signal(SIGINT, on_sig);
-	signal(SIGTERM, on_sig);
-	struct afxdp_engine_opts xo = {.ifname = argv[1],
-				       .xsks_fd = blitz_loaded_xsks_fd(l),
-				       .svc = &svc,
-				       .resp = &resp,
-				       .cpu_first = -1,
-				       .counters_fd = blitz_loaded_counters_fd(l)};
-	ret = afxdp_engine_run(&xo, &stop);
-	blitz_loader_detach(l);
-	return ret ? 1 : 0;
-}
-CEOF
 body_serve() { # LOG: start whatever serves the 64 KiB body
 	if start_serve "$1" --body-file "$TMP/body64k" --content-type application/octet-stream; then
 		return 0
 	fi
 	echo "# blitz serve --body-file 64k: $(grep -v '^blitz: serving' "$1" | head -1)"
-	build_driver "$TMP/driver.c" "$TMP/driver" "$1" || return 1
+	drv=$(helper afxdp_driver 2>"$1") || return 1
 	echo "# using the test driver (loader + afxdp_engine_run) instead"
-	$SRV "$TMP/driver" "$SRV_IF" "$PORT" "$TMP/body64k" >"$1" 2>&1 &
+	$SRV "$drv" "$SRV_IF" "$PORT" "$TMP/body64k" >"$1" 2>&1 &
 	SERVE_PID=$!
 	on_exit "kill -9 $SERVE_PID"
 	wait_line "$1" "^afxdp: $SRV_IF queue 0" "$SERVE_PID" 5

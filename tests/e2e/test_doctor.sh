@@ -66,14 +66,7 @@ check "${T}_queues" "queues row with $(nproc) CPUs: '$r'" test "${r%% *}" = "$wa
 
 # --json: one object, the same checks with the same verdicts.
 doctor "$TMP/json" "$SRV_IF" --json
-if "$PY" - "$TMP/json" "$TMP/ok" "$SRV_IF" <<'EOF'; then pass "${T}_json"; else fail "${T}_json" "$(head -c 300 "$TMP/json")"; fi
-import json, sys
-j = json.load(open(sys.argv[1]))
-rows = [l.split()[:2] for l in open(sys.argv[2]).read().splitlines()[1:]]
-got = [[c["check"], c["status"]] for c in j["checks"]]
-assert got == rows, (got, rows)
-assert j["interface"] == sys.argv[3] and j["fail"] == 0 and j["ok"] + j["warn"] == len(rows)
-EOF
+if "$PY" "$E2E_ROOT/tests/e2e/doctor_json.py" "$TMP/json" "$TMP/ok" "$SRV_IF"; then pass "${T}_json"; else fail "${T}_json" "$(head -c 300 "$TMP/json")"; fi
 
 # --probe: the native attach works where the report says native XDP, the
 # zero-copy bind is refused where it says no, and nothing is left attached.

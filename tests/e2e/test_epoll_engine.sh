@@ -39,13 +39,12 @@ fi
 real_clients "$T" "$SRV_IP" "$PORT" "$SRV_IP6"
 
 # ---- raw sockets: exact bytes and every contract row ----
-write_raw_client "$TMP/raw.py"
-$CLI timeout 60 "$PY" "$TMP/raw.py" "$SRV_IP" "$PORT" "$T" >"$TMP/raw" 2>&1
+$CLI timeout 60 "$PY" "$E2E_ROOT/tests/e2e/raw_http.py" "$SRV_IP" "$PORT" "$T" >"$TMP/raw" 2>&1
 cat "$TMP/raw"
 grep -qE '^(PASS|FAIL) ' "$TMP/raw" || fail "${T}_raw" "the raw client printed nothing"
 grep -q '^FAIL ' "$TMP/raw" && E2E_FAILED=1
 # Over IPv6 too (dual-stack listener), just the first check.
-$CLI timeout 20 "$PY" "$TMP/raw.py" "$SRV_IP6" "$PORT" "${T}_ipv6" exact_bytes_get_head >"$TMP/raw6" 2>&1
+$CLI timeout 20 "$PY" "$E2E_ROOT/tests/e2e/raw_http.py" "$SRV_IP6" "$PORT" "${T}_ipv6" exact_bytes_get_head >"$TMP/raw6" 2>&1
 cat "$TMP/raw6"
 grep -q '^FAIL ' "$TMP/raw6" && E2E_FAILED=1
 grep -qE '^(PASS|FAIL) ' "$TMP/raw6" || fail "${T}_ipv6_raw" "$(tr '\n' ' ' <"$TMP/raw6")"
@@ -77,32 +76,6 @@ serve_stop TERM 10
 # A 64 KiB and a 1 MiB --body-file: curl's sha256 equals the file's; HEAD
 # has the same Content-Length and no body (the next pipelined response
 # starts right after its headers).
-cat >"$TMP/big.py" <<'PYEOF'
-import hashlib, socket, sys
-host, port, size, want = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), sys.argv[4]
-s = socket.create_connection((host, port), timeout=10)
-s.sendall(b"HEAD / HTTP/1.1\r\nHost: x\r\n\r\n"
-          b"GET / HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
-data = b""
-while True:
-    b = s.recv(65536)
-    if not b:
-        break
-    data += b
-h1, _, rest = data.partition(b"\r\n\r\n")
-cl = b"\r\ncontent-length: %d\r\n" % size
-if cl not in h1.lower() + b"\r\n":
-    print("HEAD: no Content-Length %d in %r" % (size, h1[:300])); sys.exit(1)
-if not rest.startswith(b"HTTP/1.1 200 OK\r\n"):
-    print("HEAD: bytes after its headers: %r" % rest[:60]); sys.exit(1)
-h2, _, body = rest.partition(b"\r\n\r\n")
-if cl not in h2.lower() + b"\r\n" or b"connection: close" not in h2.lower():
-    print("GET: headers %r" % h2[:300]); sys.exit(1)
-got = hashlib.sha256(body).hexdigest()
-if len(body) != size or got != want:
-    print("GET: %d bytes, sha256 %s" % (len(body), got)); sys.exit(1)
-print("ok")
-PYEOF
 for size in 65536 1048576; do
 	head -c "$size" /dev/urandom >"$TMP/body.$size"
 	sum=$(sha256sum "$TMP/body.$size" | cut -d' ' -f1)
@@ -127,7 +100,7 @@ for size in 65536 1048576; do
 	else
 		fail "${T}_body_file_${size}_curl_head" "$(head -c 300 "$TMP/bh" "$TMP/e")"
 	fi
-	out=$($CLI timeout 30 "$PY" "$TMP/big.py" "$SRV_IP" "$PORT" "$size" "$sum" 2>&1 | tail -1)
+	out=$($CLI timeout 30 "$PY" "$E2E_ROOT/tests/e2e/big_body.py" "$SRV_IP" "$PORT" "$size" "$sum" 2>&1 | tail -1)
 	if [ "$out" = ok ]; then
 		pass "${T}_body_file_${size}_head_no_body_then_get"
 	else

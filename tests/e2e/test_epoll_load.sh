@@ -32,8 +32,6 @@ if [ "$hard" != unlimited ] && [ "$hard" -lt $((IDLE + 200)) ]; then
 fi
 e2e_up "$T" "${EPOLL_LOAD_TB:-h4al}"
 URL="http://$SRV_IP:$PORT/"
-write_holder "$TMP/hold.py"
-write_slow_sender "$TMP/slow.py"
 
 # wait_fds PID WANT SECONDS - until PID has at most WANT open fds.
 wait_fds() {
@@ -48,7 +46,7 @@ wait_fds() {
 # hold N RELEASE OUT - open N idle connections in the background.
 hold() {
 	rm -f "$2"
-	$CLI bash -c "ulimit -n $(($1 + 100)) && exec '$PY' '$TMP/hold.py' '$SRV_IP' '$PORT' '$1' '$2'" >"$3" 2>&1 &
+	$CLI bash -c "ulimit -n $(($1 + 100)) && exec '$PY' '$E2E_ROOT/tests/e2e/epoll_holder.py' '$SRV_IP' '$PORT' '$1' '$2'" >"$3" 2>&1 &
 	HOLD_PID=$!
 	on_exit "touch '$2'; kill $HOLD_PID"
 }
@@ -89,7 +87,7 @@ else
 	fail "${T}_idle_accepted" "server has $fds fds, started with $fd0"
 fi
 
-$CLI timeout 20 "$PY" "$TMP/slow.py" "$SRV_IP" "$PORT" 10 >"$TMP/slow.out" 2>&1 &
+$CLI timeout 20 "$PY" "$E2E_ROOT/tests/e2e/slow_sender.py" "$SRV_IP" "$PORT" 10 >"$TMP/slow.out" 2>&1 &
 slow_pid=$!
 on_exit "kill $slow_pid"
 sleep 0.5

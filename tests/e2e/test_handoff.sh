@@ -78,33 +78,7 @@ tc_case() {
 	# Our ISN for a SYN whose seq was 1499 (the segment's seq is 1500).
 	read -r isn tsv < <("$TOOL" cookie $K0 $K1 "$src" "$dst" "$sport" $PORT 1499)
 	# shellcheck disable=SC2086 # $CLI is a command prefix
-	out=$($CLI "$PY" - "$src" "$dst" "$sport" $PORT "$isn" "$tsv" "$ts" "$v6" "$CLI_IF" <<'EOF' 2>"$TMP/$name.scapy"
-import sys
-from scapy.all import IP, IPv6, TCP, conf, sr1
-conf.verb = 0
-src, dst, sport, port, isn, tsv, ts, v6, ifc = sys.argv[1:]
-sport, port, isn, tsv = int(sport), int(port), int(isn), int(tsv)
-# With timestamps: the client "already received 100 bytes from XDP and
-# sent 500". Without, only the segment completing the handshake is ours.
-ack = (isn + 1 + (100 if ts == "1" else 0)) & 0xffffffff
-seq = 1500
-opts = [("NOP", None), ("NOP", None), ("Timestamp", (4242, tsv))] if ts == "1" else []
-l3 = IPv6(src=src, dst=dst) if v6 == "1" else IP(src=src, dst=dst)
-payload = b"GET /handoff HTTP/1.1\r\nHost: x\r\n"  # incomplete: stays open
-a = sr1(l3 / TCP(sport=sport, dport=port, flags="PA", seq=seq, ack=ack,
-                 options=opts) / payload, timeout=2, iface=ifc)
-if a is None or TCP not in a:
-    print("no answer")
-    sys.exit(0)
-t = a[TCP]
-got_ts = [o[1] for o in t.options if o[0] == "Timestamp"]
-ok = t.seq == ack and t.ack == seq + len(payload) and (t.flags & 0x10)
-if ts == "1":
-    ok = ok and got_ts and got_ts[0][1] == 4242 and \
-        (got_ts[0][0] - tsv) % 2**32 < 100000
-print("ok" if ok else "bad", "seq", t.seq, "want", ack, "ack", t.ack,
-      "want", seq + len(payload), "ts", got_ts)
-EOF
+	out=$($CLI "$PY" "$E2E_ROOT/tests/e2e/handoff_segment.py" "$src" "$dst" "$sport" $PORT "$isn" "$tsv" "$ts" "$v6" "$CLI_IF" 2>"$TMP/$name.scapy"
 )
 	case $out in
 	ok*) pass "$name" ;;
@@ -144,16 +118,7 @@ part1() {
 	# A segment whose TSecr is not our MAC: nothing comes back.
 	local out
 	# shellcheck disable=SC2086
-	out=$($CLI "$PY" - "$CLI_IP" "$SRV_IP" $PORT "$CLI_IF" <<'EOF' 2>/dev/null
-import sys
-from scapy.all import IP, TCP, conf, sr1
-conf.verb = 0
-src, dst, port, ifc = sys.argv[1:]
-a = sr1(IP(src=src, dst=dst) / TCP(sport=41010, dport=int(port), flags="PA",
-        seq=1, ack=12345, options=[("Timestamp", (1, 99))]) / b"GET / HTTP/1.1\r\n",
-        timeout=1, iface=ifc)
-print("nothing" if a is None else "answered: " + a.summary())
-EOF
+	out=$($CLI "$PY" "$E2E_ROOT/tests/e2e/handoff_syn_probe.py" "$CLI_IP" "$SRV_IP" $PORT "$CLI_IF" 2>/dev/null
 )
 	# shellcheck disable=SC2086
 	read -r h2 _ b2 < <($SRV "$TOOL" counters "$SRV_IF")
@@ -290,24 +255,7 @@ part2() {
 	# for a retransmission (>= 200 ms) of its later segments.
 	local slow
 	# shellcheck disable=SC2086
-	slow=$($CLI "$PY" - "$SRV_IP" $PORT "$TMP/big.req" <<'EOF' 2>&1
-import socket, sys, time
-data = open(sys.argv[3], "rb").read()
-worst = 0
-for _ in range(5):
-    s = socket.create_connection((sys.argv[1], int(sys.argv[2])), timeout=3)
-    t = time.monotonic()
-    s.sendall(data)
-    got = b""
-    while b"\r\n\r\n" not in got:
-        d = s.recv(4096)
-        if not d:
-            break
-        got += d
-    worst = max(worst, time.monotonic() - t)
-    s.close()
-print("%.0f" % (worst * 1000))
-EOF
+	slow=$($CLI "$PY" "$E2E_ROOT/tests/e2e/slow_big_request.py" "$SRV_IP" $PORT "$TMP/big.req" 2>&1
 )
 	check "${T}_multi_segment_prompt" "worst of 5 requests of 5 KiB took $slow ms (want < 100)" \
 		[ "${slow:-9999}" -lt 100 ] 2>/dev/null

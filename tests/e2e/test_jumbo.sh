@@ -55,14 +55,7 @@ if ! wait_line "$TMP/serve" "tier xdp \(native\)" "$pid" 20; then
 else
 	m0=$(counter "$SRV_IF" pass_malformed)
 	p0=$(counter "$SRV_IF" pass_not_trivial)
-	$CLI timeout 10 "$PY" - "$SRV_IP" "$PORT" >"$TMP/post" 2>&1 <<'PYEOF'
-import socket, sys
-s = socket.create_connection((sys.argv[1], int(sys.argv[2])), timeout=5)
-s.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-body = b"x" * 6000
-s.sendall(b"POST / HTTP/1.1\r\nHost: a\r\nContent-Length: %d\r\n\r\n" % len(body) + body)
-print(s.recv(4096).split(b"\r\n")[0].decode())
-PYEOF
+	$CLI timeout 10 "$PY" "$E2E_ROOT/tests/e2e/jumbo_post.py" "$SRV_IP" "$PORT" >"$TMP/post" 2>&1
 	m1=$(counter "$SRV_IF" pass_malformed)
 	p1=$(counter "$SRV_IF" pass_not_trivial)
 	check "${T}_multibuffer_request" "answer '$(head -c 200 "$TMP/post")', pass_malformed $m0 -> $m1, pass_not_trivial $p0 -> $p1" \

@@ -24,24 +24,7 @@ e2e_begin "$T" "${KSOCK_TB:-ksck}"
 # A kernel server on the service port: answers "kernel <n>" to every
 # line, on every connection, for as long as the connection lasts. It binds
 # with SO_REUSEPORT so that the outgoing socket below may share the port.
-cat >"$TMP/ksrv.py" <<'PYEOF'
-import socket, sys, threading
-ls = socket.socket()
-ls.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-ls.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEPORT, 1)
-ls.bind(("0.0.0.0", int(sys.argv[1])))
-ls.listen(16)
-def serve(c):
-    n = 0
-    f = c.makefile("rb")
-    for line in f:
-        n += 1
-        c.sendall(b"kernel %d\n" % n)
-while True:
-    c, _ = ls.accept()
-    threading.Thread(target=serve, args=(c,), daemon=True).start()
-PYEOF
-$SRV "$PY" "$TMP/ksrv.py" "$PORT" >/dev/null 2>&1 &
+$SRV "$PY" "$E2E_ROOT/tests/e2e/ksock_server.py" "$PORT" >/dev/null 2>&1 &
 on_exit "kill $!"
 if ! wait_port "$CLI" "$SRV_IP" "$PORT" 10; then
 	fail "${T}_setup" "the kernel server on $SRV_IP:$PORT did not come up"
@@ -50,19 +33,7 @@ fi
 
 # A client connection made before the load: one line now, one after the
 # load (the go file), each answer printed.
-cat >"$TMP/before.py" <<'PYEOF'
-import os, socket, sys, time
-s = socket.create_connection((sys.argv[1], int(sys.argv[2])), timeout=10)
-s.sendall(b"one\n")
-print(s.recv(100).decode().strip(), flush=True)
-for _ in range(200):
-    if os.path.exists(sys.argv[3]):
-        break
-    time.sleep(0.05)
-s.sendall(b"two\n")
-print(s.recv(100).decode().strip(), flush=True)
-PYEOF
-$CLI timeout 30 "$PY" "$TMP/before.py" "$SRV_IP" "$PORT" "$TMP/go" >"$TMP/before.out" 2>&1 &
+$CLI timeout 30 "$PY" "$E2E_ROOT/tests/e2e/ksock_before.py" "$SRV_IP" "$PORT" "$TMP/go" >"$TMP/before.out" 2>&1 &
 BEFORE_PID=$!
 on_exit "kill $BEFORE_PID"
 wait_line "$TMP/before.out" "kernel 1" "$BEFORE_PID" 10
@@ -100,31 +71,7 @@ fi
 # After the load: the kernel's own connect() from the service port. The
 # server in the client namespace sends a line first; the kernel socket
 # must receive it (XDP would otherwise take the segment as a client's).
-cat >"$TMP/back_srv.py" <<'PYEOF'
-import socket, sys
-ls = socket.socket()
-ls.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-ls.bind((sys.argv[1], int(sys.argv[2])))
-ls.listen(1)
-ls.settimeout(10)
-c, _ = ls.accept()
-c.sendall(b"from the client side\n")
-c.settimeout(10)
-print(c.recv(100).decode().strip(), flush=True)
-PYEOF
-cat >"$TMP/back_cli.py" <<'PYEOF'
-import socket, sys
-s = socket.socket()
-s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEPORT, 1)
-s.bind((sys.argv[1], int(sys.argv[2])))
-s.settimeout(10)
-s.connect((sys.argv[3], int(sys.argv[4])))
-got = s.recv(100)
-s.sendall(b"echo " + got)
-print(got.decode().strip(), flush=True)
-PYEOF
-$CLI timeout 20 "$PY" "$TMP/back_srv.py" "$CLI_IP" "$BACK_PORT" >"$TMP/back_srv.out" 2>&1 &
+$CLI timeout 20 "$PY" "$E2E_ROOT/tests/e2e/ksock_back_server.py" "$CLI_IP" "$BACK_PORT" >"$TMP/back_srv.out" 2>&1 &
 BACK_PID=$!
 on_exit "kill $BACK_PID"
 for _ in $(seq 50); do # listening (a probe connect would be its one accept)
@@ -132,7 +79,7 @@ for _ in $(seq 50); do # listening (a probe connect would be its one accept)
 	sleep 0.1
 done
 ko0=$(counter "$SRV_IF" pass_kernel_owns)
-out=$($SRV timeout 15 "$PY" "$TMP/back_cli.py" "$SRV_IP" "$PORT" "$CLI_IP" "$BACK_PORT" 2>&1)
+out=$($SRV timeout 15 "$PY" "$E2E_ROOT/tests/e2e/ksock_back_client.py" "$SRV_IP" "$PORT" "$CLI_IP" "$BACK_PORT" 2>&1)
 wait "$BACK_PID"
 ko1=$(counter "$SRV_IF" pass_kernel_owns)
 if [ "$out" = "from the client side" ] &&

@@ -186,52 +186,15 @@ stop_pid "$serve_pid" INT 5
 # ---- afxdp: the body need not fit an XDP template ----
 head -c 65536 /dev/urandom >"$TMP/body64k"
 want=$(sha256sum <"$TMP/body64k" | cut -d' ' -f1)
-# The loader alone, through its API: afxdp mode takes the 64 KiB body and
-# leaves the (unused) templates empty (mode 1 is BLITZ_MODE_AFXDP); xdp
-# mode still refuses it.
-cat >"$TMP/attach.c" <<'CEOF'
-#include <stdio.h>
-#include <stdlib.h>
-#include <bpf/bpf.h>
-#include "cli.h"
-#include "http.h"
-#include "loader.h"
-#include "log.h"
-int main(int argc, char **argv)
-{
-	static struct http_responses resp;
-	struct blitz_service svc;
-	struct blitz_loader_opts lo = {.ifname = argv[1], .resp = &resp};
-	struct blitz_loaded *l;
-	struct blitz_config c;
-	__u32 k = 0;
-
-	if (argc != 4)
-		return 2;
-	lo.engine = atoi(argv[2]) ? BLITZ_MODE_AFXDP : BLITZ_MODE_XDP;
-	service_init(&svc);
-	if (service_read_body_file(&svc, argv[3]) ||
-	    service_finish(&svc) || service_responses(&svc, &resp))
-		return 2;
-	lo.svc = &svc;
-	blitz_log_quiet_libs();
-	if (blitz_loader_attach(&lo, &l))
-		return 1;
-	if (bpf_map_lookup_elem(blitz_loaded_config_fd(l), &k, &c))
-		return 3;
-	printf("mode %u body %zu template %u\n", c.mode, svc.body_len,
-	       c.resp[BLITZ_RESP_GET_KA].len);
-	return blitz_loader_detach(l) ? 3 : 0;
-}
-CEOF
-if ! need_cmds "${T}_afxdp_loader_big_body" gcc; then
-	:
-elif ! build_driver "$TMP/attach.c" "$TMP/attach" "$TMP/cc.log"; then
-	fail "${T}_afxdp_loader_big_body" "the driver does not build: $(head -3 "$TMP/cc.log")"
+# The loader alone, through its API (tests/helpers/loader_attach.c): afxdp
+# mode takes the 64 KiB body and leaves the (unused) templates empty (mode
+# 1 is BLITZ_MODE_AFXDP); xdp mode still refuses it.
+if ! attach=$(helper loader_attach 2>"$TMP/cc.log"); then
+	fail "${T}_afxdp_loader_big_body" "$(head -3 "$TMP/cc.log")"
 else
-	afx=$($A_SRV "$TMP/attach" "$A_IF" 1 "$TMP/body64k" 2>&1)
+	afx=$($A_SRV "$attach" "$A_IF" 1 "$TMP/body64k" 2>&1)
 	afx_rc=$?
-	xdp=$($A_SRV "$TMP/attach" "$A_IF" 0 "$TMP/body64k" 2>&1)
+	xdp=$($A_SRV "$attach" "$A_IF" 0 "$TMP/body64k" 2>&1)
 	xdp_rc=$?
 	if [ "$afx_rc" -eq 0 ] && [ "$afx" = "mode 1 body 65536 template 0" ] &&
 		[ "$xdp_rc" -eq 1 ] && printf '%s' "$xdp" | grep -q "does not fit one segment" &&

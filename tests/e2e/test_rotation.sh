@@ -30,26 +30,7 @@ fi
 # The client: one request, then waits for $TMP/rotated, then three more
 # on the same connection (and the same source port: checked).
 # shellcheck disable=SC2086 # $CLI is a command prefix
-$CLI timeout 30 "$PY" - "$SRV_IP" "$PORT" "$TMP" >"$TMP/client.out" 2>&1 <<'PYEOF' &
-import http.client, os, sys, time
-host, port, tmp = sys.argv[1], int(sys.argv[2]), sys.argv[3]
-c = http.client.HTTPConnection(host, port, timeout=5)
-def get():
-    c.request("GET", "/")
-    r = c.getresponse()
-    return r.status, r.read()
-print("before", *get(), flush=True)
-sport = c.sock.getsockname()[1]
-open(os.path.join(tmp, "first"), "w").close()
-for _ in range(200):
-    if os.path.exists(os.path.join(tmp, "rotated")):
-        break
-    time.sleep(0.05)
-for i in range(3):
-    print("after", *get(), flush=True)
-    time.sleep(0.2)
-print("sameport", c.sock.getsockname()[1] == sport, flush=True)
-PYEOF
+$CLI timeout 30 "$PY" "$E2E_ROOT/tests/e2e/rotation_client.py" "$SRV_IP" "$PORT" "$TMP" >"$TMP/client.out" 2>&1 &
 CPID=$!
 for _ in $(seq 100); do [ -e "$TMP/first" ] && break; sleep 0.1; done
 rst0=$(counter "$SRV_IF" rst_expired)

@@ -88,21 +88,7 @@ synack() {
 	# shellcheck disable=SC2086
 	$FLEET_RTR ip route replace "$FLEET_VIP/32" via "$1"
 	# shellcheck disable=SC2086
-	$FLEET_CLI "$PY" - "$FLEET_CLI_IP" "$FLEET_VIP" <<'EOF' 2>/dev/null
-import sys
-from scapy.all import IP, TCP, conf, sr1
-conf.verb = 0
-src, dst = sys.argv[1:]
-syn = IP(src=src, dst=dst) / TCP(sport=47001, dport=80, flags="S", seq=1000,
-        options=[("MSS", 1460), ("SAckOK", b""), ("Timestamp", (777, 0)),
-                 ("WScale", 7)])
-a = sr1(syn, timeout=2)
-if a is None or not a.haslayer(TCP) or (a[TCP].flags & 0x12) != 0x12:
-    print("none")
-else:
-    ts = [o[1][0] for o in a[TCP].options if o[0] == "Timestamp"]
-    print(a[TCP].seq, ts[0] if ts else "no-ts")
-EOF
+	$FLEET_CLI "$PY" "$E2E_ROOT/tests/e2e/secret_file_probe.py" "$FLEET_CLI_IP" "$FLEET_VIP" 2>/dev/null
 }
 
 same() { [ "$1" != none ] && [ "$1" = "$2" ]; }

@@ -39,7 +39,6 @@ on_exit "rm -rf '$TMP'"
 on_exit "$SRV '$BLITZ' unload '$SRV_IF'"
 URL="http://$SRV_IP:$PORT/"
 PINS=/sys/fs/bpf/blitz/$SRV_IF
-write_raw_client "$TMP/raw.py"
 
 nothing_left() { ! has_xdp "$SRV_IF" && [ ! -e "$PINS" ]; }
 answered() { [ "$($CLI timeout 5 curl -sS -m 3 "$URL" 2>/dev/null)" = "$BODY" ]; }
@@ -156,7 +155,7 @@ if grep -q "no TC hand-off\|without the TC hand-off" "$TMP/xdp.log"; then
 	skip "${T}_xdp_handoff" "$(grep -m1 "hand-off" "$TMP/xdp.log")"
 else
 	h0=$(counter "$SRV_IF" handoff)
-	$CLI timeout 30 "$PY" "$TMP/raw.py" "$SRV_IP" "$PORT" "${T}_xdp" \
+	$CLI timeout 30 "$PY" "$E2E_ROOT/tests/e2e/raw_http.py" "$SRV_IP" "$PORT" "${T}_xdp" \
 		post_405_close,post_after_two_gets,split_request,headers_5k,http2_preface_505 >"$TMP/raw" 2>&1
 	cat "$TMP/raw"
 	grep -q '^FAIL ' "$TMP/raw" && E2E_FAILED=1

@@ -145,38 +145,11 @@ check "${T}_own_address_served" "got '$out'" [ "$out" = "Hello World!" ]
 # reconnects from the same port: the kernel must take the SYN (an XDP
 # SYN-ACK would stall on the old socket) and answer the GET itself.
 CPORT=45123
-cat >"$TMP/tw.py" <<'EOF'
-import socket, sys, time
-cli, srv, port, cport, what = sys.argv[1:]
-def once(data):
-    s = socket.socket()
-    s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    s.bind((cli, int(cport)))
-    s.settimeout(5)
-    s.connect((srv, int(port)))
-    s.sendall(data)
-    got = b""
-    try:
-        while True:
-            d = s.recv(65536)
-            if not d:
-                break
-            got += d
-    except OSError as e:
-        got += b" [%s]" % str(e).encode()
-    s.close()
-    return got
-if what == "post":
-    print(once(b"GET / HTTP/1.1\r\nHost: x\r\nContent-Length: 1\r\n\r\nx").split(b"\r\n")[0].decode())
-else:
-    time.sleep(0.5)
-    print(once(b"GET / HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n").split(b"\r\n\r\n")[-1].decode().strip())
-EOF
-$CLI timeout 10 "$PY" "$TMP/tw.py" "$CLI_IP" "$SRV_IP" "$PORT" $CPORT post >"$TMP/tw.out" 2>&1
+$CLI timeout 10 "$PY" "$E2E_ROOT/tests/e2e/trust_time_wait.py" "$CLI_IP" "$SRV_IP" "$PORT" $CPORT post >"$TMP/tw.out" 2>&1
 if $SRV ss -Htan state time-wait "( sport = :$PORT and dport = :$CPORT )" | grep -q .; then
 	ko0=$(counter "$SRV_IF" pass_kernel_owns)
 	sa0=$(counter "$SRV_IF" synack)
-	out=$($CLI timeout 10 "$PY" "$TMP/tw.py" "$CLI_IP" "$SRV_IP" "$PORT" $CPORT get 2>&1)
+	out=$($CLI timeout 10 "$PY" "$E2E_ROOT/tests/e2e/trust_time_wait.py" "$CLI_IP" "$SRV_IP" "$PORT" $CPORT get 2>&1)
 	ko1=$(counter "$SRV_IF" pass_kernel_owns)
 	sa1=$(counter "$SRV_IF" synack)
 	if [ "$out" = "the kernel path" ] && [ "$ko1" -gt "$ko0" ] && [ "$sa1" = "$sa0" ]; then
@@ -198,36 +171,7 @@ fi
 # control that the sniffer sees what the server sends; prints "A S": the
 # answers that carried data or FIN, and the SYN-ACKs seen (must be 1).
 spoof() {
-	$CLI timeout 60 "$PY" - "$CLI_IF" "$CLI_IP" "$SRV_IP" "$PORT" "$1" "$2" <<'EOF'
-import random, sys, time
-from scapy.all import AsyncSniffer, Ether, IP, TCP, conf, sendp, get_if_hwaddr
-conf.verb = 0
-ifc, src, dst, port, kind, n = sys.argv[1:]
-port, n = int(port), int(n)
-rnd = random.Random(9)
-sn = AsyncSniffer(iface=ifc, filter="tcp and src host %s and src port %d" % (dst, port))
-sn.start()
-time.sleep(0.5)
-bodies = [b"GET / HTTP/1.1\r\nHost: x\r\n\r\n",
-          b"POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 3\r\n\r\nabc",
-          b"GET / HTTP/1.1\r\nHost: x\r\n"]
-frames = []
-for i in range(n):
-    opts = []
-    if kind == "tsecr":
-        opts = [("NOP", None), ("NOP", None), ("Timestamp", (rnd.getrandbits(32), rnd.getrandbits(32)))]
-    frames.append(IP(src=src, dst=dst) / TCP(sport=rnd.randrange(20000, 60000), dport=port,
-                  flags="PA", seq=rnd.getrandbits(32), ack=rnd.getrandbits(32),
-                  options=opts) / bodies[i % 3])
-frames.append(IP(src=src, dst=dst) / TCP(sport=19999, dport=port, flags="S", seq=1))
-from scapy.all import send
-send(frames, iface=ifc, inter=0)
-time.sleep(1.5)
-got = [p for p in sn.stop() if TCP in p]
-bad = [p for p in got if len(p[TCP].payload) > 0 or p[TCP].flags & 0x01]
-synack = [p for p in got if p[TCP].flags & 0x12 == 0x12 and p[TCP].dport == 19999]
-print(len(bad), len(synack))
-EOF
+	$CLI timeout 60 "$PY" "$E2E_ROOT/tests/e2e/trust_spoof.py" "$CLI_IF" "$CLI_IP" "$SRV_IP" "$PORT" "$1" "$2"
 }
 for kind in ${HAVE_SCAPY:+nots tsecr}; do
 	d0=$(counter "$SRV_IF" drop_no_ts)
@@ -248,107 +192,24 @@ for kind in ${HAVE_SCAPY:+nots tsecr}; do
 done
 # ---- afxdp started after kernel connections exist ----
 # The kernel answers a keep-alive connection on port $PORT2 before any
-# AF_XDP socket is bound; then the afxdp engine starts (a small driver:
+# AF_XDP socket is bound; then the afxdp engine starts (tests/helpers/afxdp_driver.c:
 # the loader in afxdp mode plus afxdp_engine_run, without serve's own
 # listener, which would hold the port). The old connection must keep
 # working through the kernel (the XDP program must not redirect it to
 # userspace TCP, which would reset it); a new one is the engine's.
 PORT2=8081
 $SRV "$BLITZ" unload "$SRV_IF" >/dev/null 2>&1
-cat >"$TMP/ka_srv.py" <<'EOF'
-import http.server, sys
-class H(http.server.BaseHTTPRequestHandler):
-    protocol_version = "HTTP/1.1"
-    def do_GET(self):
-        b = b"kernel keep-alive"
-        self.send_response(200)
-        self.send_header("Content-Length", str(len(b)))
-        self.end_headers()
-        self.wfile.write(b)
-    def log_message(self, *a):
-        pass
-http.server.ThreadingHTTPServer((sys.argv[1], int(sys.argv[2])), H).serve_forever()
-EOF
-cat >"$TMP/ka_cli.py" <<'EOF'
-import http.client, os, sys, time
-srv, port, ready, go = sys.argv[1:]
-c = http.client.HTTPConnection(srv, int(port), timeout=5)
-c.request("GET", "/")
-print(c.getresponse().read().decode())
-open(ready, "w").close()
-for _ in range(200):
-    if os.path.exists(go):
-        break
-    time.sleep(0.1)
-try:
-    c.request("GET", "/")
-    print(c.getresponse().read().decode())
-except Exception as e:
-    print("old connection: %s" % e)
-n = http.client.HTTPConnection(srv, int(port), timeout=5)
-try:
-    n.request("GET", "/")
-    print(n.getresponse().read().decode())
-except Exception as e:
-    print("new connection: %s" % e)
-EOF
-cat >"$TMP/afxdp_drv.c" <<'EOF'
-/* The loader in afxdp mode and the engine, nothing else. */
-#include <signal.h>
-#include <stdio.h>
-#include "afxdp_engine.h"
-#include "cli.h"
-#include "http.h"
-#include "loader.h"
-#include "log.h"
-static volatile sig_atomic_t stop;
-static void on_sig(int s)
-{
-	(void)s;
-	stop = 1;
-}
-int main(int argc, char **argv)
-{
-	static struct http_responses resp;
-	struct blitz_service svc;
-	struct blitz_loaded *l;
-	int ret;
-
-	setvbuf(stdout, NULL, _IOLBF, 0);
-	service_init(&svc);
-	if (argc != 3 || service_set_port(&svc, argv[2]) ||
-	    service_finish(&svc) || service_responses(&svc, &resp))
-		return 2;
-	struct blitz_loader_opts lo = {.ifname = argv[1],
-				       .engine = BLITZ_MODE_AFXDP,
-				       .svc = &svc};
-	blitz_log_quiet_libs();
-	if (blitz_loader_attach(&lo, &l))
-		return 1;
-	signal(SIGINT, on_sig);
-	signal(SIGTERM, on_sig);
-	struct afxdp_engine_opts eo = {.ifname = argv[1],
-				       .xsks_fd = blitz_loaded_xsks_fd(l),
-				       .svc = &svc,
-				       .resp = &resp,
-				       .cpu_first = -1,
-				       .counters_fd = blitz_loaded_counters_fd(l)};
-	ret = afxdp_engine_run(&eo, &stop);
-	blitz_loader_detach(l);
-	return ret ? 1 : 0;
-}
-EOF
-if ! build_driver "$TMP/afxdp_drv.c" "$TMP/afxdp_drv" "$TMP/drv.log"; then
+if ! drv=$(helper afxdp_driver 2>"$TMP/drv.log"); then
 	fail "${T}_afxdp_keeps_kernel_conns" "driver: $(tail -3 "$TMP/drv.log" | tr '\n' ' ')"
 else
-	$SRV "$PY" "$TMP/ka_srv.py" "$SRV_IP" "$PORT2" &
+	$SRV "$PY" "$E2E_ROOT/tests/e2e/trust_ka_server.py" "$SRV_IP" "$PORT2" &
 	KA_PID=$!
 	on_exit "kill $KA_PID"
 	wait_port "$CLI" "$SRV_IP" "$PORT2" 5
-	$CLI timeout 40 "$PY" "$TMP/ka_cli.py" "$SRV_IP" "$PORT2" "$TMP/ready" "$TMP/go" >"$TMP/ka.out" 2>&1 &
+	$CLI timeout 40 "$PY" "$E2E_ROOT/tests/e2e/trust_ka_client.py" "$SRV_IP" "$PORT2" "$TMP/ready" "$TMP/go" >"$TMP/ka.out" 2>&1 &
 	KC_PID=$!
 	for ((i = 0; i < 50; i++)); do [ -e "$TMP/ready" ] && break; sleep 0.1; done
-	$SRV "$TMP/afxdp_drv" "$SRV_IF" "$PORT2" >"$TMP/afxdp.log" 2>&1 &
+	$SRV "$drv" "$SRV_IF" "$PORT2" >"$TMP/afxdp.log" 2>&1 &
 	DRV_PID=$!
 	on_exit "kill $DRV_PID"
 	if wait_line "$TMP/afxdp.log" "^afxdp: $SRV_IF queue 0" "$DRV_PID" 10; then
