@@ -88,6 +88,19 @@ doctor "$TMP/noif" nosuchif0
 r=$(row "$TMP/noif" interface)
 check "${T}_no_interface" "rc $DOC_RC, interface row: '$r'" test "${r%% *}" = fail -a "$DOC_RC" -eq 1
 
+# The README's requirements table names doctor's rows in its first column:
+# each must be a row doctor prints here, or one it adds only on failure
+# (kernel-btf: no /sys/kernel/btf/vmlinux).
+# shellcheck disable=SC2016 # backquotes of Markdown, not a shell expansion
+readme_rows=$(sed -n '/^## Requirements and limits/,/^## /p' README.md |
+	awk -F'|' 'NF > 3 && $2 ~ /`/ { print $2 }' | grep -o '`[a-z_-]*`' | tr -d '`')
+unknown=
+for r in $readme_rows; do
+	[ -n "$(row "$TMP/ok" "$r")" ] || [ "$r" = kernel-btf ] || unknown="$unknown $r"
+done
+check "${T}_readme_table" "README names rows doctor does not print:${unknown} (of: $readme_rows)" \
+	test -z "$unknown" -a "$(echo $readme_rows | wc -w)" -ge 10
+
 # An older kernel, pretended through BLITZ_TEST_KERNEL_RELEASE (read by
 # nothing but these messages' tests): doctor names the Linux each missing
 # feature needs and says the kernel is pretended; load refuses in one line
