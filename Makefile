@@ -47,7 +47,7 @@ FUZZ_BINS := $(patsubst tests/fuzz/%.c,$(BUILD)/tests/fuzz/%,$(FUZZ_SRCS))
 # one component skipped or replaced (tests/perf/xdp_cost.c measures them
 # against the real build). `all` compiles, and the smoke test
 # (tests/e2e/test_cost.sh) measures the one with every switch at once.
-COST_NAMES   := lookup nofilter parse load resp render mac csum
+COST_NAMES   := lookup nofilter parse load resp render mac csum verify
 COST_D_lookup := -DBLITZ_COST_NO_SKLOOKUP
 COST_D_nofilter := -DBLITZ_COST_NO_KSOCK
 COST_D_parse  := -DBLITZ_COST_NO_PARSE
@@ -56,6 +56,7 @@ COST_D_resp   := -DBLITZ_COST_NO_STORE_RESP
 COST_D_render := -DBLITZ_COST_NO_RENDER
 COST_D_mac    := -DBLITZ_COST_NO_MAC
 COST_D_csum   := -DBLITZ_COST_NO_CSUM
+COST_D_verify := -DBLITZ_COST_NO_VERIFY
 COST_D_all    := $(foreach n,$(filter-out nofilter,$(COST_NAMES)),$(COST_D_$(n)))
 COST_OBJS    := $(patsubst %,$(BUILD)/cost/blitz_xdp.%.bpf.o,$(COST_NAMES))
 COST_TOOL    := $(BUILD)/tests/perf/xdp_cost

@@ -160,6 +160,9 @@ static inline __u64 blitz_mac_u64(const __u8 *m)
 	X(DROP_MARTIAN, "drop_martian",                                        \
 	  "martian source (loopback, multicast, our own address...)")          \
 	X(PASS_MALFORMED, "pass_malformed", "truncated or bad headers")        \
+	X(BAD_CSUM, "bad_csum",                                                \
+	  "TCP or ICMP checksum does not verify: not answered, handed off or " \
+	  "believed (TCP dropped, ICMP left to the kernel)")                   \
 	X(PASS_IP_OPTIONS, "pass_ip_options", "IPv4 options or IPv6 ext hdrs") \
 	X(PASS_FRAGMENT, "pass_fragment", "IP fragments")                      \
 	X(PASS_VLAN, "pass_vlan",                                              \

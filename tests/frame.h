@@ -182,4 +182,17 @@ static inline bool tf_parse(const uint8_t *f, uint32_t n, struct tf_out *t)
 	return true;
 }
 
+/* Fill the TCP checksum of an n-byte frame again after its bytes were
+ * changed in place; false unless it is a TCP frame. */
+static inline bool tf_tcp_csum_again(uint8_t *f, uint32_t n)
+{
+	struct wire_pkt p;
+
+	if (wire_parse(f, n, &p) != WIRE_TCP)
+		return false;
+	wire_put16(f + p.l4_off + 16, 0); /* tcphdr.check */
+	wire_tcp_csum(f, p.ip6, p.l4_off, p.tcp_len);
+	return true;
+}
+
 #endif /* BLITZ_TEST_FRAME_H */

@@ -68,7 +68,8 @@ struct seg {
 	__u32 l4off;	/* where the TCP header starts in the frame */
 	__u16 sport;	/* network order */
 	__u16 dport;
-	__u16 win; /* host order, as sent (scaled by the client's shift) */
+	__u16 win;  /* host order, as sent (scaled by the client's shift) */
+	__u16 csum; /* the TCP checksum field, as on the wire */
 	__u8 flags;
 	__u8 v6;
 	__u8 has_ts;
@@ -234,6 +235,7 @@ static __always_inline int blitz_seg_tcp(struct seg *s, const struct tcphdr *th)
 	s->seq = bpf_ntohl(th->seq);
 	s->ack = bpf_ntohl(th->ack_seq);
 	s->win = bpf_ntohs(th->window);
+	s->csum = th->check;
 	s->flags = ((const __u8 *)th)[13];
 	return 0;
 }
@@ -492,6 +494,10 @@ static __always_inline int blitz_seg_icmp(void *ctx, const int kind,
 		qlen -= 20 + 32;
 		s->saddr[0] = q->daddr;
 		s->daddr[0] = q->saddr;
+		/* The message, for blitz_seg_icmp_csum() (the parser checked
+		 * tot_len: at least the header, within the frame). */
+		s->l4off = BLITZ_L4_V4;
+		s->seglen = bpf_ntohs(ip->tot_len) - 20;
 	} else if (eth->h_proto == bpf_htons(BLITZ_ETH_P_IPV6)) {
 		struct ipv6hdr *ip6 = data + BLITZ_ETH_HLEN;
 		const struct ipv6hdr *q = data + BLITZ_ETH_HLEN + 48;
@@ -518,6 +524,8 @@ static __always_inline int blitz_seg_icmp(void *ctx, const int kind,
 			return BLITZ_CNT_ICMP_PMTU_BAD;
 		qlen -= 32;
 		s->v6 = 1;
+		s->l4off = BLITZ_L4_V6;
+		s->seglen = bpf_ntohs(ip6->payload_len);
 	} else {
 		return BLITZ_CNT_PASS_HOST;
 	}
@@ -545,6 +553,193 @@ static __always_inline int blitz_seg_icmp(void *ctx, const int kind,
 	s->has_ts = 1;
 	s->tsecr = bpf_ntohl(o[1]);
 	return 0;
+}
+
+/* ---- the TCP and ICMP checksums ---- */
+
+/*
+ * Linux drops a TCP segment whose checksum does not verify (tcp_v4_rcv(),
+ * tcp_v6_rcv()), and an ICMP message likewise (icmp_rcv(), icmpv6_rcv());
+ * so must every segment blitz answers, hands off or lets change anything,
+ * and every ICMP message it believes (docs/tcp-security.md, "Checksums").
+ * The sum is taken only there, once per frame: host traffic never pays.
+ *
+ * The bytes are copied in chunks into a per-CPU buffer and summed there
+ * by bpf_csum_diff(): the copy reads fragments (xdp.frags) and non-linear
+ * skbs alike, and a copy of a fixed buffer has the constant bounds the
+ * verifier wants, where the packet's own bytes would need one bounds check
+ * per fixed-size piece. 128 chunks of 512 bytes cover the longest segment
+ * an IP length can say.
+ */
+#define BLITZ_CSUM_CHUNK 512 /* bpf_csum_diff()'s most */
+#define BLITZ_CSUM_CHUNKS 128
+#define BLITZ_CSUM_NONE 0x10000 /* the bytes could not be read */
+
+struct blitz_csum_buf {
+	__u8 b[BLITZ_CSUM_CHUNK];
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct blitz_csum_buf);
+} csum_buf SEC(".maps");
+
+static __always_inline __u32 blitz_csum_fold64(__u64 s)
+{
+	s = (s & 0xffffffff) + (s >> 32);
+	s = (s & 0xffffffff) + (s >> 32);
+	s = (s & 0xffff) + (s >> 16);
+	s = (s & 0xffff) + (s >> 16);
+	return (__u32)((s & 0xffff) + (s >> 16));
+}
+
+/* The ones' complement sum of len bytes at off, folded to 16 bits in
+ * memory order, or BLITZ_CSUM_NONE. */
+static __always_inline __u32 blitz_csum_span(void *ctx, const int kind,
+					     __u32 off, __u32 len)
+{
+	/* 64-bit lengths: the registers the verifier bounds are the ones
+	 * passed to the helpers (a 32-bit copy would be checked instead). */
+	__u64 sum = 0, n, full = len / BLITZ_CSUM_CHUNK;
+	struct blitz_csum_buf *buf;
+	__u32 key = 0, i, t = 0;
+
+	buf = bpf_map_lookup_elem(&csum_buf, &key);
+	if (!buf || full > BLITZ_CSUM_CHUNKS)
+		return BLITZ_CSUM_NONE;
+	/* Whole chunks first: each starts at an even offset of the span,
+	 * as the sum wants, and the verifier walks one path per count. */
+	for (i = 0; i < BLITZ_CSUM_CHUNKS; i++) {
+		if (i >= full)
+			break;
+		if (blitz_pkt_load(ctx, kind, off, buf->b, BLITZ_CSUM_CHUNK))
+			return BLITZ_CSUM_NONE;
+		sum += (__u32)bpf_csum_diff(NULL, 0, (__be32 *)buf->b,
+					    BLITZ_CSUM_CHUNK, 0);
+		off += BLITZ_CSUM_CHUNK;
+	}
+	/* Then the whole 32-bit words left (bpf_csum_diff's unit)... */
+	n = len & (BLITZ_CSUM_CHUNK - 4);
+	barrier_var(n);
+	if (n) {
+		if (n > BLITZ_CSUM_CHUNK ||
+		    blitz_pkt_load(ctx, kind, off, buf->b, n))
+			return BLITZ_CSUM_NONE;
+		sum += (__u32)bpf_csum_diff(NULL, 0, (__be32 *)buf->b, n, 0);
+		off += n;
+	}
+	/* ...and the last 1-3 bytes, padded with zeros to a word. */
+	n = len & 3;
+	barrier_var(n);
+	if (n) {
+		if (n > 3 || blitz_pkt_load(ctx, kind, off, &t, n))
+			return BLITZ_CSUM_NONE;
+		sum += t;
+	}
+	return blitz_csum_fold64(sum);
+}
+
+/* One copy of the loop per program, verified once (global functions):
+ * every caller of it shares the verifier's work. */
+__noinline __u32 blitz_csum_span_xdp(struct xdp_md *ctx, __u32 off, __u32 len)
+{
+	return blitz_csum_span(ctx, BLITZ_PKT_XDP, off, len);
+}
+
+__noinline __u32 blitz_csum_span_skb(struct __sk_buff *ctx, __u32 off,
+				     __u32 len)
+{
+	return blitz_csum_span(ctx, BLITZ_PKT_SKB, off, len);
+}
+
+/* The pseudo-header's sum (RFC 9293 3.1, RFC 8200 8.1), memory order. */
+static __always_inline __u64 blitz_csum_pseudo(const __u32 *saddr,
+					       const __u32 *daddr, int v6,
+					       __u32 proto, __u32 len)
+{
+	__u64 sum;
+	int i;
+
+	if (!v6)
+		return (__u64)saddr[0] + daddr[0] + bpf_htons((__u16)proto) +
+		       bpf_htons((__u16)len);
+	sum = (__u64)bpf_htonl(proto) + bpf_htonl(len);
+	for (i = 0; i < 4; i++)
+		sum += (__u64)saddr[i] + daddr[i];
+	return sum;
+}
+
+static __always_inline __u32 blitz_csum_span_of(void *ctx, const int kind,
+						__u32 off, __u32 len)
+{
+	if (kind == BLITZ_PKT_XDP)
+		return blitz_csum_span_xdp(ctx, off, len);
+	return blitz_csum_span_skb(ctx, off, len);
+}
+
+/*
+ * Does the TCP checksum of s verify? 0: yes; BLITZ_CNT_BAD_CSUM: no (the
+ * frame must not be acted on; Linux drops it); BLITZ_CNT_PASS_MALFORMED:
+ * its bytes could not be read (leave it to the kernel, never act on it).
+ * Accepted besides a full sum that verifies:
+ *   - the partial form, a field holding only the pseudo-header's sum (a
+ *     local stack's CHECKSUM_PARTIAL, offload left to the device): where
+ *     the driver can deliver it (BLITZ_CFG_CSUM_PARTIAL: veth and its
+ *     kin); in TC also for a GRO-merged skb, whose field GRO rewrites to
+ *     that form after verifying every segment it merged;
+ *   - TC only: an skb the driver marked CHECKSUM_UNNECESSARY (the NIC
+ *     verified it), which Linux takes without summing again.
+ */
+static __always_inline int blitz_seg_csum(void *ctx, const int kind,
+					  const struct blitz_config *cfg,
+					  const struct seg *s)
+{
+	__u64 ph = blitz_csum_pseudo(s->saddr, s->daddr, s->v6, IPPROTO_TCP,
+				     s->seglen);
+	__u32 sum;
+
+	if (kind == BLITZ_PKT_SKB &&
+	    bpf_csum_level(ctx, BPF_CSUM_LEVEL_QUERY) >= 0)
+		return 0;
+	if ((cfg->flags & BLITZ_CFG_CSUM_PARTIAL ||
+	     (kind == BLITZ_PKT_SKB &&
+	      ((struct __sk_buff *)ctx)->gso_segs > 1)) &&
+	    s->csum == blitz_csum_fold64(ph))
+		return 0;
+	sum = blitz_csum_span_of(ctx, kind, s->l4off, s->seglen);
+	if (sum == BLITZ_CSUM_NONE)
+		return BLITZ_CNT_PASS_MALFORMED;
+	return blitz_csum_fold64(ph + sum) == 0xffff ? 0 : BLITZ_CNT_BAD_CSUM;
+}
+
+/*
+ * Does the checksum of an ICMP or ICMPv6 message that blitz_seg_icmp()
+ * took verify? Only the full form: a stack fills ICMP sums itself. The
+ * ICMPv6 pseudo-header has the outer addresses (s holds the quoted
+ * segment's). 0, BLITZ_CNT_BAD_CSUM or BLITZ_CNT_PASS_MALFORMED.
+ */
+static __always_inline int blitz_seg_icmp_csum(void *ctx, const int kind,
+					       const struct seg *s)
+{
+	void *data = blitz_pkt_data(ctx, kind);
+	void *end = blitz_pkt_end(ctx, kind);
+	struct ipv6hdr *ip6 = data + BLITZ_ETH_HLEN;
+	__u64 ph = 0;
+	__u32 sum;
+
+	if (s->v6) {
+		if ((void *)(ip6 + 1) > end)
+			return BLITZ_CNT_PASS_MALFORMED;
+		ph = blitz_csum_pseudo(ip6->saddr.in6_u.u6_addr32,
+				       ip6->daddr.in6_u.u6_addr32, 1, 58,
+				       s->seglen);
+	}
+	sum = blitz_csum_span_of(ctx, kind, s->l4off, s->seglen);
+	if (sum == BLITZ_CSUM_NONE)
+		return BLITZ_CNT_PASS_MALFORMED;
+	return blitz_csum_fold64(ph + sum) == 0xffff ? 0 : BLITZ_CNT_BAD_CSUM;
 }
 
 #endif /* BLITZ_SEG_H */

@@ -458,6 +458,17 @@ int blitz_handoff(struct __sk_buff *skb)
 			bpf_sk_release(skc);
 		return TC_ACT_OK;
 	}
+	/* Never handed off or answered with a checksum that does not
+	 * verify (blitz_seg.h): dropped, as the kernel would drop it. */
+	why = blitz_seg_csum(skb, BLITZ_PKT_SKB, cfg, &s);
+	if (why) {
+		if (skc)
+			bpf_sk_release(skc);
+		if (why != BLITZ_CNT_BAD_CSUM)
+			return TC_ACT_OK;
+		cnt_add(why, 1);
+		return TC_ACT_SHOT;
+	}
 	rc = blitz_ring_now(cfg);
 	why = rc ? cookie_check(cfg, &s, rc, &by_flow)
 		 : BLITZ_CNT_DROP_BAD_COOKIE;

@@ -1065,6 +1065,15 @@ static __always_inline int handle_tcp(struct xdp_md *ctx,
 	 * is the kernel's, whatever its segments look like to us. */
 	if (kernel_owns(ctx, s))
 		return pass(BLITZ_CNT_PASS_KERNEL_OWNS);
+		/* Nothing below acts on a segment whose checksum does not
+		 * verify (blitz_seg.h): dropped, as the kernel would drop it.
+		 * make cost's ablation build (BLITZ_COST_NO_VERIFY) skips the
+		 * sum. */
+#ifndef BLITZ_COST_NO_VERIFY
+	v = blitz_seg_csum(ctx, BLITZ_PKT_XDP, cfg, s);
+	if (v)
+		return v == BLITZ_CNT_BAD_CSUM ? drop(v) : pass(v);
+#endif
 	rc = blitz_ring_now(cfg);
 	if (!rc)
 		return XDP_PASS;
@@ -1151,6 +1160,8 @@ handle_icmp(struct xdp_md *ctx, const struct blitz_config *cfg, struct seg *s)
 	int why;
 
 	why = blitz_seg_icmp(ctx, BLITZ_PKT_XDP, cfg, s, &mtu);
+	if (!why) /* believed only with a checksum that verifies */
+		why = blitz_seg_icmp_csum(ctx, BLITZ_PKT_XDP, s);
 	if (why)
 		return pass(why);
 	rc = blitz_ring_now(cfg);

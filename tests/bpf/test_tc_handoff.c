@@ -528,6 +528,7 @@ static void t_truncated_passed(void)
 	build(f, &s);
 	((struct tcphdr *)(f + ETH_HLEN + WIRE_IP4_HLEN))->doff = 15;
 	memset(f + 14 + 20 + 20, 0, 40);
+	T_CHECK(tf_tcp_csum_again(f, 14 + 20 + 20 + 40 + 17)); /* as sent */
 	T_EQ_INT(run_frame(f, 14 + 20 + 20 + 40 + 17), TC_ACT_SHOT);
 	T_EQ_INT(snap().bad, before.bad + 1);
 	T_EQ_INT(counter(BLITZ_CNT_HANDOFF), before.handoff);
@@ -1781,6 +1782,159 @@ static void t_pipeline_bad_cookie_silent(void)
 	}
 }
 
+/* ---- checksums (blitz_seg.h) ---- */
+
+/* The frame of s with one bit of byte `at` flipped after its checksums
+ * were filled: dropped and counted in bad_csum, never handed off, no
+ * cookie looked at. The unchanged frame is the control: not bad_csum. */
+static void tc_csum_case(const char *what, const struct seg_spec *s, size_t at)
+{
+	uint64_t c0 = counter(BLITZ_CNT_BAD_CSUM);
+	struct snap before;
+	uint8_t f[512];
+	size_t n = build(f, s);
+
+	T_CHECK_MSG(at < n, "%s: byte %zu past the frame", what, at);
+	if (at >= n)
+		return;
+	run_frame(f, n);
+	T_CHECK_MSG(counter(BLITZ_CNT_BAD_CSUM) == c0, "%s: control", what);
+	f[at] ^= 0x08;
+	before = snap();
+	T_CHECK_MSG(run_frame(f, n) == TC_ACT_SHOT, "%s: not dropped", what);
+	T_CHECK_MSG(counter(BLITZ_CNT_BAD_CSUM) == c0 + 1, "%s: not counted",
+		    what);
+	T_CHECK_MSG(snap_eq(before, snap()), "%s: handed off or judged", what);
+}
+
+/* A segment TC would hand off (a good cookie, a request with a body),
+ * with a corrupted byte in the TCP header, an option, the payload, or
+ * (IPv6) an address of the pseudo-header. */
+static void tc_csum_family(bool v6)
+{
+	size_t l4 = ETH_HLEN + (v6 ? 40 : 20);
+	struct seg_spec s = data_seg(v6);
+
+	s.ts = true;
+	s.tsval = 12345;
+	s.ack = 42;
+	s.tsecr = tsecr_of(&s);
+	tc_csum_case("tcp hdr", &s, l4 + 14);
+	tc_csum_case("option", &s, l4 + 20 + 6);
+	tc_csum_case("payload", &s, l4 + 32 + strlen(s.payload) - 1);
+	if (v6)
+		tc_csum_case("v6 daddr", &s, ETH_HLEN + 24 + 15);
+	/* without timestamps: the handshake-completing segment */
+	s = data_seg(v6);
+	s.ack = handshake_ack(&s);
+	tc_csum_case("no ts, payload", &s, l4 + 20 + 3);
+}
+
+static void t_csum_handoff_v4(void)
+{
+	if (setup_skip)
+		return (void)T_SKIP(setup_skip);
+	tc_csum_family(false);
+}
+
+static void t_csum_handoff_v6(void)
+{
+	if (setup_skip)
+		return (void)T_SKIP(setup_skip);
+	tc_csum_family(true);
+}
+
+/* 16 pipelined GETs with a good cookie, as pipe_case sends them. */
+static size_t csum_pipe_frame(uint8_t *f, char *payload, bool v6)
+{
+	uint8_t client_mac[6] = {0x02, 0, 0, 0, 0, 0x42};
+	static uint8_t mymac[6];
+	struct seg_spec s = {
+		.v6 = v6,
+		.saddr = v6 ? "fd09::2" : "10.9.0.2",
+		.daddr = v6 ? "fd09::1" : "10.9.0.1",
+		.sport = 40101,
+		.dport = PORT,
+		.seq = 778000,
+		.ack = 5560000,
+		.flags = F_ACK | F_PSH,
+		.ts = true,
+		.tsval = 31338,
+		.payload = payload,
+		.src_mac = client_mac,
+		.dst_mac = mymac,
+	};
+	int i;
+
+	payload[0] = 0;
+	for (i = 0; i < 16; i++)
+		strcat(payload, "GET / HTTP/1.1\r\nHost: a\r\n\r\n");
+	s.tsecr = tsecr_of(&s);
+	T_CHECK(!bzt0_mac(mymac));
+	return build(f, &s);
+}
+
+/* Run a pipelined batch on bzt0: did TC answer it (its burst sent)? */
+static int csum_pipe_run(const uint8_t *f, size_t n, uint32_t gso,
+			 uint64_t *bad)
+{
+	uint64_t seg0 = counter(BLITZ_CNT_TC_SEGMENTS),
+		 c0 = counter(BLITZ_CNT_BAD_CSUM);
+	int v = run_frame_on(f, n, (int)if_nametoindex("bzt0"), gso);
+
+	*bad = counter(BLITZ_CNT_BAD_CSUM) - c0;
+	T_EQ_INT(v, TC_ACT_SHOT);
+	return counter(BLITZ_CNT_TC_SEGMENTS) > seg0;
+}
+
+/*
+ * The TC burst: a corrupted payload byte, no burst and bad_csum +1 (the
+ * unchanged batch is answered: the control). The partial form (the field
+ * holds the folded pseudo-header sum): answered with BLITZ_CFG_CSUM_PARTIAL
+ * or for a GRO-merged skb (gso_segs > 1: GRO verified what it merged and
+ * left that form); dropped and counted otherwise.
+ */
+static void t_csum_pipeline(void)
+{
+	struct blitz_config k = cfg;
+	char payload[1024];
+	uint8_t f[4096], g[4096];
+	uint64_t bad;
+	size_t n, l4;
+	uint64_t ph;
+	int v6;
+
+	if (!pipe_ready())
+		return;
+	for (v6 = 0; v6 <= 1; v6++) {
+		l4 = ETH_HLEN + (v6 ? 40 : 20);
+		n = csum_pipe_frame(f, payload, v6);
+		T_CHECK(csum_pipe_run(f, n, 0, &bad));
+		T_EQ_INT(bad, 0);
+		memcpy(g, f, n);
+		g[n - 7] ^= 0x20;
+		T_CHECK(!csum_pipe_run(g, n, 0, &bad));
+		T_EQ_INT(bad, 1);
+		T_CHECK(!csum_pipe_run(g, n, 2, &bad)); /* GRO: still full */
+		T_EQ_INT(bad, 1);
+		/* the partial form */
+		memcpy(g, f, n);
+		ph = v6 ? csum_add(0, g + ETH_HLEN + 8, 32)
+			: csum_add(0, g + ETH_HLEN + 12, 8);
+		ph += IPPROTO_TCP + (n - l4);
+		wire_put16(g + l4 + 16, csum_fold(ph));
+		T_CHECK(!csum_pipe_run(g, n, 0, &bad));
+		T_EQ_INT(bad, 1);
+		T_CHECK(csum_pipe_run(g, n, 2, &bad));
+		T_EQ_INT(bad, 0);
+		k.flags = cfg.flags | BLITZ_CFG_CSUM_PARTIAL;
+		set_config(&k);
+		T_CHECK(csum_pipe_run(g, n, 0, &bad));
+		T_EQ_INT(bad, 0);
+		set_config(&cfg);
+	}
+}
+
 /* ---- setup ---- */
 
 /* lo up and the kernel's ephemeral ports away from the forged ones
@@ -2046,6 +2200,9 @@ int main(int argc, char **argv)
 	T_RUN(t_pipeline_loss_resent_v4);
 	T_RUN(t_pipeline_loss_resent_v6);
 	T_RUN(t_pipeline_loss_random);
+	T_RUN(t_csum_handoff_v4);
+	T_RUN(t_csum_handoff_v6);
+	T_RUN(t_csum_pipeline);
 	printf("  good cookies: %d request socks made, %d refused by the "
 	       "kfunc (not a real ingress hook)\n",
 	       n_assigned, n_refused);

@@ -2089,6 +2089,26 @@ static void t_vlan_tagged(void)
 /* ICMP fragmentation needed / packet too big                          */
 /* ------------------------------------------------------------------ */
 
+/* The ICMP (IPv4: the message alone) or ICMPv6 (with the pseudo-header)
+ * checksum of the len-byte message after a 20/40-byte IP header. */
+static void icmp_csum(uint8_t *f, int v6, size_t len)
+{
+	uint8_t *ic = f + ETH_HLEN + (v6 ? WIRE_IP6_HLEN : WIRE_IP4_HLEN);
+	uint64_t sum = 0;
+
+	wire_put16(ic + 2, 0);
+	if (v6)
+		sum = csum_add(0, f + ETH_HLEN + 8, 32) + IPPROTO_ICMPV6 + len;
+	sum = csum_add(sum, ic, len);
+	wire_put16(ic + 2, csum_finish(sum));
+}
+
+/* The checksum of an n-byte frame icmp_about() made, again. */
+static void icmp_refresh(uint8_t *f, int v6, size_t n)
+{
+	icmp_csum(f, v6, n - ETH_HLEN - (v6 ? WIRE_IP6_HLEN : WIRE_IP4_HLEN));
+}
+
 /* An ICMP frag-needed (IPv4) or packet-too-big (IPv6) from a router
  * (10.0.0.3 / fd00::3) about the reply frame in r, reporting mtu and
  * quoting the reply's IP header and qtcp bytes of its TCP segment. */
@@ -2131,6 +2151,7 @@ static size_t icmp_about(uint8_t *buf, const struct run *r, int v6,
 		wire_put32(ic + 4, mtu);
 	}
 	memcpy(ic + 8, rip, q);
+	icmp_csum(buf, v6, 8 + q);
 	return ETH_HLEN + iphl + 8 + q;
 }
 
@@ -2151,6 +2172,8 @@ static int icmp_run(const uint8_t *frame, size_t n)
 		got = BLITZ_CNT_ICMP_PMTU_BAD;
 	else if (moved(&s, BLITZ_CNT_PASS_HOST) == 1)
 		got = BLITZ_CNT_PASS_HOST;
+	else if (moved(&s, BLITZ_CNT_BAD_CSUM) == 1)
+		got = BLITZ_CNT_BAD_CSUM;
 	T_EQ_INT(moved(&s, BLITZ_CNT_REPLIES) +
 			 moved(&s, BLITZ_CNT_SERVICE_SEGMENTS),
 		 0);
@@ -2225,26 +2248,43 @@ static void pmtu_case(int v6)
 	/* Spoofs: none of them lowers anything. */
 	n = icmp_about(bad, &r, v6, v6 ? 1280 : 552, qtcp);
 	bad[n - qtcp + 24 + 3] ^= 1; /* the quoted TSval */
+	icmp_refresh(bad, v6, n);    /* only the spoof differs */
 	T_EQ_INT(icmp_run(bad, n), BLITZ_CNT_ICMP_PMTU_BAD);
 	n = icmp_about(bad, &r, v6, v6 ? 1280 : 552, qtcp);
-	bad[n - qtcp + 7] ^= 1; /* the quoted seq: not where it ended */
+	bad[n - qtcp + 7] ^= 1;	  /* the quoted seq: not where it ended */
+	icmp_refresh(bad, v6, n); /* only the spoof differs */
 	T_EQ_INT(icmp_run(bad, n), BLITZ_CNT_ICMP_PMTU_BAD);
 	n = icmp_about(bad, &r, v6, v6 ? 1280 : 552, 8); /* RFC 792's 8 */
 	T_EQ_INT(icmp_run(bad, n), BLITZ_CNT_ICMP_PMTU_BAD);
 	n = icmp_about(bad, &r, v6, r.outlen - 14, qtcp); /* it fitted */
 	T_EQ_INT(icmp_run(bad, n), BLITZ_CNT_ICMP_PMTU_BAD);
 	n = icmp_about(bad, &r, v6, v6 ? 1280 : 552, qtcp);
-	bad[n - qtcp + 1] ^= 1; /* another source port */
+	bad[n - qtcp + 1] ^= 1;	  /* another source port */
+	icmp_refresh(bad, v6, n); /* only the spoof differs */
 	T_EQ_INT(icmp_run(bad, n), BLITZ_CNT_ICMP_PMTU_BAD);
 	n = icmp_about(bad, &r, v6, v6 ? 1280 : 552, qtcp);
 	bad[n - qtcp - (v6 ? 40 - 23 : 20 - 15)] ^= 1; /* from another addr */
+	icmp_refresh(bad, v6, n); /* only the spoof differs */
 	T_EQ_INT(icmp_run(bad, n), BLITZ_CNT_ICMP_PMTU_BAD);
 	n = icmp_about(bad, &r, v6, v6 ? 1280 : 552, qtcp);
-	memset(bad, 0xee, 6); /* to another host's MAC */
+	memset(bad, 0xee, 6);	  /* to another host's MAC */
+	icmp_refresh(bad, v6, n); /* only the spoof differs */
 	T_EQ_INT(icmp_run(bad, n), BLITZ_CNT_ICMP_PMTU_BAD);
 	n = icmp_about(bad, &r, v6, v6 ? 1280 : 552, qtcp);
 	bad[14 + (v6 ? 40 : 20)] = v6 ? 1 : 11; /* another ICMP type */
+	icmp_refresh(bad, v6, n);		/* only the spoof differs */
 	T_EQ_INT(icmp_run(bad, n), BLITZ_CNT_PASS_HOST);
+	T_EQ_INT(pmtu_answered(&r2, &f), (int)(nget * R));
+
+	/* The real one with one byte changed on the way (a quoted payload
+	 * byte, then one of the ICMP header): its checksum does not verify,
+	 * nothing is believed, batches still go out in one segment. */
+	n = icmp_about(bad, &r, v6, v6 ? 1000 : 552, qtcp);
+	bad[n - 1] ^= 0x10;
+	T_EQ_INT(icmp_run(bad, n), BLITZ_CNT_BAD_CSUM);
+	n = icmp_about(bad, &r, v6, v6 ? 1000 : 552, qtcp);
+	bad[14 + (v6 ? 40 : 20) + 7] ^= 0x01; /* the MTU */
+	T_EQ_INT(icmp_run(bad, n), BLITZ_CNT_BAD_CSUM);
 	T_EQ_INT(pmtu_answered(&r2, &f), (int)(nget * R));
 
 	/* The real one: the next replies to that client fit the path. */
@@ -3113,9 +3153,11 @@ static void cost(const char *name, const struct fspec *f, int vary_at)
 						 (size_t)vary_at,
 					 6, "%05d",
 					 (round * runs + i) % 100000);
-			if (vary_at)
+			if (vary_at) {
 				in[n - (size_t)f->plen + (size_t)vary_at + 5] =
 					' ';
+				tf_tcp_csum_again(in, (uint32_t)n);
+			}
 			if (bpf_prog_test_run_opts(prog_fd, &o)) {
 				printf("# cost %-12s: test run failed\n", name);
 				return;
@@ -3790,6 +3832,176 @@ static void t_ck2_memo_exact(void)
 	}
 }
 
+/* ------------------------------------------------------------------ */
+/* Checksums (blitz_seg.h, docs/tcp-security.md "Checksums")          */
+/* ------------------------------------------------------------------ */
+
+/* f with one bit of the byte at `at` flipped after its checksums were
+ * filled: never answered (want verdict), counter `why` +1, nothing sent.
+ * The same frame unchanged gets `good` (the control). */
+static void csum_case(const char *what, const struct fspec *f, size_t at,
+		      uint32_t good, uint32_t want, int why)
+{
+	uint8_t in[OUT_MAX];
+	struct cnt_snap s;
+	struct run r;
+	size_t n = build(in, f);
+
+	T_CHECK_MSG(at < n, "%s: byte %zu past the frame", what, at);
+	if (at >= n)
+		return;
+	run_frame(&r, in, n);
+	T_CHECK_MSG(r.retval == good, "%s: control got %u, want %u", what,
+		    r.retval, good);
+	in[at] ^= 0x04;
+	snap(&s);
+	run_frame(&r, in, n);
+	T_CHECK_MSG(r.retval == want, "%s: verdict %u, want %u", what, r.retval,
+		    want);
+	T_CHECK_MSG(moved(&s, why) == 1, "%s: counter %d moved %llu", what, why,
+		    (unsigned long long)moved(&s, why));
+	T_EQ_INT(moved(&s, BLITZ_CNT_REPLIES) + moved(&s, BLITZ_CNT_SYNACK) +
+			 moved(&s, BLITZ_CNT_TX_BYTES) +
+			 moved(&s, BLITZ_CNT_FLOW_NEW),
+		 0);
+}
+
+/* A corrupted byte anywhere in a GET, a SYN, a FIN, a RST and a segment
+ * XDP would pass for a hand-off (a body), IPv4 and IPv6: the IPv4 header
+ * (its own checksum: pass_malformed), the IPv6 source (in the TCP
+ * pseudo-header), the TCP header, its options, the payload. */
+static void csum_family(int v6)
+{
+	static const uint8_t syn_o[20] = {2, 4, 5, 0xb4, 4, 2, 8, 10, 0, 0,
+					  0, 1, 0, 0,	 0, 0, 1, 3,  3, 7};
+	const char *post = "GET / HTTP/1.1\r\nHost: h\r\n"
+			   "content-length: 5\r\n\r\nhello";
+	size_t l3 = ETH_HLEN, l4 = ETH_HLEN + (v6 ? 40 : 20);
+	size_t ip_at = v6 ? l3 + 8 + 15 : l3 + 8; /* v6 saddr, v4 TTL */
+	int ip_why = v6 ? BLITZ_CNT_BAD_CSUM : BLITZ_CNT_PASS_MALFORMED;
+	uint32_t ip_verdict = v6 ? XDP_DROP : XDP_PASS;
+	struct fspec f;
+
+	data_spec(&f, v6, 1, get11);
+	csum_case("GET ip", &f, ip_at, XDP_TX, ip_verdict, ip_why);
+	csum_case("GET tcp hdr", &f, l4 + 14, XDP_TX, XDP_DROP,
+		  BLITZ_CNT_BAD_CSUM);
+	csum_case("GET option", &f, l4 + 20 + 5, XDP_TX, XDP_DROP,
+		  BLITZ_CNT_BAD_CSUM);
+	csum_case("GET payload", &f, l4 + 32 + (size_t)f.plen - 5, XDP_TX,
+		  XDP_DROP, BLITZ_CNT_BAD_CSUM);
+
+	spec_init(&f, v6);
+	f.flags = TCPHDR_SYN;
+	f.opts = syn_o;
+	f.optlen = sizeof(syn_o);
+	csum_case("SYN ip", &f, ip_at, XDP_TX, ip_verdict, ip_why);
+	csum_case("SYN tcp hdr", &f, l4 + 15, XDP_TX, XDP_DROP,
+		  BLITZ_CNT_BAD_CSUM);
+	csum_case("SYN option", &f, l4 + 20 + 3, XDP_TX, XDP_DROP,
+		  BLITZ_CNT_BAD_CSUM);
+
+	data_spec(&f, v6, 1, NULL);
+	f.flags = TCPHDR_FIN | TCPHDR_ACK;
+	csum_case("FIN tcp hdr", &f, l4 + 14, XDP_TX, XDP_DROP,
+		  BLITZ_CNT_BAD_CSUM);
+	csum_case("FIN option", &f, l4 + 20 + 9, XDP_TX, XDP_DROP,
+		  BLITZ_CNT_BAD_CSUM);
+
+	data_spec(&f, v6, 1, NULL);
+	f.flags = TCPHDR_RST | TCPHDR_ACK;
+	csum_case("RST tcp hdr", &f, l4 + 18, XDP_DROP, XDP_DROP,
+		  BLITZ_CNT_BAD_CSUM);
+
+	/* what XDP passes for the TC hand-off is checked here too */
+	data_spec(&f, v6, 1, post);
+	csum_case("body payload", &f, l4 + 32 + (size_t)f.plen - 1, XDP_PASS,
+		  XDP_DROP, BLITZ_CNT_BAD_CSUM);
+}
+
+static void t_csum_v4(void)
+{
+	csum_family(0);
+}
+
+static void t_csum_v6(void)
+{
+	csum_family(1);
+}
+
+/* Segments longer than one 512-byte chunk of the sum, odd and even: a
+ * request of 1447 and of 1448 bytes, answered whole; a bit flipped in
+ * the last byte, in the first and at the chunk boundary: dropped. */
+static void t_csum_long_segments(void)
+{
+	static char buf[2048];
+	const char *head = "GET / HTTP/1.1\r\nHost: h\r\nX-Pad: ";
+	size_t l4 = ETH_HLEN + 20, hl = strlen(head);
+	struct fspec f;
+	int n;
+
+	for (n = 1447; n <= 1448; n++) {
+		memcpy(buf, head, hl);
+		memset(buf + hl, 'p', (size_t)n - hl - 4);
+		memcpy(buf + n - 4, "\r\n\r\n", 5);
+		data_spec(&f, 0, 1, buf);
+		csum_case("long, last byte", &f, l4 + 32 + (size_t)n - 3,
+			  XDP_TX, XDP_DROP, BLITZ_CNT_BAD_CSUM);
+		csum_case("long, chunk edge", &f, l4 + 512, XDP_TX, XDP_DROP,
+			  BLITZ_CNT_BAD_CSUM);
+		csum_case("long, after edge", &f, l4 + 513, XDP_TX, XDP_DROP,
+			  BLITZ_CNT_BAD_CSUM);
+	}
+}
+
+/* The partial form (a local stack's CHECKSUM_PARTIAL: the field holds the
+ * folded pseudo-header sum): answered only with BLITZ_CFG_CSUM_PARTIAL
+ * (veth and its kin), dropped and counted without it (a NIC driver). A
+ * full checksum that does not verify is dropped either way. */
+static void t_csum_partial_form(void)
+{
+	int kinds[1] = {BLITZ_RESP_GET_KA};
+	struct blitz_config k = cfg;
+	uint8_t in[OUT_MAX];
+	struct cnt_snap s;
+	struct fspec f;
+	struct run r;
+	int v6, on;
+
+	for (v6 = 0; v6 <= 1; v6++) {
+		size_t l4 = ETH_HLEN + (v6 ? 40 : 20), n;
+		uint64_t ph;
+
+		data_spec(&f, v6, 1, get11);
+		n = build(in, &f);
+		ph = v6 ? csum_add(0, in + ETH_HLEN + 8, 32)
+			: csum_add(0, in + ETH_HLEN + 12, 8);
+		ph += IPPROTO_TCP + (n - l4);
+		wire_put16(in + l4 + 16, csum_fold(ph));
+		for (on = 0; on <= 1; on++) {
+			k.flags = on ? BLITZ_CFG_CSUM_PARTIAL : 0;
+			cfg_put(&k);
+			snap(&s);
+			run_frame(&r, in, n);
+			T_CHECK_MSG(r.retval == (on ? XDP_TX : XDP_DROP),
+				    "v6 %d partial %d: verdict %u", v6, on,
+				    r.retval);
+			T_EQ_INT(moved(&s, BLITZ_CNT_BAD_CSUM), on ? 0 : 1);
+			T_EQ_INT(moved(&s, BLITZ_CNT_REQUESTS), on ? 1 : 0);
+		}
+		/* the flag opens the partial form, nothing else */
+		csum_case("partial on, bad full sum", &f, l4 + 32 + 3, XDP_TX,
+			  XDP_DROP, BLITZ_CNT_BAD_CSUM);
+		cfg_put(&cfg);
+	}
+	/* and what that configuration answers is the usual reply */
+	k.flags = BLITZ_CFG_CSUM_PARTIAL;
+	cfg_put(&k);
+	data_spec(&f, 0, 1, get11);
+	expect_answer(&f, kinds, 1, 0);
+	cfg_put(&cfg);
+}
+
 int main(void)
 {
 	libbpf_set_print(xdp_fixture_libbpf_quiet);
@@ -3872,6 +4084,10 @@ int main(void)
 	T_RUN(t_vlan_tagged);
 	T_RUN(t_icmp_pmtu_v4);
 	T_RUN(t_icmp_pmtu_v6);
+	T_RUN(t_csum_v4);
+	T_RUN(t_csum_v6);
+	T_RUN(t_csum_long_segments);
+	T_RUN(t_csum_partial_form);
 	T_RUN(t_truncated);
 	T_RUN(t_bad_headers);
 	T_RUN(t_ethernet_padding);

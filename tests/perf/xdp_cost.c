@@ -342,6 +342,7 @@ static double cell(struct inst *b, int f, int runs)
 
 			snprintf(d, sizeof(d), "%05u", vary++ % 100000);
 			memcpy(in + off + GET_VAR_AT, d, 5);
+			tf_tcp_csum_again(in, b->len[f]); /* it is checked */
 		}
 		if (test_run(b->fd, in, b->len[f], out, NULL, &verdict, &ns))
 			return -1;
