@@ -129,6 +129,16 @@ $(BUILD)/tests/helpers/%: tests/helpers/%.c $(BUILD)/libblitz.a $(USER_HDRS)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) $< $(BUILD)/libblitz.a -o $@ $(LDLIBS)
 
+# DPDK's headers for the test of the dpdk engine's checksum verdicts;
+# left out where DPDK is not installed.
+ifeq ($(HAVE_DPDK),yes)
+$(BUILD)/tests/unit/test_dpdk_rx_csum: tests/unit/test_dpdk_rx_csum.c dpdk/rx_csum.h tests/testlib.h $(USER_HDRS)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) $(shell pkg-config --cflags libdpdk) -Itests -Idpdk $< -o $@
+else
+UNIT_BINS := $(filter-out $(BUILD)/tests/unit/test_dpdk_rx_csum,$(UNIT_BINS))
+endif
+
 # The cut-MAC build of the cookie tests includes the real one.
 $(BUILD)/tests/unit/test_cookie_mac10: tests/unit/test_cookie.c
 

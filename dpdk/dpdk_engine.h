@@ -160,7 +160,10 @@ struct engine {
 	 * from ARP only (--learn arp: makes the ARP request path testable). */
 	bool learn_from_ip;
 	const char *takeover_if; /* --takeover: kernel iface of the port */
-	struct worker *workers;	 /* nb_queues of them */
+	/* The port is a kernel device (af_packet, af_xdp) whose driver may
+	 * deliver a local stack's partial TCP sum (veth): the cores take it. */
+	bool csum_partial_ok;
+	struct worker *workers; /* nb_queues of them */
 };
 
 /* main.c: sum every worker's counters and print them (final: with the
@@ -206,6 +209,9 @@ int port_init(struct engine *eng, uint16_t port, uint16_t nb_queues,
 	      bool rss_wanted);
 int tap_create(struct engine *eng, const char *ifname, uint16_t nb_queues);
 void ports_stop(struct engine *eng);
+/* Whether port is a kernel device's (af_packet, af_xdp: its iface=
+ * devarg) whose driver may deliver a local stack's partial TCP sum. */
+bool port_csum_partial(uint16_t port);
 
 /* arp.c: the neighbour table and ARP. */
 struct neigh_table *neigh_create(void);

@@ -5,8 +5,9 @@
  * Owns: echo requests to a service address (the caller checked the
  * address). Every other ICMP message (errors, timestamps, ICMPv6 of any
  * kind) is the kernel's, through the TAP.
- * Must never: answer a request with a bad ICMP checksum (the echo data
- * is not ours to vouch for), or allocate: the request becomes the reply.
+ * Must never: answer a request with a bad IPv4 header or ICMP checksum
+ * (the echo data is not ours to vouch for), or allocate: the request becomes
+ * the reply.
  */
 #include <rte_icmp.h>
 #include <rte_ip.h>
@@ -25,6 +26,9 @@ void icmp4_input(struct worker *w, struct rte_mbuf *m, uint32_t l3_off)
 	uint32_t ip_tmp;
 
 	if (tot < ihl + sizeof(*icmp) || l3_off + tot > rte_pktmbuf_data_len(m))
+		goto drop;
+	/* The header's sum too: a corrupted source address is not answered. */
+	if (rte_raw_cksum(ip, ihl) != 0xffff)
 		goto drop;
 	icmp = (struct rte_icmp_hdr *)((uint8_t *)ip + ihl);
 	if (icmp->icmp_type != RTE_IP_ICMP_ECHO_REQUEST || icmp->icmp_code) {

@@ -19,6 +19,7 @@
 #include <rte_tcp.h>
 
 #include "dpdk_engine.h"
+#include "rx_csum.h"
 #include "tcp_core.h"
 
 #define TAP_POLL_US 50 /* the kernel's frames wait at most this long */
@@ -331,6 +332,8 @@ int worker_main(void *arg)
 				tf[nt].len = rte_pktmbuf_data_len(pkts[i]);
 				tf[nt].cap = tf[nt].len;
 				tf[nt].handle = (uint64_t)(uintptr_t)pkts[i];
+				tf[nt].rx_csum =
+					rx_csum_verdict(pkts[i]->ol_flags);
 				nt++;
 			}
 		}

@@ -338,6 +338,7 @@ int main(int argc, char **argv)
 		pr_warn("rte_eth_macaddr_get(%s): %s\n", name, strerror(-ret));
 		goto out_mem;
 	}
+	eng.csum_partial_ok = port_csum_partial(eng.port_id);
 	if (port_init(&eng, eng.port_id, eng.nb_queues, true))
 		goto out_mem;
 	/* af_packet on a veth: its peer must not send TSO super-frames. */

@@ -19,6 +19,34 @@
 
 #include "dpdk_engine.h"
 #include "log.h"
+#include "nic_info.h"
+
+bool port_csum_partial(uint16_t port)
+{
+	struct rte_eth_dev_info info;
+	const struct rte_devargs *da;
+	char name[RTE_ETH_NAME_MAX_LEN] = "";
+	char ifname[IF_NAMESIZE] = "";
+	const char *a;
+	size_t n;
+
+	rte_eth_dev_get_name_by_port(port, name);
+	if (strncmp(name, "net_af_packet", 13) &&
+	    strncmp(name, "net_af_xdp", 10))
+		return false;
+	if (rte_eth_dev_info_get(port, &info) || !info.device)
+		return false;
+	da = rte_dev_devargs(info.device);
+	a = da && da->args ? strstr(da->args, "iface=") : NULL;
+	if (!a)
+		return false;
+	a += 6;
+	n = strcspn(a, ",");
+	if (!n || n >= sizeof(ifname))
+		return false;
+	memcpy(ifname, a, n);
+	return nic_csum_partial(ifname);
+}
 
 int port_init(struct engine *eng, uint16_t port, uint16_t nb_queues,
 	      bool rss_wanted)
@@ -57,8 +85,23 @@ int port_init(struct engine *eng, uint16_t port, uint16_t nb_queues,
 			"driver (af_packet: kernel fanout hash)\n",
 			name, nb_queues);
 	}
-	/* conf.rxmode.offloads stays 0: no TCP LRO and no RX scatter, so an
-	 * mbuf is one wire frame (lcore.c drops a chained one). */
+	/* No TCP LRO and no RX scatter, so an mbuf is one wire frame
+	 * (lcore.c drops a chained one). The checksum verdicts of the
+	 * service port's NIC where it offers them: the core then skips its
+	 * own sum of a frame marked good (dpdk/rx_csum.h). */
+	if (port == eng->port_id) {
+		conf.rxmode.offloads =
+			info.rx_offload_capa & (RTE_ETH_RX_OFFLOAD_IPV4_CKSUM |
+						RTE_ETH_RX_OFFLOAD_TCP_CKSUM);
+		pr_info("%s: checksums verified by %s\n", name,
+			conf.rxmode.offloads == (RTE_ETH_RX_OFFLOAD_IPV4_CKSUM |
+						 RTE_ETH_RX_OFFLOAD_TCP_CKSUM)
+				? "the NIC (unknown ones in software)"
+			: conf.rxmode.offloads
+				? "the NIC in part, the rest in software"
+				: "software (the PMD offers no RX checksum "
+				  "offload)");
+	}
 	if (info.tx_offload_capa & RTE_ETH_TX_OFFLOAD_MBUF_FAST_FREE)
 		conf.txmode.offloads |= RTE_ETH_TX_OFFLOAD_MBUF_FAST_FREE;
 

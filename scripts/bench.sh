@@ -315,8 +315,10 @@ start_engine() { # engine; sets server_pid / xdp_loaded; 1 with a reason on fd 3
 		else
 			# Not FIFO under BENCH_RT: a busy poller at FIFO starves its
 			# own helper threads (dpdk never came up).
+			# --max-conns sizes their connection tables (and the
+			# kernel path's) for the many-connection row.
 			$SRV prlimit --nofile="$NOFILE:$NOFILE" taskset -c "$SCPU" "$BLITZ" serve \
-				"$SRV_IF" --engine "$e" -p "$PORT" >"$log" 2>&1 &
+				"$SRV_IF" --engine "$e" -p "$PORT" --max-conns "$NOFILE" >"$log" 2>&1 &
 		fi
 		server_pid=$!
 		;;

@@ -65,6 +65,35 @@ raw_tlp() {
 	fi
 }
 
+# core_counter ENGINE NAME - a TCP core counter from `blitz stats`'s table
+# of that engine on $SRV_IF (-1 when absent).
+core_counter() {
+	$SRV "$BLITZ" stats "$SRV_IF" 2>/dev/null | sed -n "/engine $1\$/,/^\$/p" |
+		awk -v k="$2" '$1 == k {print $2; f = 1} END {if (!f) print -1}'
+}
+
+# raw_csum T IP PORT MAC IP6 COUNTER_CMD... - segments whose checksum does
+# not verify (a SYN's option, a GET's payload, over IPv4 the IP header; IPv4
+# and IPv6) get nothing back, and the same GET intact is answered from its
+# first byte; COUNTER_CMD prints the engine's drop_csum, which must move by
+# the 5 segments (run before and after).
+raw_csum() {
+	local t=$1 ip=$2 port=$3 mac=$4 ip6=$5 out c0 c1
+	local want="v4: synack_bad=0 bad_tcp=0 bad_ip=0 answered=1 v6: synack_bad=0 bad_tcp=0 answered=1"
+	shift 5
+	c0=$("$@")
+	# A counter source that did not answer at once gets a second try.
+	[ "${c0:--1}" -ge 0 ] || c0=$("$@")
+	out=$(tcp_raw csum "$ip" "$port" "$mac" --src6 "$CLI_IP6" --dst6 "$ip6")
+	sleep 0.6
+	c1=$("$@")
+	if [ "$out" = "$want" ] && [ "${c0:--1}" -ge 0 ] && [ "$((c1 - c0))" -ge 5 ]; then
+		pass "${t}_csum_corrupt_dropped"
+	else
+		fail "${t}_csum_corrupt_dropped" "$out; drop_csum $c0 -> $c1 $(tail -1 "$TMP/tcp_raw.err")"
+	fi
+}
+
 # curl_times N URL OUT [CURL ARGS...] - N sequential GETs; their times in
 # ms, one a line, into OUT; returns how many got the expected status 200.
 curl_times() {

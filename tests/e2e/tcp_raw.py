@@ -23,6 +23,13 @@ Modes (each prints one result line "key=value ..." on stdout):
          kernel's arrival times) and probe=new|tail|rto: new data or the
          last bytes sent again (a tail-loss probe), or a go-back-N resend
          from the first unacknowledged byte (the RTO).
+  csum   a raw connection from an unconfigured address next to SRC_IP
+         (and, with --dst6, next to --src6 over IPv6) gets nothing for
+         segments whose checksum does not verify: a SYN with an option
+         byte flipped, a GET with a payload byte flipped, over IPv4 a GET
+         whose IPv4 header was changed; then the same GET intact is
+         answered from the first byte. Prints per family synack_bad=0|1
+         bad_tcp=0|1 bad_ip=0|1 (segments that came back) and answered=0|1.
 Only the addresses given (testbed addresses) are ever sent to.
 """
 import argparse
@@ -33,7 +40,7 @@ import struct
 import sys
 import time
 
-from scapy.all import IP, TCP, Ether, raw  # noqa: E402 (Debian's scapy)
+from scapy.all import IP, TCP, Ether, IPv6, raw  # noqa: E402 (Debian's scapy)
 from tcp_wire import (ACK, PSH, RST, SO_TIMESTAMPNS, SYN, eth_header,
                       opt_mss, packet_socket, parse_tcp4, received,
                       send_frame, tcp4_frame)
@@ -327,9 +334,73 @@ def mode_tlp(a, w):
     return 0
 
 
+def csum_family(a, w, v6):
+    """One family of the csum mode: its result words."""
+    smac, dmac = mac_of(w), a.dmac
+    if v6:
+        src, dst, l3, hlen = a.src6.rsplit(":", 1)[0] + ":160", a.dst6, IPv6, 40
+    else:
+        src, dst, l3, hlen = neighbours(a.src, 61)[60], a.dst, IP, 20
+    l4 = 14 + hlen
+    sport = random.randrange(30000, 60000)
+    iss = random.randrange(1 << 32)
+
+    def seg(flags, seq, ack, data=b"", opts=None):
+        return bytearray(raw(Ether(src=smac, dst=dmac) / l3(src=src, dst=dst) /
+                             TCP(sport=sport, dport=a.port, flags=flags,
+                                 seq=seq, ack=ack, window=65535,
+                                 options=opts or []) / data))
+
+    def answers(secs):
+        """Segments of the server to our port within secs: (flags, seq, len)."""
+        got = []
+        for d, _, pa in received(w.s, secs):
+            if pa[2] == socket.PACKET_OUTGOING:
+                continue
+            p = Ether(d)
+            if TCP not in p or p[TCP].dport != sport:
+                continue
+            got.append((int(p[TCP].flags), p[TCP].seq, len(p[TCP].payload)))
+        return got
+
+    def flipped(f, at):
+        f[at] ^= 0x20
+        return bytes(f)
+
+    syn = seg("S", iss, 0, opts=[("MSS", 1460)])
+    w.send(flipped(syn, l4 + 20 + 3))
+    synack_bad = int(any(fl & 0x12 == 0x12 for fl, _, _ in answers(0.7)))
+    w.send(bytes(seg("S", iss, 0, opts=[("MSS", 1460)])))
+    s_isn = next((sq for fl, sq, _ in answers(2) if fl & 0x12 == 0x12), None)
+    if s_isn is None:
+        return "synack_bad=%d error=no_synack" % synack_bad
+    cseq, sseq = iss + 1, (s_isn + 1) & 0xffffffff
+    w.send(bytes(seg("A", cseq, sseq)))
+    req = http_get(dst)
+    w.send(flipped(seg("PA", cseq, sseq, req), l4 + 20 + 5))
+    bad_tcp = int(bool(answers(1)))
+    words = "synack_bad=%d bad_tcp=%d" % (synack_bad, bad_tcp)
+    if not v6:
+        # TTL changed, the IPv4 header's sum left: the TCP sum still holds.
+        w.send(flipped(seg("PA", cseq, sseq, req), 14 + 8))
+        words += " bad_ip=%d" % int(bool(answers(1)))
+    w.send(bytes(seg("PA", cseq, sseq, req)))
+    answered = int(any(sq == sseq and n > 0 for _, sq, n in answers(2)))
+    w.send(bytes(seg("R", cseq + len(req), 0)))
+    return words + " answered=%d" % answered
+
+
+def mode_csum(a, w):
+    out = "v4: " + csum_family(a, w, False)
+    if a.dst6:
+        out += " v6: " + csum_family(a, w, True)
+    print(out)
+    return 0
+
+
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("mode", choices=["rst", "syn", "flood", "tlp"])
+    ap.add_argument("mode", choices=["rst", "syn", "flood", "tlp", "csum"])
     ap.add_argument("iface")
     ap.add_argument("src")
     ap.add_argument("dst")
@@ -337,12 +408,16 @@ def main():
     ap.add_argument("--dmac", required=True, help="the server's MAC")
     ap.add_argument("--conns", type=int, default=2000)
     ap.add_argument("--srcs", type=int, default=20)
+    ap.add_argument("--src6", help="csum: the client's IPv6 address")
+    ap.add_argument("--dst6", help="csum: the server's IPv6 address")
     a = ap.parse_args()
     w = Wire(a.iface)
     if a.mode in ("rst", "syn"):
         return mode_inject(a, w, a.mode)
     if a.mode == "flood":
         return mode_flood(a, w)
+    if a.mode == "csum":
+        return mode_csum(a, w)
     return mode_tlp(a, w)
 
 

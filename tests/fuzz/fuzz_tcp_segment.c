@@ -247,6 +247,8 @@ static uint32_t mk(uint8_t *f, bool v6, uint16_t sport, uint8_t flags,
 		memcpy(f + off + WIRE_TCP_HLEN, opts, optlen);
 	if (len)
 		memcpy(f + off + WIRE_TCP_HLEN + optlen, data, len);
+	/* The core drops a segment whose checksum fails: fill it. */
+	wire_tcp_csum(f, v6, off, WIRE_TCP_HLEN + optlen + len);
 	return off + WIRE_TCP_HLEN + optlen + len;
 }
 

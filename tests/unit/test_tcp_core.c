@@ -93,6 +93,9 @@ static uint64_t now_ns = 1000 * MS;
 /* A core answering with body: the responses are built here, as serve
  * builds them once for its engines, and the core copies them. A body the
  * builder refuses (over 16 MiB) is refused at init with its errno. */
+/* The next core takes the pseudo-header-only TCP sum (a veth device). */
+static bool core_partial_ok;
+
 static struct tcp_core *mk_core_ex(uint32_t table, const void *body,
 				   size_t blen, uint32_t isn_offset)
 {
@@ -103,6 +106,7 @@ static struct tcp_core *mk_core_ex(uint32_t table, const void *body,
 		.table_size = table,
 		.secret = {0x1234, 0x5678},
 		.isn_offset = isn_offset,
+		.csum_partial_ok = core_partial_ok,
 		.ops = &fake_ops,
 	};
 
@@ -216,11 +220,12 @@ static uint32_t mk_frame(uint8_t *f, const struct peer *pe, uint8_t flags,
 	}
 	off = wire_write_tcp_hdrs(f, &sg, optlen, len);
 
-	/* Partial checksums are never checked: the TCP one stays 0. */
 	if (optlen)
 		memcpy(f + off + WIRE_TCP_HLEN, opts, optlen);
 	if (len)
 		memcpy(f + off + WIRE_TCP_HLEN + optlen, data, len);
+	/* Both sums right: the core drops a frame whose sums fail. */
+	wire_tcp_csum(f, pe->v6, off, WIRE_TCP_HLEN + optlen + len);
 	return off + WIRE_TCP_HLEN + optlen + len;
 }
 
@@ -573,6 +578,206 @@ static void test_ipv6(void)
 	T_EQ_INT(tcp_core_check(c), 0);
 out:
 	peer_free(&pe);
+	tcp_core_free(c);
+}
+
+/* ------------------------------------------------------------------ */
+/* Checksums on receive                                                */
+/* ------------------------------------------------------------------ */
+
+/* The frame with one byte flipped after its sums were filled. */
+static void rx_flipped(struct tcp_core *c, uint8_t *f, uint32_t n, uint32_t at)
+{
+	f[at] ^= 0x20;
+	rx_one(c, f, n);
+}
+
+static uint32_t rx_with_verdict(struct tcp_core *c, const uint8_t *f,
+				uint32_t len, uint8_t rx_csum)
+{
+	static uint8_t buf[FRAME_SZ * 2];
+	struct tcp_frame fr = {.data = buf,
+			       .len = len,
+			       .cap = sizeof(buf),
+			       .rx_csum = rx_csum};
+
+	memcpy(buf, f, len);
+	return tcp_core_rx_burst(c, &fr, 1, now_ns);
+}
+
+/*
+ * Every kind of segment with one byte corrupted (IPv4 header, TCP header,
+ * options, payload, the checksum itself): dropped and counted, nothing
+ * sent, no state changed; the same segments intact then work as if the
+ * corrupted ones never came.
+ */
+static void csum_corrupt_case(bool v6)
+{
+	static const uint8_t opts[8] = {2, 4, 0x05, 0xb4, 1, 3, 3, 7};
+	struct tcp_core *c = mk_core();
+	struct peer pe = {.v6 = v6, .port = 40100, .win = 65535};
+	const struct tcp_core_counters *cnt;
+	uint32_t l4 = v6 ? ETH_HLEN + WIRE_IP6_HLEN : ETH_HLEN + WIRE_IP4_HLEN;
+	uint32_t n, sent, drops = 0;
+	uint8_t f[FRAME_SZ * 2];
+
+	T_CHECK(c);
+	if (!c)
+		return;
+	cnt = tcp_core_counters(c);
+	/* SYN: an option byte (the MSS), the window, the checksum field. */
+	n = mk_frame(f, &pe, 0x02, 500, 0, NULL, 0, opts, 8);
+	rx_flipped(c, f, n, l4 + WIRE_TCP_HLEN + 3);
+	n = mk_frame(f, &pe, 0x02, 500, 0, NULL, 0, opts, 8);
+	rx_flipped(c, f, n, l4 + 14);
+	n = mk_frame(f, &pe, 0x02, 500, 0, NULL, 0, opts, 8);
+	rx_flipped(c, f, n, l4 + 16);
+	drops += 3;
+	if (!v6) {
+		/* The IPv4 header alone (TTL): the TCP sum still verifies. */
+		n = mk_frame(f, &pe, 0x02, 500, 0, NULL, 0, opts, 8);
+		rx_flipped(c, f, n, ETH_HLEN + 8);
+		drops++;
+	}
+	T_EQ_INT(nwire, 0);
+	T_EQ_INT(cnt->synack, 0);
+	T_EQ_INT(cnt->drop_csum, drops);
+	if (!peer_connect(c, &pe, 40100, 500))
+		goto out;
+	T_EQ_INT(tcp_core_active(c), 1);
+	sent = nwire;
+	/* The GET: a payload byte, then the IPv4 header (tot_len intact). */
+	n = mk_frame(f, &pe, 0x18, pe.snd_nxt, pe.rcv_nxt, GET, sizeof(GET) - 1,
+		     NULL, 0);
+	rx_flipped(c, f, n, l4 + WIRE_TCP_HLEN + 5);
+	drops++;
+	if (!v6) {
+		n = mk_frame(f, &pe, 0x18, pe.snd_nxt, pe.rcv_nxt, GET,
+			     sizeof(GET) - 1, NULL, 0);
+		rx_flipped(c, f, n, ETH_HLEN + 5);
+		drops++;
+	}
+	/* A RST at exactly RCV.NXT (its urgent pointer hit): kept. */
+	n = mk_frame(f, &pe, 0x04, pe.snd_nxt, 0, NULL, 0, NULL, 0);
+	rx_flipped(c, f, n, l4 + 19);
+	/* A SYN on the connection: no challenge ACK. */
+	n = mk_frame(f, &pe, 0x02, pe.snd_nxt + 7, 0, NULL, 0, NULL, 0);
+	rx_flipped(c, f, n, l4 + 15);
+	/* A FIN: not taken (no ACK, the connection still takes requests). */
+	n = mk_frame(f, &pe, 0x11, pe.snd_nxt, pe.rcv_nxt, NULL, 0, NULL, 0);
+	rx_flipped(c, f, n, l4 + 15);
+	drops += 3;
+	T_EQ_INT(nwire, sent);
+	T_EQ_INT(cnt->requests, 0);
+	T_EQ_INT(cnt->challenge_acks, 0);
+	T_EQ_INT(cnt->drop_rst, 0);
+	T_EQ_INT(tcp_core_active(c), 1);
+	T_EQ_INT(cnt->drop_csum, drops);
+	/* The same GET intact: answered once, at the numbers the corrupted
+	 * ones carried (they moved nothing). */
+	wire_rd = nwire;
+	peer_send(c, &pe, 0x18, GET, sizeof(GET) - 1);
+	T_EQ_INT(peer_read(&pe), 1);
+	T_CHECK(same_response(pe.stream, pe.nstream, BLITZ_RESP_GET_KA, HELLO));
+	T_EQ_INT(cnt->requests, 1);
+	T_CHECK(!pe.got_fin);
+	/* An ACK of the response whose sum fails: the response stays owed
+	 * (the RTO resends it). */
+	n = mk_frame(f, &pe, 0x10, pe.snd_nxt, pe.rcv_nxt, NULL, 0, NULL, 0);
+	rx_flipped(c, f, n, l4 + 10);
+	drops++;
+	now_ns += 250 * MS;
+	tcp_core_poll_timers(c, now_ns);
+	T_CHECK(nwire > wire_rd);
+	T_EQ_INT(cnt->retransmits, 1);
+	wire_rd = nwire;
+	peer_send(c, &pe, 0x11, NULL, 0);
+	peer_read(&pe);
+	T_CHECK(pe.got_fin);
+	peer_send(c, &pe, 0x10, NULL, 0);
+	T_EQ_INT(tcp_core_active(c), 0);
+	T_EQ_INT(cnt->drop_csum, drops);
+	T_EQ_INT(cnt->drop_malformed, 0);
+	T_EQ_INT(tcp_core_check(c), 0);
+out:
+	peer_free(&pe);
+	tcp_core_free(c);
+}
+
+static void test_csum_corrupt_v4(void)
+{
+	csum_corrupt_case(false);
+}
+
+static void test_csum_corrupt_v6(void)
+{
+	csum_corrupt_case(true);
+}
+
+/* The pseudo-header-only sum a local stack leaves for veth to finish
+ * (CHECKSUM_PARTIAL): taken only by a core told its device delivers it. */
+static void test_csum_partial_form(void)
+{
+	for (int v6 = 0; v6 < 2; v6++) {
+		for (int ok = 0; ok < 2; ok++) {
+			struct tcp_core *c;
+			struct peer pe = {
+				.v6 = v6, .port = 40200, .win = 65535};
+			uint32_t l4 = v6 ? ETH_HLEN + WIRE_IP6_HLEN
+					 : ETH_HLEN + WIRE_IP4_HLEN;
+			uint8_t f[FRAME_SZ * 2];
+			uint32_t n =
+				mk_frame(f, &pe, 0x02, 9, 0, NULL, 0, NULL, 0);
+			uint64_t ph;
+
+			core_partial_ok = ok;
+			c = mk_core();
+			core_partial_ok = false;
+			if (!c)
+				continue;
+			ph = v6 ? csum_add(0, f + ETH_HLEN + 8, 32)
+				: csum_add(0, f + ETH_HLEN + 12, 8);
+			ph += IPPROTO_TCP + WIRE_TCP_HLEN;
+			wire_put16(f + l4 + 16, csum_fold(ph));
+			rx_one(c, f, n);
+			T_EQ_INT(tcp_core_counters(c)->synack, ok);
+			T_EQ_INT(tcp_core_counters(c)->drop_csum, !ok);
+			/* Neither form: dropped either way. */
+			wire_put16(f + l4 + 16, csum_fold(ph) ^ 0x0101);
+			rx_one(c, f, n);
+			T_EQ_INT(tcp_core_counters(c)->synack, ok);
+			T_EQ_INT(tcp_core_counters(c)->drop_csum, !ok + 1);
+			tcp_core_free(c);
+		}
+	}
+}
+
+/* A NIC's verdicts (tcp_frame.rx_csum): GOOD is taken without summing,
+ * BAD drops a frame whose sums are right. */
+static void test_csum_nic_verdict(void)
+{
+	struct tcp_core *c = mk_core();
+	struct peer pe = {.port = 40300, .win = 65535};
+	const struct tcp_core_counters *cnt;
+	uint8_t f[FRAME_SZ * 2];
+	uint32_t n;
+
+	if (!c)
+		return;
+	cnt = tcp_core_counters(c);
+	n = mk_frame(f, &pe, 0x02, 9, 0, NULL, 0, NULL, 0);
+	rx_with_verdict(c, f, n, TCP_RX_CSUM_BAD);
+	T_EQ_INT(cnt->synack, 0);
+	T_EQ_INT(cnt->drop_csum, 1);
+	/* Both sums zeroed: the NIC said good, the core does not sum. */
+	memset(f + ETH_HLEN + 10, 0, 2);
+	memset(f + ETH_HLEN + WIRE_IP4_HLEN + 16, 0, 2);
+	rx_with_verdict(c, f, n, TCP_RX_CSUM_IP_GOOD | TCP_RX_CSUM_L4_GOOD);
+	T_EQ_INT(cnt->synack, 1);
+	/* Only the IPv4 header vouched for: the TCP sum is checked here. */
+	rx_with_verdict(c, f, n, TCP_RX_CSUM_IP_GOOD);
+	T_EQ_INT(cnt->synack, 1);
+	T_EQ_INT(cnt->drop_csum, 2);
 	tcp_core_free(c);
 }
 
@@ -1466,6 +1671,93 @@ static void test_idle_timeout(void)
 out:
 	peer_free(&pe);
 	tcp_core_free(c);
+}
+
+/*
+ * Idle deadlines spread over a minute go through the coarse wheel (more
+ * than 4 s out) and each fires within a poll step of its time, never
+ * before; a core not polled for minutes still fires what came due.
+ */
+static void test_timer_coarse_wheel(void)
+{
+	struct tcp_core *c = mk_core();
+	struct peer pe[40];
+	uint64_t due[40], t0 = now_ns, end;
+	const struct tcp_core_counters *cnt;
+	uint32_t i, n = 40, step = 0;
+
+	if (!c)
+		return;
+	cnt = tcp_core_counters(c);
+	memset(pe, 0, sizeof(pe));
+	for (i = 0; i < n; i++) {
+		/* Connections opened 1.4 s apart: deadlines over 56 s, every
+		 * coarse slot boundary crossed. */
+		now_ns = t0 + i * 1400 * MS;
+		tcp_core_poll_timers(c, now_ns);
+		if (!peer_connect(c, &pe[i], (uint16_t)(41000 + i), 7 + i))
+			goto out;
+		due[i] = now_ns + 60000 * MS;
+	}
+	end = due[n - 1] + 100 * MS;
+	for (; now_ns < end; now_ns += 10 * MS, step++) {
+		uint32_t lo = 0, hi = 0;
+
+		tcp_core_poll_timers(c, now_ns);
+		for (i = 0; i < n; i++) {
+			lo += due[i] + 10 * MS <= now_ns; /* surely fired */
+			hi += due[i] <= now_ns;		  /* may have fired */
+		}
+		if (cnt->idle_timeouts < lo || cnt->idle_timeouts > hi) {
+			T_CHECK_MSG(
+				0,
+				"at +%llu ms: %llu idle timeouts, %u..%u due",
+				(unsigned long long)((now_ns - t0) / MS),
+				(unsigned long long)cnt->idle_timeouts, lo, hi);
+			goto out;
+		}
+		if (step % 500 == 0)
+			T_EQ_INT(tcp_core_check(c), 0);
+	}
+	T_EQ_INT(cnt->idle_timeouts, n);
+	/* Our FINs unanswered: resent, then reset; the table empties. */
+	for (i = 0; i < 300; i++) {
+		now_ns += 100 * MS;
+		tcp_core_poll_timers(c, now_ns);
+	}
+	T_EQ_INT(tcp_core_active(c), 0);
+	wire_rd = nwire;
+	/* Polled once, then not for 200 s: the deadline is not lost in a
+	 * skipped coarse slot. */
+	peer_free(&pe[0]);
+	memset(&pe[0], 0, sizeof(pe[0]));
+	if (!peer_connect(c, &pe[0], 42000, 99))
+		goto out;
+	now_ns += 1000 * MS;
+	tcp_core_poll_timers(c, now_ns);
+	T_EQ_INT(cnt->idle_timeouts, n);
+	now_ns += 200000 * MS;
+	tcp_core_poll_timers(c, now_ns);
+	T_EQ_INT(cnt->idle_timeouts, n + 1);
+	T_EQ_INT(tcp_core_check(c), 0);
+out:
+	for (i = 0; i < n; i++)
+		peer_free(&pe[i]);
+	tcp_core_free(c);
+}
+
+/* What --max-conns' help states a connection costs holds from the default
+ * table to a million. */
+static void test_table_bytes_per_conn(void)
+{
+	static const uint32_t n[] = {TCP_CORE_DEFAULT_TABLE, 100000, 1000000,
+				     4000000};
+
+	for (unsigned int i = 0; i < sizeof(n) / sizeof(n[0]); i++)
+		T_CHECK_MSG(tcp_core_table_bytes(n[i]) / n[i] <=
+				    TCP_CORE_CONN_BYTES,
+			    "%u connections: %zu bytes each", n[i],
+			    tcp_core_table_bytes(n[i]) / n[i]);
 }
 
 /* Not TCP to the service: handed back at the front of the burst. */
@@ -3457,6 +3749,12 @@ int main(void)
 		return 1;
 	T_RUN(test_handshake_get);
 	T_RUN(test_ipv6);
+	T_RUN(test_csum_corrupt_v4);
+	T_RUN(test_csum_corrupt_v6);
+	T_RUN(test_csum_partial_form);
+	T_RUN(test_csum_nic_verdict);
+	T_RUN(test_timer_coarse_wheel);
+	T_RUN(test_table_bytes_per_conn);
 	T_RUN(test_seq_wrap);
 	T_RUN(test_retransmit_backoff);
 	T_RUN(test_retransmit_recovers);

@@ -14,7 +14,9 @@ static const struct opt_spec dpdk_opts[] = {
 	 "af_packet/af_xdp: move IFNAME's addresses and routes to the TAP "
 	 "while running (serve them unless -a), back at exit",
 	 0, 0},
-	{DPDK_OPT_TABLE, "table", "N", "connections per queue (default %d)",
+	{DPDK_OPT_TABLE, "table", "N",
+	 "connections per queue (default %d), at most " TCP_CORE_CONN_BYTES_STR
+	 " bytes of memory a connection, allocated at start",
 	 TCP_CORE_DEFAULT_TABLE, 0},
 	{DPDK_OPT_LEARN, "learn", "arp|all",
 	 "neighbours from ARP only, or also from IP packets (default)", 0, 0},

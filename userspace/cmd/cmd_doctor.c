@@ -52,6 +52,7 @@
 #include "log.h"
 #include "nic_info.h"
 #include "tc_handoff.h"
+#include "tcp_core.h"
 
 #ifndef AF_XDP
 #define AF_XDP 44
@@ -358,6 +359,35 @@ static void check_memlock(struct doctor *d, unsigned int queues)
 			"ulimit -l unlimited, LimitMEMLOCK=infinity or "
 			"CAP_IPC_LOCK");
 	}
+}
+
+/* The afxdp and dpdk engines' connection tables: what a connection costs
+ * and what the default and a million take, against the memory free. */
+static void check_conn_memory(struct doctor *d, unsigned int queues)
+{
+	unsigned long long avail = 0, kb;
+	unsigned long long def = tcp_core_table_bytes(TCP_CORE_DEFAULT_TABLE) *
+				 (queues ? queues : 1);
+	unsigned long long mil = tcp_core_table_bytes(1000000);
+	char line[128], a[24], b[24], c[24];
+	FILE *f = fopen("/proc/meminfo", "r");
+
+	while (f && fgets(line, sizeof(line), f))
+		if (sscanf(line, "MemAvailable: %llu kB", &kb) == 1)
+			avail = kb << 10;
+	if (f)
+		fclose(f);
+	fmt_bytes(def, a, sizeof(a));
+	fmt_bytes(mil, b, sizeof(b));
+	fmt_bytes(avail, c, sizeof(c));
+	add(d, "connection memory", avail && def > avail ? V_WARN : V_OK,
+	    "%zu bytes a connection (afxdp, dpdk); %u a queue: %s, "
+	    "1,000,000: %s; %s available",
+	    tcp_core_table_bytes(1000000) / 1000000, TCP_CORE_DEFAULT_TABLE, a,
+	    b, c);
+	if (avail && def > avail)
+		hint(d, "serve --max-conns N sizes the table (split over the "
+			"queues)");
 }
 
 static void check_hugepages(struct doctor *d)
@@ -904,6 +934,7 @@ static void check_interface(struct doctor *d)
 	check_features(d);
 	check_queues(d, &rxq);
 	check_memlock(d, rxq);
+	check_conn_memory(d, rxq);
 	check_mtu(d, mtu);
 	check_lro(d);
 	check_attached(d);
@@ -974,6 +1005,8 @@ int cmd_doctor(int argc, char **argv)
 		check_interface(d);
 	else
 		check_memlock(d, 1);
+	if (!d->ifname)
+		check_conn_memory(d, 1);
 	check_hugepages(d);
 	check_vfio(d);
 	check_dpdk_binary(d);

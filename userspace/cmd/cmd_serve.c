@@ -25,6 +25,7 @@
 #include "log.h"
 #include "serve_run.h"
 #include "serve_state.h"
+#include "tcp_core.h"
 
 enum { OPT_MAX_CONNS = OPT_CMD_BASE, OPT_IDLE, OPT_HEADER, OPT_METRICS };
 
@@ -53,7 +54,9 @@ static struct opt_spec serve_opts[] = {
 	{'t', "threads", "N", "epoll threads (default: one per CPU)", 0, 0},
 	{OPT_MAX_CONNS, "max-conns", "N",
 	 "open connections at most (default %d, or what the open files limit "
-	 "allows)",
+	 "allows); afxdp and dpdk: their connection tables, split over the "
+	 "queues (default 65536 a queue), at most " TCP_CORE_CONN_BYTES_STR
+	 " bytes of memory a connection, allocated at start",
 	 EPOLL_DEFAULT_MAX_CONNS, 0},
 	{OPT_IDLE, "idle-timeout", "SEC",
 	 "keep-alive idle timeout (default %d)", EPOLL_DEFAULT_IDLE_MS / 1000,
@@ -179,6 +182,7 @@ static int parse_args(int argc, char **argv, struct serve_args *a)
 	}
 	if (cli_operands("serve", argc, argv, 0, 1, "<ifname>"))
 		return -1;
+	a->c.max_conns = a->eo.max_conns;
 	if (optind < argc)
 		a->c.ifname = argv[optind];
 	if (!a->engine_given && !a->c.ifname)

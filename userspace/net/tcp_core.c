@@ -30,6 +30,13 @@
 	HTTP_MAX_HEADER	 /* a full buffer makes the parser say 431 \
 			  */
 #define WHEEL_SLOTS 4096 /* 1 ms each: a revolution of ~4 s */
+/* Deadlines further out (idle timeouts: 60 s) wait in a coarse wheel of
+ * 1024 ms slots (a revolution of ~262 s) and move to the fine one once,
+ * 3-4 s before they are due: a connection's timer is touched once per
+ * deadline, never once per fine revolution (at a million connections
+ * that was 244,000 touches a second). */
+#define L1_MS 1024
+#define L1_SLOTS 256
 /* SYN cookie periods are of the wall clock (CLOCK_REALTIME), so hosts
  * sharing a key agree on them whatever their monotonic clock's origin. A
  * cookie is good in its period and the next. Hosts of a fleet may differ
@@ -106,7 +113,7 @@ struct tcp_conn {
 	uint8_t q_head, q_count;
 	uint8_t fin_pending : 1, fin_sent : 1, fin_acked : 1, fin_rcvd : 1,
 		in_use : 1, in_recovery : 1, tlp_out : 1;
-	uint8_t rtt_on : 1, oow_sent : 1;
+	uint8_t rtt_on : 1, oow_sent : 1, tl1 : 1; /* tl1: coarse wheel */
 	/* SACK negotiated (the cookie's bit), RACK knows a delivered
 	 * segment, reordering seen, recovery entered on RACK's word */
 	uint8_t sack_ok : 1, rack_valid : 1, reord_seen : 1, sack_rec : 1,
@@ -191,7 +198,8 @@ struct tcp_core {
 	uint32_t src_mask, src_cap;
 
 	uint32_t wheel[WHEEL_SLOTS];
-	uint64_t wheel_ms; /* last ms processed */
+	uint32_t wheel1[L1_SLOTS]; /* coarse: deadlines >= WHEEL_SLOTS ms out */
+	uint64_t wheel_ms;	   /* last ms processed */
 	bool wheel_started;
 
 	struct http_responses resp; /* header bytes; whole when inline */
@@ -372,17 +380,22 @@ static uint32_t conn_idx(const struct tcp_core *c, const struct tcp_conn *k)
 	return (uint32_t)(k - c->conns);
 }
 
+/* The list a linked connection sits in. */
+static uint32_t *timer_head(struct tcp_core *c, const struct tcp_conn *k)
+{
+	if (k->tl1)
+		return &c->wheel1[(k->linked_at / L1_MS) % L1_SLOTS];
+	return &c->wheel[k->linked_at % WHEEL_SLOTS];
+}
+
 static void timer_unlink(struct tcp_core *c, struct tcp_conn *k)
 {
-	uint32_t slot;
-
 	if (!k->linked_at)
 		return;
-	slot = (uint32_t)(k->linked_at % WHEEL_SLOTS);
 	if (k->tprev != NIL)
 		c->conns[k->tprev].tnext = k->tnext;
 	else
-		c->wheel[slot] = k->tnext;
+		*timer_head(c, k) = k->tnext;
 	if (k->tnext != NIL)
 		c->conns[k->tnext].tprev = k->tprev;
 	k->tprev = k->tnext = NIL;
@@ -391,17 +404,37 @@ static void timer_unlink(struct tcp_core *c, struct tcp_conn *k)
 
 static void timer_link(struct tcp_core *c, struct tcp_conn *k, uint64_t at)
 {
-	uint32_t slot, idx = conn_idx(c, k);
+	uint32_t idx = conn_idx(c, k), *head;
 
 	if (at <= c->wheel_ms)
 		at = c->wheel_ms + 1;
-	slot = (uint32_t)(at % WHEEL_SLOTS);
 	k->linked_at = at;
+	k->tl1 = at - c->wheel_ms >= WHEEL_SLOTS;
+	head = timer_head(c, k);
 	k->tprev = NIL;
-	k->tnext = c->wheel[slot];
+	k->tnext = *head;
 	if (k->tnext != NIL)
 		c->conns[k->tnext].tprev = idx;
-	c->wheel[slot] = idx;
+	*head = idx;
+}
+
+/* Move the coarse slot's connections on: those due within the fine
+ * wheel's reach into it, the ones a coarse revolution later back. */
+static void timer_cascade(struct tcp_core *c, uint32_t slot)
+{
+	uint32_t idx = c->wheel1[slot];
+
+	c->wheel1[slot] = NIL;
+	while (idx != NIL) {
+		struct tcp_conn *k = &c->conns[idx];
+		uint32_t next = k->tnext;
+		uint64_t at = k->linked_at;
+
+		k->tprev = k->tnext = NIL;
+		k->linked_at = 0;
+		timer_link(c, k, at);
+		idx = next;
+	}
 }
 
 /* Make sure the connection fires no later than its earliest deadline;
@@ -2027,9 +2060,10 @@ static void parse_sack_blocks(const struct tcphdr *th, uint32_t doff,
 }
 
 /* Parse one frame into s. 0: TCP for the service; 1: not ours;
- * -1: ours but malformed. Reads the headers through the kernel's structs
- * (wire.h) but in its own order: the port is checked before anything is
- * copied, as most frames that are not ours fail there. */
+ * -1: ours but malformed; -2: ours but a checksum fails. Reads the headers
+ * through the kernel's structs (wire.h) but in its own order: the port is
+ * checked before anything is copied, as most frames that are not ours fail
+ * there. */
 static int parse_frame(struct tcp_core *c, const struct tcp_frame *f,
 		       struct seg *s)
 {
@@ -2037,6 +2071,7 @@ static int parse_frame(struct tcp_core *c, const struct tcp_frame *f,
 	const struct ethhdr *eth = (const void *)f->data;
 	const struct tcphdr *th;
 	uint32_t len = f->len, l3, tcplen, doff, i;
+	uint64_t ph;
 
 	if (len < ETH_HLEN + WIRE_IP4_HLEN)
 		return 1;
@@ -2060,9 +2095,17 @@ static int parse_frame(struct tcp_core *c, const struct tcp_frame *f,
 		s->t.raddr[10] = s->t.raddr[11] = 0xff;
 		memcpy(s->t.laddr + 12, &ip->daddr, 4);
 		memcpy(s->t.raddr + 12, &ip->saddr, 4);
-		if (ip->ihl != 5 || (wire_get16(&ip->frag_off) &
-				     (WIRE_IP_MF | WIRE_IP_OFFMASK)))
-			return -1; /* options or a fragment */
+		if (ip->ihl != 5)
+			return -1; /* options */
+		/* The addresses' sum serves the header's check and the
+		 * pseudo-header's. */
+		ph = wire_ph_ip4(ip);
+		if (!(f->rx_csum & TCP_RX_CSUM_IP_GOOD) &&
+		    ((f->rx_csum & TCP_RX_CSUM_BAD) ||
+		     csum_ne_fold(csum_ne_add(ph, ip, 12)) != 0xffff))
+			return -2;
+		if (wire_get16(&ip->frag_off) & (WIRE_IP_MF | WIRE_IP_OFFMASK))
+			return -1; /* a fragment */
 		tot = wire_get16(&ip->tot_len);
 		if (tot < WIRE_IP4_HLEN + WIRE_TCP_HLEN || tot > len - ETH_HLEN)
 			return -1;
@@ -2080,6 +2123,7 @@ static int parse_frame(struct tcp_core *c, const struct tcp_frame *f,
 		if (wire_get16(&th->dest) != c->p.port)
 			return 1;
 		s->t.v6 = 1;
+		ph = wire_ph_ip6(ip);
 		memcpy(s->t.laddr, &ip->daddr, 16);
 		memcpy(s->t.raddr, &ip->saddr, 16);
 		plen = wire_get16(&ip->payload_len);
@@ -2102,6 +2146,12 @@ static int parse_frame(struct tcp_core *c, const struct tcp_frame *f,
 	doff = wire_tcp_hlen(th);
 	if (doff < WIRE_TCP_HLEN || doff > tcplen)
 		return -1;
+	/* Before anything reads the segment's fields: a corrupted one is
+	 * never answered, acked or allowed to change a connection. */
+	if (!(f->rx_csum & TCP_RX_CSUM_L4_GOOD) &&
+	    ((f->rx_csum & TCP_RX_CSUM_BAD) ||
+	     !wire_tcp_csum_ok(ph, th, tcplen, c->p.csum_partial_ok)))
+		return -2;
 	memcpy(&s->t.rport_be, &th->source, 2);
 	memcpy(&s->t.lport_be, &th->dest, 2);
 	s->seq = wire_get32(&th->seq);
@@ -2182,6 +2232,10 @@ uint32_t tcp_core_rx_burst(struct tcp_core *c, struct tcp_frame *frames,
 			continue;
 		}
 		c->cnt.service_segments++;
+		if (r == -2) {
+			c->cnt.drop_csum++;
+			continue;
+		}
 		if (r < 0) {
 			c->cnt.drop_malformed++;
 			continue;
@@ -2287,13 +2341,28 @@ void tcp_core_poll_timers(struct tcp_core *c, uint64_t now_ns)
 
 	update_date(c, now_ns);
 	end = c->now_ms;
-	if (end > c->wheel_ms + WHEEL_SLOTS)
+	if (end > c->wheel_ms + WHEEL_SLOTS) {
+		/* Not polled for a while: skip to one fine revolution before
+		 * now (every fine slot is still visited once), and cascade
+		 * the coarse slots whose turn was skipped. */
+		uint64_t from = c->wheel_ms / L1_MS + 1, p;
+
 		c->wheel_ms = end - WHEEL_SLOTS;
+		for (p = from; p <= c->wheel_ms / L1_MS && p < from + L1_SLOTS;
+		     p++)
+			timer_cascade(c, (uint32_t)((p + 3) % L1_SLOTS));
+	}
 	for (t = c->wheel_ms + 1; t <= end; t++) {
 		uint32_t slot = (uint32_t)(t % WHEEL_SLOTS);
-		uint32_t idx = c->wheel[slot];
+		uint32_t idx;
 
 		c->wheel_ms = t;
+		/* A coarse slot holds deadlines of one 1024 ms period: 3
+		 * periods ahead they come within the fine wheel's reach. */
+		if (t % L1_MS == 0)
+			timer_cascade(c,
+				      (uint32_t)((t / L1_MS + 3) % L1_SLOTS));
+		idx = c->wheel[slot];
 		/* Detach the slot, then fire or re-link each entry: an entry
 		 * re-armed into this same slot is not seen twice. */
 		c->wheel[slot] = NIL;
@@ -2364,6 +2433,10 @@ static int copy_responses(struct tcp_core *c, const struct http_responses *r)
 	return 0;
 }
 
+static uint32_t table_slots(uint32_t n);
+static uint32_t default_rx_bufs(uint32_t n);
+static uint32_t src_slots(uint32_t nrx);
+
 struct tcp_core *tcp_core_new(const struct tcp_core_params *p)
 {
 	struct tcp_core *c;
@@ -2403,8 +2476,7 @@ struct tcp_core *tcp_core_new(const struct tcp_core_params *p)
 	if (!c->p.table_size)
 		c->p.table_size = TCP_CORE_DEFAULT_TABLE;
 	if (!c->p.rx_bufs)
-		c->p.rx_bufs =
-			c->p.table_size / 64 < 64 ? 64 : c->p.table_size / 64;
+		c->p.rx_bufs = default_rx_bufs(c->p.table_size);
 	if (!c->p.frame_cap)
 		c->p.frame_cap = 2048;
 	if (!c->p.rto_initial_ms)
@@ -2453,8 +2525,7 @@ struct tcp_core *tcp_core_new(const struct tcp_core_params *p)
 	}
 
 	n = c->p.table_size;
-	for (slots = 16; slots < 2 * n; slots <<= 1)
-		;
+	slots = table_slots(n);
 	c->mask = slots - 1;
 	c->nconns = n;
 	c->conns = calloc(n, sizeof(*c->conns));
@@ -2463,8 +2534,7 @@ struct tcp_core *tcp_core_new(const struct tcp_core_params *p)
 	c->nrxbufs = c->p.rx_bufs;
 	c->rxbufs = malloc((size_t)c->nrxbufs * RXBUF_SIZE);
 	c->rxfree = calloc(c->nrxbufs, sizeof(*c->rxfree));
-	for (slots = 16; slots < 4 * c->nrxbufs; slots <<= 1)
-		;
+	slots = src_slots(c->nrxbufs);
 	c->src_mask = slots - 1;
 	c->src_cnt = calloc(slots, sizeof(*c->src_cnt));
 	c->src_cap = c->p.rx_bufs_per_src
@@ -2486,6 +2556,8 @@ struct tcp_core *tcp_core_new(const struct tcp_core_params *p)
 	c->nrxfree = c->nrxbufs;
 	for (i = 0; i < WHEEL_SLOTS; i++)
 		c->wheel[i] = NIL;
+	for (i = 0; i < L1_SLOTS; i++)
+		c->wheel1[i] = NIL;
 
 	clock_gettime(CLOCK_REALTIME, &rt);
 	clock_gettime(CLOCK_MONOTONIC, &mono);
@@ -2551,6 +2623,41 @@ void tcp_core_counters_publish(const struct tcp_core_counters *c,
 				__atomic_load_n(&v[k], __ATOMIC_RELAXED));
 }
 
+/* The hash slots for n connections: a power of two, at least 2n. */
+static uint32_t table_slots(uint32_t n)
+{
+	uint32_t slots;
+
+	for (slots = 16; slots < 2 * n; slots <<= 1)
+		;
+	return slots;
+}
+
+static uint32_t default_rx_bufs(uint32_t n)
+{
+	return n / 64 < 64 ? 64 : n / 64;
+}
+
+/* The per-source counts for nrx buffers: a power of two, at least 4 nrx. */
+static uint32_t src_slots(uint32_t nrx)
+{
+	uint32_t slots;
+
+	for (slots = 16; slots < 4 * nrx; slots <<= 1)
+		;
+	return slots;
+}
+
+size_t tcp_core_table_bytes(uint32_t n)
+{
+	uint32_t nrx = default_rx_bufs(n);
+
+	return (size_t)n * (sizeof(struct tcp_conn) + sizeof(uint32_t)) +
+	       (size_t)table_slots(n) * sizeof(struct tbl_slot) +
+	       (size_t)nrx * (RXBUF_SIZE + sizeof(uint32_t)) +
+	       (size_t)src_slots(nrx) * sizeof(uint16_t);
+}
+
 uint32_t tcp_core_active(const struct tcp_core *c)
 {
 	return c->active;
@@ -2605,14 +2712,21 @@ int tcp_core_check(const struct tcp_core *c)
 	free(seen);
 	if (used != c->active || used + c->nfree != c->nconns)
 		return -__LINE__;
-	/* Every active connection sits on the wheel exactly once. */
-	for (i = 0; i < WHEEL_SLOTS; i++) {
-		uint32_t idx = c->wheel[i], prev = NIL;
+	/* Every active connection sits on a wheel exactly once, in the
+	 * slot of its deadline. */
+	for (i = 0; i < WHEEL_SLOTS + L1_SLOTS; i++) {
+		bool l1 = i >= WHEEL_SLOTS;
+		uint32_t idx = l1 ? c->wheel1[i - WHEEL_SLOTS] : c->wheel[i];
+		uint32_t prev = NIL;
 
 		while (idx != NIL) {
-			if (idx >= c->nconns || !c->conns[idx].in_use ||
-			    c->conns[idx].tprev != prev ||
-			    c->conns[idx].linked_at % WHEEL_SLOTS != i)
+			const struct tcp_conn *k = &c->conns[idx];
+
+			if (idx >= c->nconns || !k->in_use ||
+			    k->tprev != prev || k->tl1 != l1 ||
+			    (l1 ? (k->linked_at / L1_MS) % L1_SLOTS !=
+					     i - WHEEL_SLOTS
+				: k->linked_at % WHEEL_SLOTS != i))
 				return -__LINE__;
 			prev = idx;
 			idx = c->conns[idx].tnext;

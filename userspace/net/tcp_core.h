@@ -40,8 +40,12 @@
  * tcp_core_rx_burst), which answers ARP/ICMP or passes them on.
  *
  * Checksums: every frame sent carries full, correct IPv4 and TCP
- * checksums. Incoming checksums are not validated (veth and local stacks
- * send partial checksums).
+ * checksums. Every frame received for the service is verified before
+ * anything acts on it (IPv4 header, TCP over IPv4 and IPv6: summed once,
+ * or the NIC's verdict in tcp_frame.rx_csum); a bad one is dropped and
+ * counted (drop_csum), never answered, acked or allowed to change state.
+ * The pseudo-header-only form of a local stack's frame over veth is
+ * accepted only with csum_partial_ok.
  *
  * TCP as the core speaks it
  * -------------------------
@@ -153,8 +157,13 @@
 struct http_responses;
 
 #define TCP_CORE_DEFAULT_TABLE 65536 /* connections per core (per queue) */
-#define TCP_CORE_RESP_QUEUE 32	     /* responses owed per connection */
-#define TCP_CORE_TX_BATCH 64 /* TX frames handed to ops->tx_send at once */
+/* Memory one connection of the table costs at most, with its share of the
+ * hash slots and the reassembly pool (tcp_core_table_bytes() / n, checked
+ * by test_tcp_core): what --max-conns' help states. */
+#define TCP_CORE_CONN_BYTES 768
+#define TCP_CORE_CONN_BYTES_STR "768"
+#define TCP_CORE_RESP_QUEUE 32 /* responses owed per connection */
+#define TCP_CORE_TX_BATCH 64   /* TX frames handed to ops->tx_send at once */
 #define TCP_CORE_MAX_INFLIGHT (256u * 1024) /* bytes in flight cap */
 
 /*
@@ -172,7 +181,16 @@ struct tcp_frame {
 	uint32_t len;
 	uint32_t cap;
 	uint64_t handle;
+	/* RX: what the NIC verified (TCP_RX_CSUM_*); 0: nothing, the core
+	 * sums the frame itself. */
+	uint8_t rx_csum;
 };
+
+/* A NIC's checksum verdicts (DPDK's RTE_MBUF_F_RX_*_CKSUM_*): GOOD skips
+ * the core's own sum, BAD drops the frame (counted drop_csum). */
+#define TCP_RX_CSUM_IP_GOOD 0x1 /* IPv4 header verified */
+#define TCP_RX_CSUM_L4_GOOD 0x2 /* TCP checksum verified */
+#define TCP_RX_CSUM_BAD 0x4	/* either one failed */
 
 /*
  * The engine's side of TX. All three are called only from inside
@@ -244,6 +262,12 @@ struct tcp_core_params {
 	 * 0 in production. */
 	uint32_t isn_offset;
 
+	/* Frames may carry a TCP checksum of the pseudo-header alone
+	 * (CHECKSUM_PARTIAL, as a local stack sends them over veth): accept
+	 * that form too. Only for devices that deliver it (nic_info.h's
+	 * nic_csum_partial), never a NIC driver. */
+	bool csum_partial_ok;
+
 	/* The engine's TX side. */
 	const struct tcp_io_ops *ops;
 	void *ops_ctx;
@@ -267,6 +291,7 @@ struct tcp_core_params {
 	X(drop_bad_cookie, "handshake ACKs that fail the cookie check")    \
 	X(drop_rst, "RST segments received")                               \
 	X(drop_malformed, "truncated or bad headers, options, fragments")  \
+	X(drop_csum, "dropped: IPv4 header or TCP checksum wrong")         \
 	X(not_mine, "frames handed back: not TCP to the service")          \
 	X(connections_opened, "connections established")                   \
 	X(connections_closed, "connections closed (any reason)")           \
@@ -348,7 +373,9 @@ uint32_t tcp_core_rx_burst(struct tcp_core *c, struct tcp_frame *frames,
 /*
  * Run the timers due at now_ns (retransmissions, idle timeouts) and send
  * what they produce. Cheap when nothing is due (a timer wheel with 1 ms
- * slots); call it every poll iteration, or at least every few ms.
+ * slots, and 1024 ms ones for deadlines over 4 s out: a connection is
+ * touched once per deadline, never per tick); call it every poll
+ * iteration, or at least every few ms.
  */
 void tcp_core_poll_timers(struct tcp_core *c, uint64_t now_ns);
 
@@ -370,6 +397,14 @@ void tcp_core_set_wallclock(struct tcp_core *c, uint64_t mono_ns,
 
 /* The core's counters (a pointer into the core; stays valid until free). */
 const struct tcp_core_counters *tcp_core_counters(const struct tcp_core *c);
+
+/*
+ * The bytes tcp_core_new allocates for a table of n connections with the
+ * default reassembly pool (connections, hash slots, free list, n / 64
+ * buffers of 8 KiB, per-source counts): what --max-conns costs. The
+ * responses' copy (a few KiB and the body) comes on top, once per core.
+ */
+size_t tcp_core_table_bytes(uint32_t n);
 
 /* Connections currently in the table (tests: no state after a SYN flood;
  * no leak after close). */

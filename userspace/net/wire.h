@@ -289,6 +289,45 @@ static inline void wire_tcp_csum(void *frame, bool v6, uint32_t l4_off,
 	wire_put16(&th->check, csum_finish(sum));
 }
 
+/* Whether an IPv4 header of ihl words verifies (RFC 791: its sum, the
+ * checksum field included, is all ones). */
+static inline bool wire_ip4_csum_ok(const struct iphdr *ip)
+{
+	return csum_ne_fold(csum_ne_add(0, ip, ip->ihl * 4u)) == 0xffff;
+}
+
+/*
+ * Whether a received TCP segment's checksum verifies. ph: the
+ * pseudo-header's addresses summed by csum_ne_add() (wire_ph_ip4/6); the
+ * protocol and tcp_len are added here; the tcp_len bytes at th must sum
+ * with it to all ones. partial_ok: a frame a local stack sent over veth
+ * (CHECKSUM_PARTIAL) carries only the pseudo-header's folded sum; accept
+ * that form too (only from such devices: on a wire it would let
+ * corrupted payload through).
+ */
+static inline bool wire_tcp_csum_ok(uint64_t ph, const struct tcphdr *th,
+				    uint32_t tcp_len, bool partial_ok)
+{
+	uint16_t check;
+
+	ph = csum_ne_add32(ph, IPPROTO_TCP + tcp_len);
+	if (csum_ne_fold(csum_ne_add(ph, th, tcp_len)) == 0xffff)
+		return true;
+	memcpy(&check, &th->check, 2);
+	return partial_ok && check == csum_ne_fold(ph);
+}
+
+/* The pseudo-header's addresses, for wire_tcp_csum_ok(). */
+static inline uint64_t wire_ph_ip4(const struct iphdr *ip)
+{
+	return csum_ne_add(0, &ip->saddr, 8);
+}
+
+static inline uint64_t wire_ph_ip6(const struct ipv6hdr *ip)
+{
+	return csum_ne_add(0, &ip->saddr, 32);
+}
+
 /*
  * Option writers: each writes at o and returns the bytes written, padded
  * with NOPs to keep the next option aligned as Linux sends them (MSS 4,

@@ -44,6 +44,9 @@ struct serve_ctx {
 	const char *ifname; /* NULL: every interface (epoll alone) */
 	enum blitz_xdp_mode_req xdp_mode;
 	int queues; /* -q; 0: the engine's default */
+	/* --max-conns; 0: each engine's default. afxdp and dpdk split it
+	 * over their queues' connection tables. */
+	int max_conns;
 	const struct blitz_service *svc;
 	const struct http_responses *resp; /* built once from svc */
 	/* The service options as typed, for a child binary's command line. */

@@ -41,6 +41,7 @@ static void __attribute__((noreturn)) afxdp_child(struct serve_ctx *c)
 		.svc = c->svc,
 		.resp = c->resp,
 		.cpu_first = -1,
+		.max_conns = c->max_conns > 0 ? (uint32_t)c->max_conns : 0,
 		.counters_fd = blitz_loaded_counters_fd(c->xdp),
 		.registry = true,
 	};

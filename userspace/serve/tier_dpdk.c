@@ -40,7 +40,8 @@
 struct dpdk_child {
 	char *args[SERVE_MAX_FWD + 32];
 	char bin[PATH_MAX + 16], vdev[IF_NAMESIZE + 96], port[16],
-		prefix[IF_NAMESIZE + 16], tap[IF_NAMESIZE], lcores[256];
+		prefix[IF_NAMESIZE + 16], tap[IF_NAMESIZE], lcores[256],
+		table[16];
 	struct netif_state st;
 };
 
@@ -119,6 +120,14 @@ static int dpdk_args(struct serve_ctx *c, struct dpdk_child *d)
 	d->args[k++] = (char *)c->ifname;
 	d->args[k++] = "--tap";
 	d->args[k++] = d->tap;
+	if (c->max_conns > 0) {
+		/* --max-conns over the queues: blitz-dpdk's --table is per
+		 * queue. */
+		snprintf(d->table, sizeof(d->table), "%d",
+			 (c->max_conns + nq - 1) / nq);
+		d->args[k++] = "--table";
+		d->args[k++] = d->table;
+	}
 	if (blitz_log_level >= LOG_DEBUG)
 		d->args[k++] = "-v";
 	for (i = 0; i < c->n_fwd; i++) {

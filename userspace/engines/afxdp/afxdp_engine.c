@@ -32,6 +32,7 @@
 
 #include "afxdp_engine.h"
 #include "counters.h"
+#include "nic_info.h"
 #include "log.h"
 #include "tcp_core.h"
 #include "xsk.h"
@@ -52,6 +53,8 @@ struct xq {
 	bool in_map;
 
 	struct tcp_core *core;
+	uint32_t table_size;  /* connections of this queue's core */
+	bool csum_partial_ok; /* the device may deliver partial sums */
 	pthread_t th;
 	bool started;
 
@@ -172,8 +175,9 @@ static int xq_init(struct xq *q, const struct afxdp_engine_opts *o)
 		.addr6 = svc->addr6,
 		.resp = o->resp,
 		.secret = {svc->secret[0], svc->secret[1]}, /* 0: random */
-		.table_size = o->table_size,
+		.table_size = q->table_size,
 		.frame_cap = FRAME_SIZE,
+		.csum_partial_ok = q->csum_partial_ok,
 		.ops = &xq_ops,
 		.ops_ctx = q,
 	};
@@ -226,6 +230,7 @@ static uint32_t xq_rx(struct xq *q, uint64_t now)
 		fr[i].len = d[i].len;
 		fr[i].cap = d[i].len;
 		fr[i].handle = blitz_xsk_frame_of(&q->x, d[i].addr);
+		fr[i].rx_csum = 0; /* no verdict from AF_XDP: the core sums */
 	}
 	/* Frames not for the service (the XDP program only redirects the
 	 * service's, so this is rare) are simply recycled with the rest. */
@@ -409,6 +414,7 @@ int afxdp_engine_run(const struct afxdp_engine_opts *o,
 	int nq, i, ret = 0, ncpu;
 	uint64_t busy = 0, polls = 0, rxf = 0, kick = 0, kicks = 0;
 	struct registry reg = {0};
+	bool csum_partial;
 
 	if (!o || !o->ifname || !o->svc || o->xsks_fd < 0) {
 		pr_warn("afxdp engine: missing interface, service or xsks "
@@ -433,8 +439,16 @@ int afxdp_engine_run(const struct afxdp_engine_opts *o,
 	qs = calloc((size_t)nq, sizeof(*qs));
 	if (!qs)
 		return -ENOMEM;
+	/* veth and its kin hand over a local stack's frames with the TCP
+	 * sum of the pseudo-header alone: the cores take that form from
+	 * such a device only (a NIC's frames carry the full sum). */
+	csum_partial = nic_csum_partial(o->ifname);
 	for (i = 0; i < nq; i++) {
 		qs[i].o = o;
+		qs[i].csum_partial_ok = csum_partial;
+		qs[i].table_size = o->max_conns ? (o->max_conns + (uint32_t)nq -
+						   1) / (uint32_t)nq
+						: o->table_size;
 		qs[i].stop = stop;
 		qs[i].qid = i;
 		qs[i].cpu = o->cpu_first >= 0 ? (o->cpu_first + i) % ncpu
@@ -443,10 +457,19 @@ int afxdp_engine_run(const struct afxdp_engine_opts *o,
 		if (ret)
 			goto out;
 		pr_info("afxdp: %s queue %d: %s mode (%s), %u UMEM frames of "
-			"%u bytes, need_wakeup%s, CPU %d\n",
+			"%u bytes, need_wakeup%s, CPU %d, checksums %s, "
+			"%u connections (%zu MiB)\n",
 			o->ifname, i, blitz_xsk_mode(&qs[i].x),
 			qs[i].x.mode_why, qs[i].x.nframes, FRAME_SIZE,
-			o->busy_poll ? ", busy poll" : "", qs[i].cpu);
+			o->busy_poll ? ", busy poll" : "", qs[i].cpu,
+			csum_partial ? "full or a local stack's partial sum"
+				     : "full only",
+			qs[i].table_size ? qs[i].table_size
+					 : TCP_CORE_DEFAULT_TABLE,
+			tcp_core_table_bytes(
+				qs[i].table_size ? qs[i].table_size
+						 : TCP_CORE_DEFAULT_TABLE) >>
+				20);
 	}
 	if (o->mode_report)
 		write_mode_report(o, qs, nq);

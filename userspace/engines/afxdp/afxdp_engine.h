@@ -57,6 +57,9 @@ struct afxdp_engine_opts {
 	const struct http_responses *resp;
 	/* Connections per queue; 0: TCP_CORE_DEFAULT_TABLE (65536). */
 	uint32_t table_size;
+	/* Connections over all queues (serve --max-conns), split evenly:
+	 * overrides table_size; 0: table_size per queue. */
+	uint32_t max_conns;
 	/* Pin queue i's thread to CPU (cpu_first + i) % online CPUs;
 	 * -1: to the i-th CPU (wrapping) the process may run on, so
 	 * `taskset` still decides where the engine runs. */
