@@ -111,7 +111,7 @@ $(BUILD)/us/%.o: userspace/%.c $(USER_HDRS) $(BPF_HDRS) $(SKELS)
 $(BUILD)/us/bpfctl/loader.o: $(BUILD)/blitz_xdp.skel.h
 $(BUILD)/us/bpfctl/tc_handoff.o: $(BUILD)/blitz_tc.skel.h $(BUILD)/blitz_probe.skel.h
 $(BUILD)/us/bpfctl/ksock.o: $(BUILD)/blitz_ksock.skel.h
-$(BUILD)/us/bench/bench_gen.o: $(BUILD)/bench_gen.skel.h
+$(BUILD)/us/bench/bench_xdp.o: $(BUILD)/bench_gen.skel.h
 
 $(BUILD)/libblitz.a: $(LIB_OBJS)
 	@rm -f $@
