@@ -18,7 +18,7 @@
  * (saddr = client), addresses and ports in network order as in the
  * headers; seq, ack, ISNs, TSvals in host order.
  *
- *   TSval = O + a + x + (e mod 8) * 2^29 + mac23 * 2^6 + opts6   (mod 2^32)
+ *   TSval = O + a + x + (e mod 8) * 2^29 + opts6 * 2^23 + mac23   (mod 2^32)
  *   ISN   = mac25 * 2^7 + opts6 * 2 + (e mod 2)
  *
  * O: low half of the flow hash (offset key, 4-tuple); a: our sequence
@@ -56,8 +56,21 @@
 #define BLITZ_CK2_OPT_BITS 6
 #define BLITZ_CK2_OPT_MASK 0x3fU
 #define BLITZ_CK2_TS_EPOCH_SHIFT 29 /* 3 bits: e mod 8 */
-#define BLITZ_CK2_TS_MAC_FIELD 23   /* bits 6..28 */
-#define BLITZ_CK2_ISN_MAC_FIELD 25  /* bits 7..31 */
+/*
+ * The options sit above the MAC (bits 23..28), the MAC in the low bits
+ * (0..22), and the MAC never takes the top BLITZ_CK2_TS_MAC_GAP values of
+ * its field: a segment whose seq + ack is off the point its TSecr was
+ * minted for by 0 < d <= GAP (sent before our reply arrived: d is the
+ * bytes since) either leaves the options alone and moves the MAC field
+ * (fails), or borrows from the options, which leaves the field in the
+ * gap (fails). No chance at all, and no state: docs/cookie-v2.md.
+ */
+#define BLITZ_CK2_TS_OPT_SHIFT 23
+#define BLITZ_CK2_TS_MAC_FIELD 23 /* bits 0..22 */
+#define BLITZ_CK2_TS_MAC_GAP (1U << 14)
+#define BLITZ_CK2_TS_MAC_RANGE \
+	((1U << BLITZ_CK2_TS_MAC_FIELD) - BLITZ_CK2_TS_MAC_GAP)
+#define BLITZ_CK2_ISN_MAC_FIELD 25 /* bits 7..31 */
 
 /*
  * How many MAC bits a check compares: all of them, unless a test build
@@ -67,11 +80,22 @@
 #ifdef BLITZ_CK2_MAC_BITS
 #define BLITZ_CK2_TS_MAC_BITS BLITZ_CK2_MAC_BITS
 #define BLITZ_CK2_ISN_MAC_BITS BLITZ_CK2_MAC_BITS
+#elif defined(BLITZ_CK2_TS_MAC_CUT) /* the TSval MAC alone (test_seq_narrow) \
+				     */
+#define BLITZ_CK2_TS_MAC_BITS BLITZ_CK2_TS_MAC_CUT
+#define BLITZ_CK2_ISN_MAC_BITS BLITZ_CK2_ISN_MAC_FIELD
 #else
 #define BLITZ_CK2_TS_MAC_BITS BLITZ_CK2_TS_MAC_FIELD
 #define BLITZ_CK2_ISN_MAC_BITS BLITZ_CK2_ISN_MAC_FIELD
 #endif
+#if BLITZ_CK2_TS_MAC_BITS < BLITZ_CK2_TS_MAC_FIELD
+/* A cut build compares the low b - 1 bits and bit 12, the one the FIN
+ * mark of bpf/blitz_seq.h moves: a marked TSecr never passes unmarked. */
+#define BLITZ_CK2_TS_MAC_CMP \
+	(((1U << (BLITZ_CK2_TS_MAC_BITS - 1)) - 1) | (1U << 12))
+#else
 #define BLITZ_CK2_TS_MAC_CMP ((1U << BLITZ_CK2_TS_MAC_BITS) - 1)
+#endif
 #define BLITZ_CK2_ISN_MAC_CMP ((1U << BLITZ_CK2_ISN_MAC_BITS) - 1)
 
 /* Domain tags: no two messages of the key schedule are alike. */
@@ -341,8 +365,11 @@ BLITZ_INLINE __u32 blitz_ck2_ts_mac(const struct blitz_ck2_key *ek, __u64 flow,
 
 	m[0] = flow;
 	m[1] = (__u64)(opts & BLITZ_CK2_OPT_MASK) | BLITZ_CK2_TAG_TS;
-	return (__u32)blitz_siphash(ek->k0, ek->k1, m, 2) &
-	       ((1U << BLITZ_CK2_TS_MAC_FIELD) - 1);
+	/* uniform on [0, RANGE) within 2^-9 (of 2^32 values, 512 or 513
+	 * each): never in the gap */
+	return (__u32)(((blitz_siphash(ek->k0, ek->k1, m, 2) >> 32) *
+			BLITZ_CK2_TS_MAC_RANGE) >>
+		       32);
 }
 
 /* ts: the SYN offered timestamps (the "timestamps negotiated" bit). */
@@ -363,7 +390,7 @@ BLITZ_INLINE __u32 blitz_ck2_tsval_mac(__u64 e, __u64 flow, __u32 opts,
 				       __u32 mac, __u32 a, __u32 x)
 {
 	return (__u32)flow + a + x + ((__u32)e << BLITZ_CK2_TS_EPOCH_SHIFT) +
-	       (mac << BLITZ_CK2_OPT_BITS) + (opts & BLITZ_CK2_OPT_MASK);
+	       ((opts & BLITZ_CK2_OPT_MASK) << BLITZ_CK2_TS_OPT_SHIFT) + mac;
 }
 
 /* The TSval of a segment minted in epoch e whose sequence space ends at a
@@ -431,9 +458,9 @@ BLITZ_INLINE __u32 blitz_ck2_ts_age(__u64 e_now, __u32 d)
  * One slot's verdict on a TSecr for a segment with seq and ack. mark != 0
  * also accepts the TSval of a segment minted with x + mark (the FIN mark
  * of bpf/blitz_seq.h: sent after our FIN), and says so in h->fin. The
- * mark is a multiple of 2^6 below 2^23: it moves only MAC bits, so the
- * marked variant needs a second MAC only when it borrows from the epoch
- * field.
+ * mark is below 2^23: it moves only MAC bits (bit 12, compared in the cut
+ * test builds too), so the marked variant needs a second MAC only when
+ * it borrows from the options or the epoch field.
  */
 BLITZ_INLINE int blitz_ck2_ts_check_slot(const struct blitz_ck2_slot *s,
 					 __u64 e_now,
@@ -443,7 +470,7 @@ BLITZ_INLINE int blitz_ck2_ts_check_slot(const struct blitz_ck2_slot *s,
 {
 	const struct blitz_ck2_key *ek;
 	__u64 flow, e;
-	__u32 d, age, opts, mac = 0, i, have = 0, age_mac = 0;
+	__u32 d, age, opts, mac = 0, i, have = 0, age_mac = 0, opts_mac = 0;
 
 	if (!(s->flags & (BLITZ_CK2_ACCEPT | BLITZ_CK2_RST)))
 		return BLITZ_CK2_BAD;
@@ -457,14 +484,18 @@ BLITZ_INLINE int blitz_ck2_ts_check_slot(const struct blitz_ck2_slot *s,
 		e = e_now - age;
 		if (!blitz_ck2_has(s, e))
 			continue;
-		opts = d & BLITZ_CK2_OPT_MASK;
-		if (!have || age != age_mac) {
+		opts = (d >> BLITZ_CK2_TS_OPT_SHIFT) & BLITZ_CK2_OPT_MASK;
+		if (!have || age != age_mac || opts != opts_mac) {
 			ek = BLITZ_CK2_EK(s, e);
 			mac = BLITZ_CK2_TS_MAC_OF(t, ek, flow, opts);
 			have = 1;
 			age_mac = age;
+			opts_mac = opts;
 		}
-		if (((d >> BLITZ_CK2_OPT_BITS) ^ mac) & BLITZ_CK2_TS_MAC_CMP)
+		/* (in the gap: never a MAC; explicit for the cut builds) */
+		if ((d & ((1U << BLITZ_CK2_TS_MAC_FIELD) - 1)) >=
+			    BLITZ_CK2_TS_MAC_RANGE ||
+		    ((d ^ mac) & BLITZ_CK2_TS_MAC_CMP))
 			continue;
 		BLITZ_CK2_TS_VERIFIED(s, t, BLITZ_CK2_EK(s, e), flow, opts,
 				      mac);
@@ -587,6 +618,31 @@ BLITZ_INLINE int blitz_ck2_check_isn(const struct blitz_ck2_ring *r,
 	}
 	h->flow = flow0;
 	return v0;
+}
+
+/*
+ * Is (seq, ack) where the handshake of a SYN with timestamps left its
+ * connection: ack - 1 the ISN we send to a SYN whose seq was seq - 1, with
+ * the options and under the key slot of h (a TSecr that verified)? The
+ * start of a new connection on a 4-tuple whose earlier connection left a
+ * point entry (bpf/blitz_tspt.h): one ISN MAC, asked only when that entry
+ * refuses a segment.
+ */
+BLITZ_INLINE int blitz_ck2_ts_handshake(const struct blitz_ck2_ring *r,
+					__u32 seq, __u32 ack,
+					const struct blitz_ck2_hit *h)
+{
+	const struct blitz_ck2_slot *s = &r->slot[h->slot & 1];
+	__u32 isn = ack - 1, want;
+	__u64 e = r->e_now - ((r->e_now ^ isn) & 1);
+
+	if (((isn >> 1) & BLITZ_CK2_OPT_MASK) != h->opts ||
+	    !blitz_ck2_has(s, e))
+		return 0;
+	want = blitz_ck2_isn_mac(BLITZ_CK2_EK(s, e), h->flow, seq - 1, h->opts,
+				 1);
+	return !((want ^ (isn >> (BLITZ_CK2_OPT_BITS + 1))) &
+		 BLITZ_CK2_ISN_MAC_CMP);
 }
 
 /* ---- minting ---------------------------------------------------------- */

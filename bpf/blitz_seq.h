@@ -36,8 +36,8 @@
  * The FIN mark: every segment we send at or after our FIN mints its TSval
  * with x + BLITZ_SEQ_FIN_MARK, so a segment that echoes it proves that our
  * side is closed (blitz_ck2_check_ts_mark() sets h.fin). It moves MAC bits
- * only (bit 6 of the MAC field: compared in the cut 10-bit test build too),
- * and it is one step of 2^12 in TSval: PAWS-monotonic (docs/cookie-v2.md).
+ * only (bit 12 of the MAC field: compared in the cut test builds too), and
+ * it is one step of 2^12 in TSval: PAWS-monotonic (docs/cookie-v2.md).
  */
 #define BLITZ_SEQ_FIN_MARK (1U << 12)
 

@@ -230,7 +230,10 @@ static inline __u64 blitz_mac_u64(const __u8 *m)
 	X(TC_WITHHELD_ACK, "tc_withheld_ack",                                  \
 	  "ACKs of a burst's last request, once the client had the burst")     \
 	X(TC_BURST_SEEN, "tc_burst_seen",                                      \
-	  "segments matching a burst record that needed nothing sent")
+	  "segments matching a burst record that needed nothing sent")         \
+	X(DROP_OFF_POINT, "drop_off_point",                                    \
+	  "TSecr verified at a point off our track: sent before our reply "    \
+	  "came, its MAC matched by chance")
 
 enum blitz_counter {
 #define BLITZ_CNT_ENUM(id, name, help) BLITZ_CNT_##id,

@@ -41,6 +41,7 @@
 #include "blitz_pmtu.h"
 #include "blitz_seg.h"
 #include "blitz_seq.h"
+#include "blitz_tspt.h"
 
 #define ETH_HLEN 14
 #define ETH_P_IP 0x0800
@@ -953,6 +954,74 @@ static __always_inline int bare_at(struct xdp_md *ctx, const struct seg *s,
 			 fin ? BLITZ_CNT_FINACK : BLITZ_CNT_ACK_AFTER_FIN);
 }
 
+/*
+ * The track points of each timestamp connection's last replies
+ * (bpf/blitz_tspt.h): a TSecr that verified may still be a segment sent
+ * before our reply arrived whose MAC matched by chance (docs/cookie-v2.md).
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, BLITZ_TSPT_SLOTS);
+	__type(key, __u32);
+	__type(value, struct blitz_tspt);
+} tspts SEC(".maps");
+
+/* Is q's segment, a new connection's first, at its handshake? A global
+ * function: the ISN MAC is verified once, on the rare path. */
+__noinline int blitz_ck2_q_handshake(const struct blitz_ck2_ring *r,
+				     const struct blitz_ck2_q *q)
+{
+	if (!r || !q)
+		return 0;
+	return blitz_ck2_ts_handshake(r, q->seq, q->ack, &q->h);
+}
+
+/*
+ * May q's segment (its TSecr verified) be answered at its point? When it
+ * may, its point goes into the entry (the handshake-completing ACK and
+ * the segments TC answers included, so that a pipelined segment behind
+ * them finds it).
+ */
+static __always_inline int tspt_check(struct blitz_ring_cache *rc)
+{
+	struct blitz_tspt *p;
+	__u32 idx;
+
+	if (!rc)
+		return 1;
+	idx = blitz_tspt_idx(rc->q.h.flow0);
+	p = bpf_map_lookup_elem(&tspts, &idx);
+	if (!p)
+		return 1;
+	if (!blitz_tspt_see(p, rc->q.h.flow0, rc->r.e_now, rc->q.seq, rc->q.ack,
+			    rc->q.h.fin))
+		return 1;
+	if (!blitz_ck2_q_handshake(&rc->r, &rc->q))
+		return 0;
+	blitz_tspt_fresh(p, rc->q.h.flow0, rc->r.e_now, rc->q.seq, rc->q.ack,
+			 rc->q.h.fin);
+	return 1;
+}
+
+#ifdef BLITZ_TSPT_OFF
+#define BLITZ_TSPT_ON_OFF 1
+#else
+#define BLITZ_TSPT_ON_OFF 0
+#endif
+
+/* Note where the reply rec (timestamps) ends in its flow's entry: a
+ * point on the track when the one it was made at was (tspt_check). */
+static __always_inline void tspt_note_end(struct blitz_ring_cache *rc,
+					  const struct blitz_seq_rec *rec)
+{
+	__u32 idx = blitz_tspt_idx(rc->q.h.flow0);
+	struct blitz_tspt *p = bpf_map_lookup_elem(&tspts, &idx);
+
+	if (p)
+		blitz_tspt_end(p, rc->q.h.flow0, rc->r.e_now, rec->sent.end_rcv,
+			       rec->sent.end_snd, rec->sent.closed);
+}
+
 /* The source a flow entry is capped by: an IPv4 address, an IPv6 /64. */
 static __always_inline __u64 flow_src_of(const struct seg *s)
 {
@@ -991,6 +1060,9 @@ static __always_inline int reply_at(struct xdp_md *ctx,
 		rec->src = flow_src_of(s);
 		blitz_flow_record(rc, rec);
 	}
+	/* (not in test_seq_narrow's negative control: the layout alone) */
+	if (verdict == XDP_TX && s->has_ts && !BLITZ_TSPT_ON_OFF)
+		tspt_note_end(rc, rec);
 	return verdict;
 }
 
@@ -1123,6 +1195,12 @@ static __always_inline int handle_tcp(struct xdp_md *ctx,
 	if (v == BLITZ_CK2_EXPIRED)
 		return send_rst(ctx, s);
 	if (v == BLITZ_CK2_OK) {
+		/* A pipelined segment whose MAC matched by chance: our last
+		 * reply's point says it cannot echo a TSval minted here. */
+#ifndef BLITZ_TSPT_OFF /* test_seq_narrow's negative control */
+		if (s->has_ts && !tspt_check(rc))
+			return drop(BLITZ_CNT_DROP_OFF_POINT);
+#endif
 		blitz_seq_at_cookie(&sc->rec.at, s->seq, s->ack, q->h.fin);
 		/* Without timestamps, a connection whose reply no flow entry
 		 * could remember (its source at its cap) would lose every
