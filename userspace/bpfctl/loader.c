@@ -1514,6 +1514,36 @@ static void ksock_repin(const char *ifname, struct blitz_ksock *ks)
 	closedir(d);
 }
 
+/*
+ * The generation of the templates a reload installs: a TC burst's record
+ * re-sends only under the generation it was cut from (blitz_pipe.h), and
+ * http_responses_meta() counts per process, so a reload (a new process)
+ * would reuse the load's number. Kept when every byte but the Date (which
+ * the programs write) is the same, else one past the running one.
+ */
+static __u16 reload_gen(const struct blitz_loaded_state *st,
+			const struct blitz_config *cfg,
+			const struct blitz_resp *resp)
+{
+	int k;
+
+	for (k = 0; k < BLITZ_RESP_KINDS; k++) {
+		const struct blitz_resp_meta *o = &st->cfg.resp[k],
+					     *n = &cfg->resp[k];
+		__u32 d = o->date_off, len = o->len;
+
+		if (o->len != n->len || o->date_off != n->date_off ||
+		    o->csum_nodate != n->csum_nodate || len > BLITZ_RESP_MAX ||
+		    (len && d + BLITZ_DATE_LEN > len) ||
+		    memcmp(st->resp[k].bytes, resp[k].bytes, len ? d : 0) ||
+		    (len && memcmp(st->resp[k].bytes + d + BLITZ_DATE_LEN,
+				   resp[k].bytes + d + BLITZ_DATE_LEN,
+				   len - d - BLITZ_DATE_LEN)))
+			return (__u16)(st->cfg.resp[0].gen + 1);
+	}
+	return st->cfg.resp[0].gen;
+}
+
 int blitz_loader_reload(const char *ifname, const struct blitz_loaded_state *st,
 			const struct blitz_config *cfg,
 			const struct blitz_resp *resp,
@@ -1530,6 +1560,7 @@ int blitz_loader_reload(const char *ifname, const struct blitz_loaded_state *st,
 	int ifindex, err, n, old_fd = -1, old_tc_fd = -1, new_fd;
 	bool tc_swapped = false;
 	__u32 len = sizeof(pi), flags;
+	__u16 gen;
 
 	memset(res, 0, sizeof(*res));
 	res->old_prog_id = st->prog_id;
@@ -1555,6 +1586,9 @@ int blitz_loader_reload(const char *ifname, const struct blitz_loaded_state *st,
 			st->cfg.flags & ~c.flags & BLITZ_CFG_NO_WSCALE
 				? "window scaling"
 				: "");
+	gen = reload_gen(st, &c, resp);
+	for (n = 0; n < BLITZ_RESP_KINDS; n++)
+		c.resp[n].gen = gen;
 	cfg = &c;
 	/* A fresh filter (for the new port, and emptied of the old one's
 	 * false positives), swapped in with the program. */
@@ -1604,6 +1638,7 @@ int blitz_loader_reload(const char *ifname, const struct blitz_loaded_state *st,
 			err = tc_handoff_prepare(
 				ifname, bpf_map__fd(skel->maps.config),
 				bpf_map__fd(skel->maps.counters),
+				bpf_map__fd(skel->maps.responses),
 				bpf_map__fd(skel->maps.flows), st->tc_prog_id,
 				&h);
 		if (!err)

@@ -622,8 +622,9 @@ fail:
 }
 
 int tc_handoff_prepare(const char *ifname, int config_map_fd,
-		       int counters_map_fd, int flows_map_fd,
-		       unsigned int old_prog_id, struct tc_handoff **out)
+		       int counters_map_fd, int responses_map_fd,
+		       int flows_map_fd, unsigned int old_prog_id,
+		       struct tc_handoff **out)
 {
 	static const char *const skip[] = {"config", "counters", "flows",
 					   "bursts", NULL};
@@ -643,6 +644,11 @@ int tc_handoff_prepare(const char *ifname, int config_map_fd,
 	if (!err)
 		err = bpf_map__reuse_fd(h->skel->maps.counters,
 					counters_map_fd);
+	/* The new templates: an array is never taken over from the old
+	 * program, and an empty one would send zeros for the responses. */
+	if (!err && responses_map_fd >= 0)
+		err = bpf_map__reuse_fd(h->skel->maps.responses,
+					responses_map_fd);
 	if (!err && flows_map_fd >= 0)
 		err = bpf_map__reuse_fd(h->skel->maps.flows, flows_map_fd);
 	if (!err)

@@ -108,14 +108,15 @@ int tc_handoff_attach(const char *ifname, int ifindex, int config_map_fd,
 
 /*
  * For `blitz reload`: load a new instance of the TC program with the given
- * config, counters and flows maps (the new XDP program's), the per-flow
- * maps of the running hand-off
- * old_prog_id reused (blitz_reuse_state_maps), without attaching it. Then
- * tc_handoff_swap() puts it in place of the old one.
+ * config, counters, responses and flows maps (the new XDP program's), the
+ * per-flow maps of the running hand-off old_prog_id reused
+ * (blitz_reuse_state_maps), without attaching it. Then tc_handoff_swap() puts
+ * it in place of the old one.
  */
 int tc_handoff_prepare(const char *ifname, int config_map_fd,
-		       int counters_map_fd, int flows_map_fd,
-		       unsigned int old_prog_id, struct tc_handoff **out);
+		       int counters_map_fd, int responses_map_fd,
+		       int flows_map_fd, unsigned int old_prog_id,
+		       struct tc_handoff **out);
 int tc_handoff_prog_fd(const struct tc_handoff *h);
 unsigned int tc_handoff_id(const struct tc_handoff *h);
 /* Swap the program of the TCX link on ifindex that runs old_prog_id for
