@@ -269,30 +269,6 @@ __noinline int blitz_flow_record(struct blitz_ring_cache *rc,
  * changes a byte we send: without it nothing is re-sent.
  */
 #define BLITZ_BURST_ENTRIES 16384
-#define BLITZ_BURST_KINDS 128 /* requests answered per burst, at most */
-
-#define BLITZ_BURST_TS 1	/* the connection has timestamps */
-#define BLITZ_BURST_FIN 2	/* our FIN ends the burst */
-#define BLITZ_BURST_WITHHELD 4	/* the last request's ack is held back */
-#define BLITZ_BURST_RCV_FIN 8	/* the batch carried the client's FIN */
-#define BLITZ_BURST_ACK_SEEN 16 /* last_ack is a client's, not the start */
-
-struct blitz_burst {
-	__u64 flow0;	     /* the flow (the map's key, kept to compare) */
-	__u32 snd0, snd_end; /* our bytes [snd0, snd_end), FIN not counted */
-	__u32 rcv_ack;	     /* what every segment acks */
-	__u32 rcv_end;	     /* the end of the answered requests */
-	__u32 tsval;	     /* what every segment carries (host order) */
-	__u32 tsecr_in;	     /* the batch's TSecr: the TSval before ours */
-	__u32 last_ack;	     /* the client's last ack seen */
-	__u32 resent_at;     /* the last segment re-sent, and when */
-	__u64 resent_ns;
-	__u16 seglen; /* payload bytes per segment */
-	__u16 gen;    /* the templates' generation it was cut from */
-	__u8 nkinds, flags, opts, pad;
-	__u8 date[32]; /* the Date it carried (BLITZ_DATE_LEN) */
-	__u8 kinds[BLITZ_BURST_KINDS]; /* response kind of each request */
-};
 
 struct {
 	__uint(type, BPF_MAP_TYPE_LRU_HASH);

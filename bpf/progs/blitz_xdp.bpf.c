@@ -954,6 +954,27 @@ static __always_inline int bare_at(struct xdp_md *ctx, const struct seg *s,
 			 fin ? BLITZ_CNT_FINACK : BLITZ_CNT_ACK_AFTER_FIN);
 }
 
+/* The ACK, at the point at (its ack, our E), of the request a TC burst
+ * held back, minted as any reply there (the burst's own TSval or, an epoch
+ * later, above it). */
+static __always_inline int burst_ack(struct xdp_md *ctx, const struct seg *s,
+				     struct blitz_ring_cache *rc,
+				     const struct blitz_seq_at *at)
+{
+	struct reply r = {};
+
+	r.seq = at->snd;
+	r.ack = at->rcv;
+	r.flags = TH_ACK;
+	r.win = our_win(rc->q.h.opts);
+	r.wscale = BLITZ_CK2_WS_NONE;
+	r.ts = 1;
+	rc->q.a = r.seq;
+	rc->q.x = blitz_seq_mint_x(r.ack, at->closed);
+	r.tsval = blitz_ck2_q_tsval(&rc->r, &rc->q);
+	return send_bare(ctx, s, &r, BLITZ_CNT_TC_WITHHELD_ACK);
+}
+
 /*
  * The track points of each timestamp connection's last replies
  * (bpf/blitz_tspt.h): a TSecr that verified may still be a segment sent
@@ -1041,9 +1062,19 @@ static __always_inline int reply_at(struct xdp_md *ctx,
 
 	act = blitz_seq_action(at, s->ack, s->plen, s->flags & TH_FIN);
 	if (act == BLITZ_SEQ_DROP) {
-		/* The ACK of a TC burst that held its last request's ack
-		 * back: TC acks it (blitz_pipe.h). */
-		if (!s->plen && blitz_burst_of(rc->q.h.flow0))
+		const struct blitz_burst *b = 0;
+
+		if (!s->plen)
+			b = blitz_burst_of(rc->q.h.flow0);
+		/* The ACK of a whole TC burst that held its last request's
+		 * ack back, at the point after it (r_n, E) that the cookie
+		 * proved: that request's ACK, here (blitz_pipe.h). Any other
+		 * pure ACK of a flow with a burst record: TC's to judge. */
+		if (b && s->has_ts && (b->flags & BLITZ_BURST_WITHHELD) &&
+		    s->seq == b->rcv_end &&
+		    s->ack == b->snd_end + !!(b->flags & BLITZ_BURST_FIN))
+			return burst_ack(ctx, s, rc, at);
+		if (b)
 			return pass(BLITZ_CNT_PASS_BURST);
 		return drop(s->plen ? BLITZ_CNT_DROP_AFTER_FIN
 				    : BLITZ_CNT_DROP_PURE_ACK);

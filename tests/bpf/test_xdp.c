@@ -1428,6 +1428,64 @@ static void t_pure_ack_dropped(void)
 	expect_drop(&f, BLITZ_CNT_DROP_PURE_ACK);
 }
 
+/*
+ * A pure ACK the cookie proves, of a flow with a TC burst record
+ * (blitz_seq.h's struct blitz_burst): at the point after a burst that held
+ * its last request back it gets that request's ACK here (seq = its ack,
+ * ack = its seq, no payload, the TSval of a reply at that point); at any
+ * other point it goes to TC (pass_burst); without a record it is dropped.
+ */
+static void t_burst_withheld_ack(void)
+{
+	struct fspec f;
+	struct blitz_burst b = {0};
+	struct blitz_ck2_hit h = {0};
+	struct blitz_ck2_tuple t;
+	struct cnt_snap sn;
+	struct reply p;
+	struct run r;
+	int fd = bpf_map__fd(skel->maps.bursts);
+
+	data_spec(&f, 0, 1, NULL);
+	f.flags = TCPHDR_ACK;
+	tuple_of(&f, &t);
+	T_EQ_INT(blitz_ck2_check_ts(ring_now(), &t, f.seq, f.ack, tsecr_of(&f),
+				    &h),
+		 BLITZ_CK2_OK);
+	b.flow0 = h.flow0;
+	b.flags = BLITZ_BURST_TS | BLITZ_BURST_WITHHELD;
+	b.rcv_end = f.seq;
+	b.rcv_ack = f.seq - 27;
+	b.snd_end = f.ack;
+	b.snd0 = f.ack - 3000;
+	T_CHECK(!bpf_map_update_elem(fd, &b.flow0, &b, BPF_ANY));
+	snap(&sn);
+	run_spec(&r, &f);
+	T_EQ_INT(r.retval, XDP_TX);
+	if (r.retval == XDP_TX && parse_reply(&r, &f, &p)) {
+		T_EQ_INT(p.seq, f.ack);
+		T_EQ_INT(p.ack, f.seq);
+		T_EQ_INT(p.flags, TCPHDR_ACK);
+		T_EQ_INT(p.plen, 0);
+		T_EQ_INT(p.tsval, reply_tsval_for(&f, f.ack, f.seq));
+	}
+	T_EQ_INT(moved(&sn, BLITZ_CNT_TC_WITHHELD_ACK), 1);
+	/* the record says the burst ended elsewhere: TC's to judge */
+	b.rcv_end = f.seq + 1;
+	T_CHECK(!bpf_map_update_elem(fd, &b.flow0, &b, BPF_ANY));
+	expect_pass(&f, BLITZ_CNT_PASS_BURST);
+	/* not held back: the same */
+	b.rcv_end = f.seq;
+	b.flags = BLITZ_BURST_TS;
+	T_CHECK(!bpf_map_update_elem(fd, &b.flow0, &b, BPF_ANY));
+	expect_pass(&f, BLITZ_CNT_PASS_BURST);
+	/* a failed cookie of the flow goes to TC too, a spoof elsewhere not */
+	with_ts(&f, 0xabc00002, tsecr_of(&f) ^ 0x40);
+	expect_pass(&f, BLITZ_CNT_PASS_BURST);
+	T_CHECK(!bpf_map_delete_elem(fd, &b.flow0));
+	expect_drop(&f, BLITZ_CNT_DROP_BAD_COOKIE);
+}
+
 static void fin_case(int v6, int ts)
 {
 	struct fspec f;
@@ -4064,6 +4122,7 @@ int main(void)
 	T_RUN(t_request_over_2k);
 	T_RUN(t_zero_window);
 	T_RUN(t_pure_ack_dropped);
+	T_RUN(t_burst_withheld_ack);
 	T_RUN(t_fin);
 	T_RUN(t_fin_with_request);
 	T_RUN(t_rst_dropped);
