@@ -276,6 +276,10 @@ static __always_inline int blitz_seg_l4(void *ctx, const int kind,
 	return blitz_seg_opts(ctx, kind, s, optbuf, off0, l4);
 }
 
+/* The ones' complement sum of len bytes at off (the checksums below). */
+__noinline __u32 blitz_csum_span_skb(struct __sk_buff *ctx, __u32 off,
+				     __u32 len);
+
 /* An IPv4 header of 20 bytes (no options) whose checksum does not
  * verify. Every stack fills it in full (no offload leaves it partial,
  * unlike the TCP checksum of a veth frame), and ip_rcv() drops a frame
@@ -333,8 +337,11 @@ static __always_inline int blitz_seg_v4(void *ctx, const int kind,
 		return BLITZ_CNT_PASS_MALFORMED;
 	if (th->dest != cfg->port_be)
 		return BLITZ_CNT_PASS_HOST;
-	/* Not with IP options (XDP passes them; a TC burst does not check). */
 	if (ihl == 20 && blitz_ip4_csum_bad(iph))
+		return BLITZ_CNT_PASS_MALFORMED;
+	/* With options (TC only: XDP passed them): summed like a segment. */
+	if (kind == BLITZ_PKT_SKB && ihl > 20 &&
+	    blitz_csum_span_skb(ctx, BLITZ_ETH_HLEN, ihl) != 0xffff)
 		return BLITZ_CNT_PASS_MALFORMED;
 	s->saddr[0] = iph->saddr;
 	s->daddr[0] = iph->daddr;
