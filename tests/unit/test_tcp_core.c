@@ -3664,6 +3664,11 @@ static bool oracle_run(uint64_t seed, bool sack, const struct or_net *down,
 			or_client_rx(&cl, pk, &to_srv, up);
 		if (cl.req_una < cl.reqlen && now_ns - cl.req_at > 300 * MS)
 			or_client_send(&cl, &to_srv, up);
+		if (ticks % 64 == 0 && tcp_core_check(c)) {
+			printf("  tick %u: table check %d\n", ticks,
+			       tcp_core_check(c));
+			goto out;
+		}
 	}
 	if (cl.bad) {
 		printf("  a RST, a bad segment, or a byte changed\n");

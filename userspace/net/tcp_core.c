@@ -2663,6 +2663,38 @@ uint32_t tcp_core_active(const struct tcp_core *c)
 	return c->active;
 }
 
+/* The scoreboard sorted, disjoint, within [SND.UNA, SND.MAX] and summed;
+ * the send-time records tiling [SND.UNA, SND.MAX) exactly; an
+ * out-of-order range only in a buffer. Nonzero when not. */
+static int sack_check(const struct tcp_conn *k)
+{
+	uint32_t i, sum = 0, at = k->snd_una;
+
+	for (i = 0; i < k->nsb; i++) {
+		const struct seq_range *g = &k->sb[i];
+
+		if (!seq_lt(g->start, g->end) || seq_lt(g->start, at) ||
+		    seq_gt(g->end, k->snd_max) || (i && g->start == at))
+			return 1;
+		sum += g->end - g->start;
+		at = g->end;
+	}
+	if (sum != k->sacked || k->nrec > XMIT_RECS)
+		return 2;
+	at = k->snd_una;
+	for (i = 0; i < k->nrec; i++) {
+		if (k->rec[i].start != at || !seq_lt(at, k->rec[i].end))
+			return 3;
+		at = k->rec[i].end;
+	}
+	if (at != k->snd_max)
+		return 4;
+	if (k->ooo_len &&
+	    (k->rxb == NIL || k->ooo_off + k->ooo_len > RXBUF_SIZE))
+		return 5;
+	return 0;
+}
+
 int tcp_core_check(const struct tcp_core *c)
 {
 	uint32_t i, used = 0, linked = 0;
@@ -2695,6 +2727,10 @@ int tcp_core_check(const struct tcp_core *c)
 		const struct tcp_conn *k = &c->conns[i];
 
 		if (k->in_use != seen[i]) {
+			free(seen);
+			return -__LINE__;
+		}
+		if (k->in_use && k->sack_ok && sack_check(k)) {
 			free(seen);
 			return -__LINE__;
 		}
