@@ -316,9 +316,11 @@ start_engine() { # engine; sets server_pid / xdp_loaded; 1 with a reason on fd 3
 			# Not FIFO under BENCH_RT: a busy poller at FIFO starves its
 			# own helper threads (dpdk never came up).
 			# --max-conns sizes their connection tables (and the
-			# kernel path's) for the many-connection row.
+			# kernel path's, which fits it to its open files) for
+			# the many-connection row: not NOFILE, which may have
+			# fallen back to what the hard limit allows.
 			$SRV prlimit --nofile="$NOFILE:$NOFILE" taskset -c "$SCPU" "$BLITZ" serve \
-				"$SRV_IF" --engine "$e" -p "$PORT" --max-conns "$NOFILE" >"$log" 2>&1 &
+				"$SRV_IF" --engine "$e" -p "$PORT" --max-conns "$((max_conns + 4096))" >"$log" 2>&1 &
 		fi
 		server_pid=$!
 		;;
