@@ -108,7 +108,7 @@ $(BUILD)/us/%.o: userspace/%.c $(USER_HDRS) $(BPF_HDRS) $(SKELS)
 
 # The objects that embed a BPF program's skeleton are rebuilt with it
 # (order-only above would keep a stale program in build/blitz).
-$(BUILD)/us/bpfctl/loader.o: $(BUILD)/blitz_xdp.skel.h
+$(patsubst userspace/%.c,$(BUILD)/us/%.o,$(wildcard userspace/bpfctl/loader*.c)): $(BUILD)/blitz_xdp.skel.h
 $(BUILD)/us/bpfctl/tc_handoff.o: $(BUILD)/blitz_tc.skel.h $(BUILD)/blitz_probe.skel.h
 $(BUILD)/us/bpfctl/ksock.o: $(BUILD)/blitz_ksock.skel.h
 $(BUILD)/us/bench/bench_xdp.o: $(BUILD)/bench_gen.skel.h

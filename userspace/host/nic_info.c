@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include <linux/ethtool.h>
+#include <linux/if_arp.h>
 #include <linux/genetlink.h>
 #include <linux/netlink.h>
 #include <linux/sock_diag.h>
@@ -129,6 +130,19 @@ int nic_mtu(const char *ifname, unsigned int *mtu)
 
 	*mtu = err ? 0 : (unsigned int)ifr.ifr_mtu;
 	return err;
+}
+
+int nic_mac(const char *ifname, unsigned char mac[6])
+{
+	struct ifreq ifr;
+	int err = ifreq_get(ifname, SIOCGIFHWADDR, &ifr);
+
+	if (err)
+		return err;
+	if (ifr.ifr_hwaddr.sa_family != ARPHRD_ETHER)
+		return -EAFNOSUPPORT;
+	memcpy(mac, ifr.ifr_hwaddr.sa_data, 6);
+	return 0;
 }
 
 int nic_flags(const char *ifname, bool *up, bool *running)

@@ -52,6 +52,8 @@ int nic_channels(const char *ifname, struct nic_channels *c);
 /* *lro: large receive offload is on. */
 int nic_lro(const char *ifname, bool *lro);
 int nic_mtu(const char *ifname, unsigned int *mtu);
+/* The Ethernet address into mac; -EAFNOSUPPORT when not Ethernet. */
+int nic_mac(const char *ifname, unsigned char mac[6]);
 /* *up: administratively up (IFF_UP); *running: carrier (IFF_RUNNING). */
 int nic_flags(const char *ifname, bool *up, bool *running);
 /*
