@@ -145,7 +145,7 @@ static inline __u64 blitz_mac_u64(const __u8 *m)
 	X(SERVICE_SEGMENTS, "service_segments",                                \
 	  "segments for the service address:port")                             \
 	X(SYNACK, "synack", "SYN-ACKs sent")                                   \
-	X(REQUESTS, "requests", "HTTP requests answered")                      \
+	X(REQUESTS, "requests", "HTTP requests answered (XDP or TC)")          \
 	X(HTTP_ERRORS, "http_errors",                                          \
 	  "requests answered 400, 405 or 505, then FIN")                       \
 	X(REPLIES, "replies", "reply frames sent (XDP_TX)")                    \
@@ -205,7 +205,7 @@ static inline __u64 blitz_mac_u64(const __u8 *m)
 	X(ICMP_PMTU_BAD, "icmp_pmtu_unverified",                               \
 	  "ICMP frag-needed/too-big quoting no reply of ours: ignored")        \
 	X(TC_REQUESTS, "tc_requests",                                          \
-	  "requests answered by TC in multi-segment replies")                  \
+	  "of the requests, answered by TC in multi-segment replies")          \
 	X(TC_SEGMENTS, "tc_segments", "reply segments TC sent")                \
 	X(TC_PARTIAL, "tc_partial",                                            \
 	  "batches TC answered in part (window, burst, limits): rest unacked") \
@@ -225,8 +225,8 @@ static inline __u64 blitz_mac_u64(const __u8 *m)
 	  "from the first request")                                            \
 	X(PASS_BURST, "pass_burst",                                            \
 	  "segments of a flow with a TC burst in flight passed to TC")         \
-	X(TC_RESENT, "tc_resent",                                              \
-	  "burst segments TC sent again (the client lacked them)")             \
+	X(RETRANSMITS, "retransmits",                                          \
+	  "segments sent again (TC burst segments the client lacked)")         \
 	X(TC_WITHHELD_ACK, "tc_withheld_ack",                                  \
 	  "ACKs of a burst's last request, once the client had the burst")     \
 	X(TC_BURST_SEEN, "tc_burst_seen",                                      \

@@ -363,6 +363,7 @@ static __always_inline int pipe_try(struct __sk_buff *skb,
 	if (sc->nseg > 1)
 		blitz_pipe_record(rc->q.h.flow0, rc->q.h.opts, s->tsecr);
 	cnt_add(BLITZ_CNT_TX_BYTES, sc->nseg * sc->hlen + sc->total);
+	cnt_add(BLITZ_CNT_REQUESTS, sc->nans);
 	cnt_add(BLITZ_CNT_TC_REQUESTS, sc->nans);
 	if (sc->kinds[(sc->nans - 1) & (PIPE_MAX_REQS - 1)] >=
 	    BLITZ_RESP_OK_KINDS)
@@ -407,7 +408,7 @@ static __always_inline int burst_try(struct __sk_buff *skb, const struct seg *s,
 		cnt_add(BLITZ_CNT_TC_FAIL, 1);
 		return r;
 	}
-	cnt_add(r == PIPE_BURST_RESEND ? BLITZ_CNT_TC_RESENT
+	cnt_add(r == PIPE_BURST_RESEND ? BLITZ_CNT_RETRANSMITS
 				       : BLITZ_CNT_TC_WITHHELD_ACK,
 		1);
 	return r;

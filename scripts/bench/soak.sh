@@ -105,7 +105,7 @@ echo "  errored       $errored"
 echo "  timed out     $timedout"
 echo "  stalled conns $stalled (no byte for ${SOAK_IDLE} s, or requests left past the pipeline depth: $inflight in flight at the end)"
 echo "  client PAWS drops $(($(paws) - p0))"
-echo "  server: requests $(cnt requests), tc_requests $(cnt tc_requests), tc_resent $(cnt tc_resent), drop_off_point $(cnt drop_off_point), drop_bad_cookie $(cnt drop_bad_cookie), pass_burst $(cnt pass_burst)"
+echo "  server: requests $(cnt requests), tc_requests $(cnt tc_requests), retransmits $(cnt retransmits), drop_off_point $(cnt drop_off_point), drop_bad_cookie $(cnt drop_bad_cookie), pass_burst $(cnt pass_burst)"
 if [ "$ok" -le 0 ] || [ "$failed" -ne 0 ] || [ "$errored" -ne 0 ] ||
 	[ "$timedout" -ne 0 ] || [ "$stalled" -ne 0 ]; then
 	grep -E '^(requests|status|traffic|finished)' "$TMP/h2load.out" | sed 's/^/  h2load: /'

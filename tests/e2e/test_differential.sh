@@ -312,7 +312,6 @@ done
 # Every engine's keep-alive responses say how long an idle connection is
 # kept (issue 10: Keep-Alive: timeout=60, within cookie v2's validity);
 # closing ones do not. Checked on every response of every engine.
-why=$("$PY" "$E2E_ROOT/tests/e2e/differential_compare.py" "$TMP" "${RAN[@]}"
-)
+why=$("$PY" "$E2E_ROOT/tests/e2e/differential_compare.py" "$TMP" "${RAN[@]}")
 check "${T}_keep_alive_timeout" "${why}" [ -z "$why" ]
 e2e_status

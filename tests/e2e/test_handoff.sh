@@ -78,8 +78,7 @@ tc_case() {
 	# Our ISN for a SYN whose seq was 1499 (the segment's seq is 1500).
 	read -r isn tsv < <("$TOOL" cookie $K0 $K1 "$src" "$dst" "$sport" $PORT 1499)
 	# shellcheck disable=SC2086 # $CLI is a command prefix
-	out=$($CLI "$PY" "$E2E_ROOT/tests/e2e/handoff_segment.py" "$src" "$dst" "$sport" $PORT "$isn" "$tsv" "$ts" "$v6" "$CLI_IF" 2>"$TMP/$name.scapy"
-)
+	out=$($CLI "$PY" "$E2E_ROOT/tests/e2e/handoff_segment.py" "$src" "$dst" "$sport" $PORT "$isn" "$tsv" "$ts" "$v6" "$CLI_IF" 2>"$TMP/$name.scapy")
 	case $out in
 	ok*) pass "$name" ;;
 	"") fail "$name" "scapy: $(tail -1 "$TMP/$name.scapy")" ;;
@@ -118,8 +117,7 @@ part1() {
 	# A segment whose TSecr is not our MAC: nothing comes back.
 	local out
 	# shellcheck disable=SC2086
-	out=$($CLI "$PY" "$E2E_ROOT/tests/e2e/handoff_syn_probe.py" "$CLI_IP" "$SRV_IP" $PORT "$CLI_IF" 2>/dev/null
-)
+	out=$($CLI "$PY" "$E2E_ROOT/tests/e2e/handoff_syn_probe.py" "$CLI_IP" "$SRV_IP" $PORT "$CLI_IF" 2>/dev/null)
 	# shellcheck disable=SC2086
 	read -r h2 _ b2 < <($SRV "$TOOL" counters "$SRV_IF")
 	ok=0
@@ -255,8 +253,7 @@ part2() {
 	# for a retransmission (>= 200 ms) of its later segments.
 	local slow
 	# shellcheck disable=SC2086
-	slow=$($CLI "$PY" "$E2E_ROOT/tests/e2e/slow_big_request.py" "$SRV_IP" $PORT "$TMP/big.req" 2>&1
-)
+	slow=$($CLI "$PY" "$E2E_ROOT/tests/e2e/slow_big_request.py" "$SRV_IP" $PORT "$TMP/big.req" 2>&1)
 	check "${T}_multi_segment_prompt" "worst of 5 requests of 5 KiB took $slow ms (want < 100)" \
 		[ "${slow:-9999}" -lt 100 ] 2>/dev/null
 

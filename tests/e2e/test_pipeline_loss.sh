@@ -94,7 +94,7 @@ run_all() {
 		stream "${m}_batch128" 0 3 128
 		stream "${m}_batch100_loss50" 50 40 100
 	fi
-	echo "  $m counters: tc_requests $(counter "$SRV_IF" tc_requests) tc_segments $(counter "$SRV_IF" tc_segments) tc_resent $(counter "$SRV_IF" tc_resent) tc_withheld_ack $(counter "$SRV_IF" tc_withheld_ack) tc_burst_seen $(counter "$SRV_IF" tc_burst_seen) pass_burst $(counter "$SRV_IF" pass_burst) tc_partial $(counter "$SRV_IF" tc_partial) tc_fail $(counter "$SRV_IF" tc_fail) drop_bad_cookie $(counter "$SRV_IF" drop_bad_cookie)"
+	echo "  $m counters: tc_requests $(counter "$SRV_IF" tc_requests) tc_segments $(counter "$SRV_IF" tc_segments) retransmits $(counter "$SRV_IF" retransmits) tc_withheld_ack $(counter "$SRV_IF" tc_withheld_ack) tc_burst_seen $(counter "$SRV_IF" tc_burst_seen) pass_burst $(counter "$SRV_IF" pass_burst) tc_partial $(counter "$SRV_IF" tc_partial) tc_fail $(counter "$SRV_IF" tc_fail) drop_bad_cookie $(counter "$SRV_IF" drop_bad_cookie)"
 }
 
 # ---- blitz load alone ----

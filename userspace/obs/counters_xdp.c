@@ -70,7 +70,8 @@ bool counters_xdp_afxdp_key(unsigned int k)
 
 bool counters_xdp_core_counts(unsigned int k)
 {
-	return k == BLITZ_CNT_SERVICE_SEGMENTS || counters_xdp_afxdp_key(k);
+	return k == BLITZ_CNT_SERVICE_SEGMENTS || k == BLITZ_CNT_RETRANSMITS ||
+	       counters_xdp_afxdp_key(k);
 }
 
 struct add_ctx {

@@ -44,8 +44,8 @@ bool counters_xdp_is_afxdp(const char *ifname);
 bool counters_xdp_afxdp_key(unsigned int k);
 
 /* Counter k is one the afxdp engine's TCP cores count in afxdp mode under
- * the same name: the keys above and service_segments (the program counts
- * it too, before it redirects). Prometheus leaves the program's out. */
+ * the same name: the keys above, service_segments and retransmits (the program
+ * counts it too, before it redirects). Prometheus leaves the program's out. */
 bool counters_xdp_core_counts(unsigned int k);
 
 /* Add to tot what the afxdp engines on ifname counted (the registry's
