@@ -17,7 +17,7 @@
 
 /*
  * GOOD: verified, the core skips its sum. BAD: dropped by the core and
- * counted (drop_csum). UNKNOWN: the core sums it. NONE (both bits) is
+ * counted (bad_csum). UNKNOWN: the core sums it. NONE (both bits) is
  * DPDK's "the checksum in the data is not correct, but the integrity of
  * the header (L4: the data) is verified": a partial sum the device
  * checked, taken as good (summed here, a good frame would be dropped).

@@ -75,7 +75,7 @@ core_counter() {
 # raw_csum T IP PORT MAC IP6 COUNTER_CMD... - segments whose checksum does
 # not verify (a SYN's option, a GET's payload, over IPv4 the IP header; IPv4
 # and IPv6) get nothing back, and the same GET intact is answered from its
-# first byte; COUNTER_CMD prints the engine's drop_csum, which must move by
+# first byte; COUNTER_CMD prints the engine's bad_csum, which must move by
 # the 5 segments (run before and after).
 raw_csum() {
 	local t=$1 ip=$2 port=$3 mac=$4 ip6=$5 out c0 c1
@@ -90,7 +90,7 @@ raw_csum() {
 	if [ "$out" = "$want" ] && [ "${c0:--1}" -ge 0 ] && [ "$((c1 - c0))" -ge 5 ]; then
 		pass "${t}_csum_corrupt_dropped"
 	else
-		fail "${t}_csum_corrupt_dropped" "$out; drop_csum $c0 -> $c1 $(tail -1 "$TMP/tcp_raw.err")"
+		fail "${t}_csum_corrupt_dropped" "$out; bad_csum $c0 -> $c1 $(tail -1 "$TMP/tcp_raw.err")"
 	fi
 }
 

@@ -117,7 +117,7 @@ raw_partial_flood "$T" "$SRV_IP" "$PORT" "$SRV_MAC"
 # what it drops for a bad TCP sum (bad_csum).
 csum_drops() {
 	local core xdp bad
-	core=$(core_counter afxdp drop_csum)
+	core=$(core_counter afxdp bad_csum)
 	xdp=$(counter "$SRV_IF" pass_malformed)
 	bad=$(counter "$SRV_IF" bad_csum)
 	if [ "$core" -ge 0 ] && [ "$xdp" -ge 0 ] && [ "$bad" -ge 0 ]; then

@@ -155,7 +155,7 @@ raw_rfc5961 "$T" "$SRV_IP" "$PORT" "$SRV_MAC"
 raw_partial_flood "$T" "$SRV_IP" "$PORT" "$SRV_MAC"
 # Corrupted segments dropped and counted (the stats line SIGUSR1 prints);
 # curl (whose frames carry veth's partial sums) still answered.
-dpdk_drop_csum() {
+dpdk_bad_csum() {
 	local i n
 	n=$(grep -c '^stats:' "$TMP/dpdk.log")
 	kill -USR1 "$DPDK_PID"
@@ -163,14 +163,14 @@ dpdk_drop_csum() {
 		if [ "$(grep -c '^stats:' "$TMP/dpdk.log")" -gt "$n" ]; then
 			# A counter at 0 is left out of the line.
 			grep '^stats:' "$TMP/dpdk.log" | tail -1 |
-				awk '{v = 0; for (i = 2; i <= NF; i++) if ($i ~ /^tcp\.drop_csum=/) v = substr($i, 15); print v}'
+				awk '{v = 0; for (i = 2; i <= NF; i++) if ($i ~ /^tcp\.bad_csum=/) v = substr($i, 14); print v}'
 			return
 		fi
 		sleep 0.1
 	done
 	echo -1
 }
-raw_csum "$T" "$SRV_IP" "$PORT" "$SRV_MAC" "$SRV_IP6" dpdk_drop_csum
+raw_csum "$T" "$SRV_IP" "$PORT" "$SRV_MAC" "$SRV_IP6" dpdk_bad_csum
 rc_curl_get "${T}_csum_curl_after" "$URL"
 
 # ---- the exception path: another port, served by the kernel ----

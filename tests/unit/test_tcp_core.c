@@ -641,7 +641,7 @@ static void csum_corrupt_case(bool v6)
 	}
 	T_EQ_INT(nwire, 0);
 	T_EQ_INT(cnt->synack, 0);
-	T_EQ_INT(cnt->drop_csum, drops);
+	T_EQ_INT(cnt->bad_csum, drops);
 	if (!peer_connect(c, &pe, 40100, 500))
 		goto out;
 	T_EQ_INT(tcp_core_active(c), 1);
@@ -672,7 +672,7 @@ static void csum_corrupt_case(bool v6)
 	T_EQ_INT(cnt->challenge_acks, 0);
 	T_EQ_INT(cnt->drop_rst, 0);
 	T_EQ_INT(tcp_core_active(c), 1);
-	T_EQ_INT(cnt->drop_csum, drops);
+	T_EQ_INT(cnt->bad_csum, drops);
 	/* The same GET intact: answered once, at the numbers the corrupted
 	 * ones carried (they moved nothing). */
 	wire_rd = nwire;
@@ -696,7 +696,7 @@ static void csum_corrupt_case(bool v6)
 	T_CHECK(pe.got_fin);
 	peer_send(c, &pe, 0x10, NULL, 0);
 	T_EQ_INT(tcp_core_active(c), 0);
-	T_EQ_INT(cnt->drop_csum, drops);
+	T_EQ_INT(cnt->bad_csum, drops);
 	T_EQ_INT(cnt->drop_malformed, 0);
 	T_EQ_INT(tcp_core_check(c), 0);
 out:
@@ -741,12 +741,12 @@ static void test_csum_partial_form(void)
 			wire_put16(f + l4 + 16, csum_fold(ph));
 			rx_one(c, f, n);
 			T_EQ_INT(tcp_core_counters(c)->synack, ok);
-			T_EQ_INT(tcp_core_counters(c)->drop_csum, !ok);
+			T_EQ_INT(tcp_core_counters(c)->bad_csum, !ok);
 			/* Neither form: dropped either way. */
 			wire_put16(f + l4 + 16, csum_fold(ph) ^ 0x0101);
 			rx_one(c, f, n);
 			T_EQ_INT(tcp_core_counters(c)->synack, ok);
-			T_EQ_INT(tcp_core_counters(c)->drop_csum, !ok + 1);
+			T_EQ_INT(tcp_core_counters(c)->bad_csum, !ok + 1);
 			tcp_core_free(c);
 		}
 	}
@@ -768,7 +768,7 @@ static void test_csum_nic_verdict(void)
 	n = mk_frame(f, &pe, 0x02, 9, 0, NULL, 0, NULL, 0);
 	rx_with_verdict(c, f, n, TCP_RX_CSUM_BAD);
 	T_EQ_INT(cnt->synack, 0);
-	T_EQ_INT(cnt->drop_csum, 1);
+	T_EQ_INT(cnt->bad_csum, 1);
 	/* Both sums zeroed: the NIC said good, the core does not sum. */
 	memset(f + ETH_HLEN + 10, 0, 2);
 	memset(f + ETH_HLEN + WIRE_IP4_HLEN + 16, 0, 2);
@@ -777,7 +777,7 @@ static void test_csum_nic_verdict(void)
 	/* Only the IPv4 header vouched for: the TCP sum is checked here. */
 	rx_with_verdict(c, f, n, TCP_RX_CSUM_IP_GOOD);
 	T_EQ_INT(cnt->synack, 1);
-	T_EQ_INT(cnt->drop_csum, 2);
+	T_EQ_INT(cnt->bad_csum, 2);
 	tcp_core_free(c);
 }
 

@@ -2233,7 +2233,7 @@ uint32_t tcp_core_rx_burst(struct tcp_core *c, struct tcp_frame *frames,
 		}
 		c->cnt.service_segments++;
 		if (r == -2) {
-			c->cnt.drop_csum++;
+			c->cnt.bad_csum++;
 			continue;
 		}
 		if (r < 0) {

@@ -43,7 +43,7 @@
  * checksums. Every frame received for the service is verified before
  * anything acts on it (IPv4 header, TCP over IPv4 and IPv6: summed once,
  * or the NIC's verdict in tcp_frame.rx_csum); a bad one is dropped and
- * counted (drop_csum), never answered, acked or allowed to change state.
+ * counted (bad_csum), never answered, acked or allowed to change state.
  * The pseudo-header-only form of a local stack's frame over veth is
  * accepted only with csum_partial_ok.
  *
@@ -187,7 +187,7 @@ struct tcp_frame {
 };
 
 /* A NIC's checksum verdicts (DPDK's RTE_MBUF_F_RX_*_CKSUM_*): GOOD skips
- * the core's own sum, BAD drops the frame (counted drop_csum). */
+ * the core's own sum, BAD drops the frame (counted bad_csum). */
 #define TCP_RX_CSUM_IP_GOOD 0x1 /* IPv4 header verified */
 #define TCP_RX_CSUM_L4_GOOD 0x2 /* TCP checksum verified */
 #define TCP_RX_CSUM_BAD 0x4	/* either one failed */
@@ -291,7 +291,7 @@ struct tcp_core_params {
 	X(drop_bad_cookie, "handshake ACKs that fail the cookie check")    \
 	X(drop_rst, "RST segments received")                               \
 	X(drop_malformed, "truncated or bad headers, options, fragments")  \
-	X(drop_csum, "dropped: IPv4 header or TCP checksum wrong")         \
+	X(bad_csum, "IPv4 header or TCP checksum wrong: dropped")          \
 	X(not_mine, "frames handed back: not TCP to the service")          \
 	X(connections_opened, "connections established")                   \
 	X(connections_closed, "connections closed (any reason)")           \

@@ -38,12 +38,11 @@ static void add(struct samples *ss, const char *name, const char *help,
 		const char *ifname, const char *engine, unsigned long long v)
 {
 	const char *family = name;
-	struct sample *s;
+	struct sample *s, t;
+	int i;
 
-	if (ss->n >= MAX_SAMPLES)
-		return;
-	s = &ss->s[ss->n++];
-	memset(s, 0, sizeof(*s));
+	memset(&t, 0, sizeof(t));
+	s = &t;
 	if (!strncmp(name, "pass_", 5)) {
 		family = "passed";
 		snprintf(s->reason, sizeof(s->reason), "%s", name + 5);
@@ -59,6 +58,19 @@ static void add(struct samples *ss, const char *name, const char *help,
 		 ifname[0] ? ifname : "any");
 	snprintf(s->engine, sizeof(s->engine), "%s", engine);
 	s->v = v;
+	/* One series per family and labels: counts of one event by two
+	 * parts of an engine (afxdp's XDP program and its TCP cores, each
+	 * dropping frames with a bad checksum the other never sees) add up. */
+	for (i = 0; i < ss->n; i++)
+		if (!strcmp(ss->s[i].family, t.family) &&
+		    !strcmp(ss->s[i].reason, t.reason) &&
+		    !strcmp(ss->s[i].ifname, t.ifname) &&
+		    !strcmp(ss->s[i].engine, t.engine)) {
+			ss->s[i].v += v;
+			return;
+		}
+	if (ss->n < MAX_SAMPLES)
+		ss->s[ss->n++] = t;
 }
 
 static const struct {
