@@ -1024,6 +1024,8 @@ static __always_inline int tspt_check(struct blitz_ring_cache *rc)
 	return 1;
 }
 
+/* test_seq_narrow's negative control (NARROW_D=-DBLITZ_TSPT_OFF): the
+ * layout alone, no point entry */
 #ifdef BLITZ_TSPT_OFF
 #define BLITZ_TSPT_ON_OFF 1
 #else
@@ -1091,7 +1093,6 @@ static __always_inline int reply_at(struct xdp_md *ctx,
 		rec->src = flow_src_of(s);
 		blitz_flow_record(rc, rec);
 	}
-	/* (not in test_seq_narrow's negative control: the layout alone) */
 	if (verdict == XDP_TX && s->has_ts && !BLITZ_TSPT_ON_OFF)
 		tspt_note_end(rc, rec);
 	return verdict;
@@ -1228,10 +1229,8 @@ static __always_inline int handle_tcp(struct xdp_md *ctx,
 	if (v == BLITZ_CK2_OK) {
 		/* A pipelined segment whose MAC matched by chance: our last
 		 * reply's point says it cannot echo a TSval minted here. */
-#ifndef BLITZ_TSPT_OFF /* test_seq_narrow's negative control */
-		if (s->has_ts && !tspt_check(rc))
+		if (s->has_ts && !BLITZ_TSPT_ON_OFF && !tspt_check(rc))
 			return drop(BLITZ_CNT_DROP_OFF_POINT);
-#endif
 		blitz_seq_at_cookie(&sc->rec.at, s->seq, s->ack, q->h.fin);
 		/* Without timestamps, a connection whose reply no flow entry
 		 * could remember (its source at its cap) would lose every
