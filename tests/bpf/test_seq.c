@@ -741,7 +741,7 @@ static int run_conn(int v6, int ts)
 		       "collision: %s\n",
 		       (unsigned long long)st.seqs, v6 ? "v6" : "v4", c.a.sport,
 		       c.fail);
-		return -1;
+		return -2;
 	}
 	if (c.fail) {
 		printf("  connection %llu (%s, %s, port %u): %s\n",
@@ -799,13 +799,18 @@ static void t_seq_oracle(void)
 	uint64_t o0 = counter(BLITZ_CNT_DROP_OFF_POINT),
 		 f0 = counter(BLITZ_CNT_ANSWERED_FROM_FLOW),
 		 s0 = counter(BLITZ_CNT_ANSWERED_STATELESS);
-	unsigned long n, failed = 0;
+	unsigned long n, failed = 0, after_match = 0;
 	struct timespec a, b;
+	int r;
 
 	clock_gettime(CLOCK_MONOTONIC, &a);
-	for (n = 0; n < runs && failed < 5; n++)
-		if (run_conn((int)(rnd() % 4 == 0), rnd() % 4 != 0))
+	for (n = 0; n < runs && failed < 5; n++) {
+		r = run_conn((int)(rnd() % 4 == 0), rnd() % 4 != 0);
+		if (r == -2)
+			after_match++;
+		if (r)
 			failed++;
+	}
 	clock_gettime(CLOCK_MONOTONIC, &b);
 	printf("  %llu sequences (seed %llu), %llu segments, %llu replies, "
 	       "%llu re-sent bytes, %llu FINs, %llu RSTs, %llu PAWS drops, "
@@ -826,8 +831,19 @@ static void t_seq_oracle(void)
 	       (unsigned long long)counter(BLITZ_CNT_FLOW_NEW),
 	       (unsigned long long)counter(BLITZ_CNT_FLOW_EVICT),
 	       (unsigned long long)counter(BLITZ_CNT_FLOW_SRC_CAP));
+#ifdef SEQ_NARROW
+	/* With 6 MAC bits, now and then a chance match is one the point
+	 * entry does not refuse: about one run in 7 broke one connection
+	 * that way, where the build without the entry breaks 5 within
+	 * ~100 unproved segments. Every other failure is a bug. */
+	T_CHECK_MSG(failed - after_match == 0 && after_match <= 2,
+		    "%lu sequences broke the oracle, %lu of them after a "
+		    "chance match (seed %llu)",
+		    failed, after_match, (unsigned long long)seed);
+#else
 	T_CHECK_MSG(!failed, "%lu sequences broke the oracle (seed %llu)",
 		    failed, (unsigned long long)seed);
+#endif
 	seq_collisions_check(counter(BLITZ_CNT_DROP_OFF_POINT) - o0);
 	T_CHECK(st.seqs >= runs || failed);
 }
