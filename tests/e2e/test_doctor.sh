@@ -19,7 +19,7 @@ e2e_begin "$T" "${DOCTOR_TB:-dr}"
 # The rows doctor prints for an interface, in order.
 ROWS="kernel xdp-link tcx handoff-kfunc ktime-tai privileges tcp_syncookies
 tcp_timestamps bpffs interface driver native-xdp xdp-tx-redirect multi-buffer
-afxdp-zerocopy queues memlock mtu body lro xdp-attached pins engine-auto
+afxdp-zerocopy queues memlock conn-memory mtu body lro xdp-attached pins engine-auto
 hugepages vfio-iommu dpdk-engine"
 
 # doctor OUT [args...] - run doctor in the server namespace; DOC_RC its status.

@@ -380,7 +380,7 @@ static void check_conn_memory(struct doctor *d, unsigned int queues)
 	fmt_bytes(def, a, sizeof(a));
 	fmt_bytes(mil, b, sizeof(b));
 	fmt_bytes(avail, c, sizeof(c));
-	add(d, "connection memory", avail && def > avail ? V_WARN : V_OK,
+	add(d, "conn-memory", avail && def > avail ? V_WARN : V_OK,
 	    "%zu bytes a connection (afxdp, dpdk); %u a queue: %s, "
 	    "1,000,000: %s; %s available",
 	    tcp_core_table_bytes(1000000) / 1000000, TCP_CORE_DEFAULT_TABLE, a,
