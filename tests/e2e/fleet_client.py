@@ -1,6 +1,6 @@
 """fleet_client.py - bounded keep-alive load for tests/e2e/test_fleet.sh.
 
-Usage: fleet_client.py HOST PORT CONNS SECONDS INTERVAL_MS [MARKS_FILE [STOP_FILE]]
+Usage: fleet_client.py HOST PORT CONNS SECONDS INTERVAL_MS [MARKS_FILE [STOP_FILE [SEEN_FILE]]]
 
 Opens CONNS keep-alive connections to HOST:PORT, then for SECONDS sends one
 GET on each connection every INTERVAL_MS (one request in flight per
@@ -11,8 +11,9 @@ every lost request is counted. Prints one JSON object at the end:
   timeouts (no whole response within 3 s), eof, bad (not a 200).
 With MARKS_FILE, appends "<seconds> <requests_ok>" once a second (for a
 look at the progress). With STOP_FILE, stops sending once that file exists
-(SECONDS stays the bound). "bodies" counts the answers per body (the
-first 32 distinct ones), "no_ts" the connections whose SYN-ACK carried no
+(SECONDS stays the bound). With SEEN_FILE ("-": none), appends each body
+the moment it is first answered, one a line (a caller waits on it).
+"bodies" counts the answers per body (the first 32 distinct ones), "no_ts" the connections whose SYN-ACK carried no
 timestamps (TCP_INFO: outside "survives a rehash", README). Load is bounded in count and time; only the
 namespace's own addresses are ever targets (the caller's choice).
 """
@@ -67,7 +68,8 @@ def has_timestamps(s):
 def main():
     host, port, nconn, secs, ivl = sys.argv[1:6]
     marks = open(sys.argv[6], "a") if len(sys.argv) > 6 and sys.argv[6] != "-" else None
-    stop = sys.argv[7] if len(sys.argv) > 7 else None
+    stop = sys.argv[7] if len(sys.argv) > 7 and sys.argv[7] != "-" else None
+    seen = open(sys.argv[8], "a") if len(sys.argv) > 8 and sys.argv[8] != "-" else None
     port, nconn, secs, ivl = int(port), int(nconn), float(secs), int(ivl) / 1000.0
     out = {"conns": nconn, "opened": 0, "requests_ok": 0, "failed": 0,
            "resets": 0, "timeouts": 0, "eof": 0, "bad": 0, "no_ts": 0,
@@ -140,6 +142,9 @@ def main():
                 status, n = r
                 body = c.buf[c.buf.find(b"\r\n\r\n") + 4:n].decode("latin-1")
                 if body in out["bodies"] or len(out["bodies"]) < 32:
+                    if seen and body not in out["bodies"]:
+                        seen.write(body.replace("\n", " ") + "\n")
+                        seen.flush()
                     out["bodies"][body] = out["bodies"].get(body, 0) + 1
                 c.buf = c.buf[n:]
                 if status != b"200":
