@@ -18,20 +18,8 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/statfs.h>
-#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
-#include <linux/capability.h>
-#ifndef CAP_BPF
-#define CAP_BPF 39 /* Linux 5.8; older headers lack it */
-#endif
-#include <linux/if_link.h>
-#include <linux/magic.h>
-#include <bpf/bpf.h>
-#include <bpf/libbpf.h>
-#include <xdp/libxdp.h>
-
-#include <linux/capability.h>
 #include <linux/if_link.h>
 #include <linux/magic.h>
 #include <bpf/bpf.h>
@@ -40,6 +28,7 @@
 
 #include "blitz_cookie2.h"
 #include "blitz_ksock.h"
+#include "host_sys.h"
 #include "http.h"
 #include "ksock.h"
 #include "loader.h"
@@ -53,22 +42,18 @@
 
 int blitz_check_privileges(void)
 {
-	struct __user_cap_header_struct hdr = {
-		.version = _LINUX_CAPABILITY_VERSION_3,
-	};
-	struct __user_cap_data_struct data[2] = {};
+	uint64_t caps;
 	bool bpf, net_admin, sys_admin;
+	int err = host_caps(&caps);
 
-	if (syscall(SYS_capget, &hdr, data)) {
+	if (err) {
 		pr_warn("cannot read this process's capabilities: %s\n",
-			strerror(errno));
-		return -errno;
+			strerror(-err));
+		return err;
 	}
-#define HAS_CAP(c) (!!(data[(c) / 32].effective & (1u << ((c) % 32))))
-	bpf = HAS_CAP(CAP_BPF);
-	net_admin = HAS_CAP(CAP_NET_ADMIN);
-	sys_admin = HAS_CAP(CAP_SYS_ADMIN);
-#undef HAS_CAP
+	bpf = host_cap_has(caps, CAP_BPF);
+	net_admin = host_cap_has(caps, CAP_NET_ADMIN);
+	sys_admin = host_cap_has(caps, CAP_SYS_ADMIN);
 	if (!net_admin || !(bpf || sys_admin)) {
 		pr_warn("needs root (CAP_BPF or CAP_SYS_ADMIN, and "
 			"CAP_NET_ADMIN): run it with sudo\n");

@@ -20,6 +20,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "host_sys.h"
 #include "log.h"
 #include "netif_state.h"
 
@@ -103,20 +104,10 @@ int netif_run_ip(const char *const *words, const char *line, char *out,
 int netif_sysctl_read(const char *fmt, const char *ifname, char *buf,
 		      size_t len)
 {
-	char path[160], rel[128];
-	FILE *f;
+	char rel[128];
 
 	snprintf(rel, sizeof(rel), fmt, ifname);
-	snprintf(path, sizeof(path), "/proc/sys/%s", rel);
-	f = fopen(path, "r");
-	buf[0] = '\0';
-	if (!f)
-		return -1;
-	if (!fgets(buf, (int)len, f))
-		buf[0] = '\0';
-	fclose(f);
-	buf[strcspn(buf, "\n")] = '\0';
-	return buf[0] ? 0 : -1;
+	return host_sysctl_read(rel, buf, len) ? -1 : 0;
 }
 
 int netif_sysctl_write(const char *fmt, const char *ifname, const char *val)
