@@ -25,35 +25,22 @@
 #include <string.h>
 #include <unistd.h>
 #include <net/if.h>
-#include <sys/ioctl.h>
-#include <sys/socket.h>
 #include <linux/bpf.h>
-#include <linux/ethtool.h>
 #include <linux/if_link.h>
-#include <linux/sockios.h>
 #include <bpf/bpf.h>
 
 #include "log.h"
+#include "nic_info.h"
 #include "veth_mss.h"
 
 static int link_fd = -1;
 
-/* The kernel driver behind ifname is "veth" (ETHTOOL_GDRVINFO). */
+/* The kernel driver behind ifname is "veth". */
 static bool is_veth(const char *ifname)
 {
-	struct ethtool_drvinfo di = {.cmd = ETHTOOL_GDRVINFO};
-	struct ifreq ifr;
-	int fd, ret;
+	struct nic_drvinfo di;
 
-	fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
-	if (fd < 0)
-		return false;
-	memset(&ifr, 0, sizeof(ifr));
-	snprintf(ifr.ifr_name, sizeof(ifr.ifr_name), "%s", ifname);
-	ifr.ifr_data = (void *)&di;
-	ret = ioctl(fd, SIOCETHTOOL, &ifr);
-	close(fd);
-	return !ret && !strcmp(di.driver, "veth");
+	return !nic_drvinfo(ifname, &di) && !strcmp(di.driver, "veth");
 }
 
 int veth_mss_attach(const char *ifname)

@@ -402,21 +402,86 @@ static __u16 reload_gen(const struct blitz_loaded_state *st,
 	return st->cfg.resp[0].gen;
 }
 
+/* The new program: the running one's state maps taken over, loaded.
+ * 0, or -errno with a line said. */
+static int reload_load(const char *ifname, const struct blitz_loaded_state *st,
+		       struct blitz_xdp_bpf *skel,
+		       struct blitz_reload_result *res)
+{
+	static const char *const skip[] = {"config", "responses", NULL};
+	struct bpf_prog_info pi;
+	__u32 len = sizeof(pi);
+	int n, err;
+
+	n = blitz_reuse_state_maps(skel->obj, st->prog_id, skip, res->fresh,
+				   sizeof(res->fresh));
+	if (n < 0) {
+		pr_warn("cannot take over the maps of prog id %u: %s; %s is "
+			"unchanged\n",
+			st->prog_id, strerror(-n), ifname);
+		return n;
+	}
+	res->maps_kept = n;
+	err = blitz_xdp_bpf__load(skel);
+	if (err) {
+		pr_warn("the kernel refused the new XDP program (%s): run with "
+			"-v for the verifier's log; %s is unchanged\n",
+			strerror(-err), ifname);
+		return err;
+	}
+	memset(&pi, 0, sizeof(pi));
+	if (!bpf_obj_get_info_by_fd(bpf_program__fd(skel->progs.blitz_xdp), &pi,
+				    &len))
+		res->new_prog_id = pi.id;
+	return 0;
+}
+
+/* The hand-off first: the new one knows both keys, so it takes what the
+ * old XDP program (old key) passes as well as the new one's. *old_tc_fd
+ * and *h are the caller's to close and release. 0, or -errno with a line
+ * said (nothing swapped). */
+static int reload_handoff(const char *ifname, int ifindex,
+			  const struct blitz_loaded_state *st,
+			  struct blitz_xdp_bpf *skel, int *old_tc_fd,
+			  struct tc_handoff **h,
+			  struct blitz_reload_result *res)
+{
+	int err;
+
+	*old_tc_fd = bpf_prog_get_fd_by_id(st->tc_prog_id);
+	err = *old_tc_fd < 0 ? -errno : 0;
+	if (!err)
+		err = tc_handoff_prepare(ifname, bpf_map__fd(skel->maps.config),
+					 bpf_map__fd(skel->maps.counters),
+					 bpf_map__fd(skel->maps.responses),
+					 bpf_map__fd(skel->maps.flows),
+					 st->tc_prog_id, h);
+	if (!err)
+		err = tc_handoff_swap(ifindex, st->tc_prog_id,
+				      tc_handoff_prog_fd(*h));
+	if (err) {
+		pr_warn("%s is unchanged (the hand-off could not be "
+			"switched: %s)\n",
+			ifname, strerror(-err));
+		return err;
+	}
+	res->new_tc_id = tc_handoff_id(*h);
+	return 0;
+}
+
 int blitz_loader_reload(const char *ifname, const struct blitz_loaded_state *st,
 			const struct blitz_config *cfg,
 			const struct blitz_resp *resp,
 			struct blitz_reload_result *res)
 {
-	static const char *const skip[] = {"config", "responses", NULL};
 	struct bpf_xdp_attach_opts xo = {.sz = sizeof(xo)};
 	struct blitz_config c;
 	struct blitz_xdp_bpf *skel;
 	struct blitz_ksock *ks;
 	struct tc_handoff *h = NULL;
-	struct bpf_prog_info pi;
-	int ifindex, err, n, old_fd = -1, old_tc_fd = -1, new_fd;
+	int ifindex, err, n, old_fd = -1, old_tc_fd = -1;
 	bool tc_swapped = false;
-	__u32 len = sizeof(pi), flags;
+	__u32 flags;
 	__u16 gen;
 
 	memset(res, 0, sizeof(*res));
@@ -441,28 +506,9 @@ int blitz_loader_reload(const char *ifname, const struct blitz_loaded_state *st,
 		explicit_bzero(&c, sizeof(c));
 		return -EINVAL;
 	}
-	n = blitz_reuse_state_maps(skel->obj, st->prog_id, skip, res->fresh,
-				   sizeof(res->fresh));
-	if (n < 0) {
-		err = n;
-		pr_warn("cannot take over the maps of prog id %u: %s; %s is "
-			"unchanged\n",
-			st->prog_id, strerror(-err), ifname);
+	err = reload_load(ifname, st, skel, res);
+	if (err)
 		goto out;
-	}
-	res->maps_kept = n;
-	err = blitz_xdp_bpf__load(skel);
-	if (err) {
-		pr_warn("the kernel refused the new XDP program (%s): run with "
-			"-v for the verifier's log; %s is unchanged\n",
-			strerror(-err), ifname);
-		goto out;
-	}
-	new_fd = bpf_program__fd(skel->progs.blitz_xdp);
-	memset(&pi, 0, sizeof(pi));
-	if (!bpf_obj_get_info_by_fd(new_fd, &pi, &len))
-		res->new_prog_id = pi.id;
-
 	old_fd = bpf_prog_get_fd_by_id(st->prog_id);
 	if (old_fd < 0) {
 		err = -errno;
@@ -470,34 +516,18 @@ int blitz_loader_reload(const char *ifname, const struct blitz_loaded_state *st,
 			st->prog_id, ifname, strerror(-err));
 		goto out;
 	}
-	/* The hand-off first: the new one knows both keys, so it takes what
-	 * the old XDP program (old key) passes as well as the new one's. */
 	if (st->tc_prog_id) {
-		old_tc_fd = bpf_prog_get_fd_by_id(st->tc_prog_id);
-		err = old_tc_fd < 0 ? -errno : 0;
-		if (!err)
-			err = tc_handoff_prepare(
-				ifname, bpf_map__fd(skel->maps.config),
-				bpf_map__fd(skel->maps.counters),
-				bpf_map__fd(skel->maps.responses),
-				bpf_map__fd(skel->maps.flows), st->tc_prog_id,
-				&h);
-		if (!err)
-			err = tc_handoff_swap(ifindex, st->tc_prog_id,
-					      tc_handoff_prog_fd(h));
-		if (err) {
-			pr_warn("%s is unchanged (the hand-off could not be "
-				"switched: %s)\n",
-				ifname, strerror(-err));
+		err = reload_handoff(ifname, ifindex, st, skel, &old_tc_fd, &h,
+				     res);
+		if (err)
 			goto out;
-		}
 		tc_swapped = true;
-		res->new_tc_id = tc_handoff_id(h);
 	}
 	flags = (st->skb_mode ? XDP_FLAGS_SKB_MODE : XDP_FLAGS_DRV_MODE) |
 		XDP_FLAGS_REPLACE;
 	xo.old_prog_fd = old_fd;
-	err = bpf_xdp_attach(ifindex, new_fd, flags, &xo);
+	err = bpf_xdp_attach(ifindex, bpf_program__fd(skel->progs.blitz_xdp),
+			     flags, &xo);
 	if (err) {
 		pr_warn("cannot swap the XDP program of %s: %s; %s is "
 			"unchanged\n",

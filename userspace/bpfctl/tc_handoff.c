@@ -27,6 +27,7 @@
 #include "../bpf/blitz_shared.h"
 #include "blitz_probe.skel.h"
 #include "blitz_tc.skel.h"
+#include "host_sys.h"
 #include "loader.h"
 #include "log.h"
 #include "tc_handoff.h"
@@ -144,27 +145,22 @@ out:
 }
 
 /* A sysctl of this network namespace: its value, or -1 when absent. */
-static int sysctl_int(const char *path)
+static long sysctl_int(const char *name)
 {
-	FILE *fp = fopen(path, "r");
-	int v = -1;
+	long v;
 
-	if (!fp)
-		return -1;
-	if (fscanf(fp, "%d", &v) != 1)
-		v = -1;
-	fclose(fp);
-	return v;
+	return host_sysctl_long(name, &v) ? -1 : v;
 }
 
-#define SYNCOOKIES "/proc/sys/net/ipv4/tcp_syncookies"
-#define TIMESTAMPS "/proc/sys/net/ipv4/tcp_timestamps"
-#define SACK "/proc/sys/net/ipv4/tcp_sack"
-#define WSCALE "/proc/sys/net/ipv4/tcp_window_scaling"
+#define SYNCOOKIES "net/ipv4/tcp_syncookies"
+#define TIMESTAMPS "net/ipv4/tcp_timestamps"
+#define SACK "net/ipv4/tcp_sack"
+#define WSCALE "net/ipv4/tcp_window_scaling"
 
 int tc_handoff_prereqs(void)
 {
-	int bad = 0, v, rc;
+	int bad = 0, rc;
+	long v;
 
 	if (!tc_handoff_supported()) {
 		pr_warn("%s() needs Linux 6.9 or later; this kernel is %s: "
@@ -519,6 +515,32 @@ static int share_bursts(struct blitz_tc_bpf *skel, int flows_map_fd)
 	return err;
 }
 
+/*
+ * The XDP program's maps in the hand-off, never copies: its config and
+ * counters; its responses (the new templates after a reload: an array is
+ * never taken over from the old program, and an empty one would send
+ * zeros; without them, a test's bare maps, the program has an empty map
+ * of its own and answers nothing itself); its flow entries, which prove
+ * the segments of connections without timestamps that the hand-off may
+ * take (blitz_flow.h); and the burst records.
+ */
+static int share_maps(struct blitz_tc_bpf *skel, int config_map_fd,
+		      int counters_map_fd, int responses_map_fd,
+		      int flows_map_fd)
+{
+	int err = bpf_map__reuse_fd(skel->maps.config, config_map_fd);
+
+	if (!err)
+		err = bpf_map__reuse_fd(skel->maps.counters, counters_map_fd);
+	if (!err && responses_map_fd >= 0)
+		err = bpf_map__reuse_fd(skel->maps.responses, responses_map_fd);
+	if (!err && flows_map_fd >= 0)
+		err = bpf_map__reuse_fd(skel->maps.flows, flows_map_fd);
+	if (!err)
+		err = share_bursts(skel, flows_map_fd);
+	return err;
+}
+
 int tc_handoff_attach(const char *ifname, int ifindex, int config_map_fd,
 		      int counters_map_fd, int responses_map_fd,
 		      int flows_map_fd, bool persist, struct tc_handoff **out)
@@ -555,22 +577,8 @@ int tc_handoff_attach(const char *ifname, int ifindex, int config_map_fd,
 			strerror(-err));
 		goto fail;
 	}
-	/* Share the XDP program's config and counters, never copies. */
-	err = bpf_map__reuse_fd(h->skel->maps.config, config_map_fd);
-	if (!err)
-		err = bpf_map__reuse_fd(h->skel->maps.counters,
-					counters_map_fd);
-	/* Without the responses (a test's bare maps) the program has an
-	 * empty map of its own and answers nothing itself. */
-	if (!err && responses_map_fd >= 0)
-		err = bpf_map__reuse_fd(h->skel->maps.responses,
-					responses_map_fd);
-	/* The XDP program's flow entries prove the segments of connections
-	 * without timestamps that the hand-off may take (blitz_flow.h). */
-	if (!err && flows_map_fd >= 0)
-		err = bpf_map__reuse_fd(h->skel->maps.flows, flows_map_fd);
-	if (!err)
-		err = share_bursts(h->skel, flows_map_fd);
+	err = share_maps(h->skel, config_map_fd, counters_map_fd,
+			 responses_map_fd, flows_map_fd);
 	if (err) {
 		pr_warn("could not share the XDP program's maps with the tc "
 			"hand-off: %s\n",
@@ -640,19 +648,8 @@ int tc_handoff_prepare(const char *ifname, int config_map_fd,
 	h->skel = blitz_tc_bpf__open();
 	err = h->skel ? 0 : -errno;
 	if (!err)
-		err = bpf_map__reuse_fd(h->skel->maps.config, config_map_fd);
-	if (!err)
-		err = bpf_map__reuse_fd(h->skel->maps.counters,
-					counters_map_fd);
-	/* The new templates: an array is never taken over from the old
-	 * program, and an empty one would send zeros for the responses. */
-	if (!err && responses_map_fd >= 0)
-		err = bpf_map__reuse_fd(h->skel->maps.responses,
-					responses_map_fd);
-	if (!err && flows_map_fd >= 0)
-		err = bpf_map__reuse_fd(h->skel->maps.flows, flows_map_fd);
-	if (!err)
-		err = share_bursts(h->skel, flows_map_fd);
+		err = share_maps(h->skel, config_map_fd, counters_map_fd,
+				 responses_map_fd, flows_map_fd);
 	if (!err) {
 		err = blitz_reuse_state_maps(h->skel->obj, old_prog_id, skip,
 					     fresh, sizeof(fresh));

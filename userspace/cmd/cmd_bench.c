@@ -19,12 +19,10 @@
 #include <getopt.h>
 #include <ifaddrs.h>
 #include <net/if.h>
-#include <net/if_arp.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <sys/time.h>
 #include <time.h>
@@ -33,6 +31,7 @@
 #include "bench_gen.h"
 #include "cli.h"
 #include "log.h"
+#include "nic_info.h"
 
 #define DEFAULT_PORT_LO 40000
 #define DEFAULT_PORT_HI 59999
@@ -442,7 +441,6 @@ static int find_macs(struct bench_params *p, char *ifname_buf, size_t len)
 	uint8_t hop[16];
 	char txt[INET6_ADDRSTRLEN], htxt[INET6_ADDRSTRLEN];
 	struct sockaddr_storage ss;
-	struct ifreq ifr;
 	int oif = p->ifname ? (int)if_nametoindex(p->ifname) : 0, gw, fd, i;
 
 	if (p->ifname && !oif) {
@@ -463,15 +461,11 @@ static int find_macs(struct bench_params *p, char *ifname_buf, size_t len)
 		pr_warn("socket: %s\n", strerror(errno));
 		return -1;
 	}
-	memset(&ifr, 0, sizeof(ifr));
-	snprintf(ifr.ifr_name, sizeof(ifr.ifr_name), "%s", p->ifname);
-	if (ioctl(fd, SIOCGIFHWADDR, &ifr) ||
-	    ifr.ifr_hwaddr.sa_family != ARPHRD_ETHER) {
+	if (nic_mac(p->ifname, p->src_mac)) {
 		pr_warn("%s is not an Ethernet interface\n", p->ifname);
 		close(fd);
 		return -1;
 	}
-	memcpy(p->src_mac, ifr.ifr_hwaddr.sa_data, 6);
 	memset(&ss, 0, sizeof(ss));
 	ss.ss_family = (sa_family_t)family(p);
 	if (p->v6) {
@@ -701,34 +695,25 @@ static void print_json(const struct bench_params *p,
 	printf("}\n");
 }
 
-int cmd_bench(int argc, char **argv)
+/* The options and the target into p (host holds the target's text) and
+ * *json; CLI_CONTINUE, or the verb's exit status. */
+static int parse_args(int argc, char **argv, struct bench_params *p, int *json,
+		      char *host, size_t host_len)
 {
-	struct bench_params p = {
-		.conns = 10,
-		.duration_s = 10,
-		.pipeline = 1,
-		.path = "/",
-		.port_lo = DEFAULT_PORT_LO,
-		.port_hi = DEFAULT_PORT_HI,
-		.stop = &bench_stop,
-	};
-	char ifname_buf[IF_NAMESIZE], host[80];
 	struct cli_parser cp;
-	struct bench_result *r;
-	struct sigaction sa;
-	int opt, json = 0, err, st;
 	uint64_t v, v2;
 	char *dash;
+	int opt, st;
 	const struct cli_num_opt nums[] = {
 		{'c', "connection count", 1, BENCH_MAX_CONNS, 1, NULL,
-		 &p.conns},
-		{'d', "duration", 1, 86400, 1, NULL, &p.duration_s},
-		{'P', "pipeline depth", 1, 64, 1, NULL, &p.pipeline},
-		{'q', "queue", 0, 63, 1, NULL, &p.queue},
+		 &p->conns},
+		{'d', "duration", 1, 86400, 1, NULL, &p->duration_s},
+		{'P', "pipeline depth", 1, 64, 1, NULL, &p->pipeline},
+		{'q', "queue", 0, 63, 1, NULL, &p->queue},
 		{'t', "thread count", 1, BENCH_MAX_THREADS, 1, NULL,
-		 &p.threads},
+		 &p->threads},
 		{OPT_SRC, "source address count", 1, BENCH_MAX_SRC, 1, NULL,
-		 &p.n_src},
+		 &p->n_src},
 	};
 
 	if (cli_parse_begin(&cp, &cmd_bench_spec))
@@ -746,7 +731,7 @@ int cmd_bench(int argc, char **argv)
 			if (parse_u64("request count", optarg, 1,
 				      UINT64_MAX / 2, &v))
 				return 1;
-			p.max_requests = v;
+			p->max_requests = v;
 			break;
 		case OPT_PATH:
 			if (optarg[0] != '/' || strpbrk(optarg, " \r\n")) {
@@ -756,10 +741,10 @@ int cmd_bench(int argc, char **argv)
 					optarg);
 				return 1;
 			}
-			p.path = optarg;
+			p->path = optarg;
 			break;
 		case 'i':
-			p.ifname = optarg;
+			p->ifname = optarg;
 			break;
 		case OPT_PORTS:
 			dash = strchr(optarg, '-');
@@ -773,19 +758,19 @@ int cmd_bench(int argc, char **argv)
 			if (parse_u64("port", optarg, 1, 65535, &v) ||
 			    parse_u64("port", dash + 1, v, 65535, &v2))
 				return 1;
-			p.port_lo = (uint16_t)v;
-			p.port_hi = (uint16_t)v2;
+			p->port_lo = (uint16_t)v;
+			p->port_hi = (uint16_t)v2;
 			break;
 		case OPT_JSON:
-			json = 1;
+			*json = 1;
 			break;
 		case 'R':
 			if (parse_u64("rate", optarg, 1, 1000000000, &v))
 				return 1;
-			p.rate = v;
+			p->rate = v;
 			break;
 		case OPT_CLOSE:
-			p.close_each = 1;
+			p->close_each = 1;
 			break;
 		default:
 			st = cli_common_opt(&cmd_bench_spec, opt, argv);
@@ -795,29 +780,62 @@ int cmd_bench(int argc, char **argv)
 	}
 	if (cli_operands("bench", argc, argv, 1, 1, "<ip:port>"))
 		return 1;
-	if (parse_target(argv[optind], &p, host, sizeof(host)))
+	if (parse_target(argv[optind], p, host, host_len))
 		return 1;
-	if (p.close_each && p.pipeline != 1) {
+	return CLI_CONTINUE;
+}
+
+/* What the options ask of each other and of this process; 0, or -1 with
+ * a line said. */
+static int check_params(struct bench_params *p)
+{
+	if (p->close_each && p->pipeline != 1) {
 		pr_warn("--close sends one request per connection: drop -P\n");
-		return 1;
+		return -1;
 	}
-	if (!p.n_src)
-		p.n_src = 1;
-	if ((uint64_t)(p.port_hi - p.port_lo + 1) * p.n_src < 2ULL * p.conns) {
+	if (!p->n_src)
+		p->n_src = 1;
+	if ((uint64_t)(p->port_hi - p->port_lo + 1) * p->n_src <
+	    2ULL * p->conns) {
 		pr_warn("%u connections need at least %u source ports over "
 			"%u address%s (each port of each address is one "
 			"slot, twice the connections): widen --ports or add "
 			"--src-addrs %u\n",
-			p.conns, 2 * p.conns, p.n_src, p.n_src > 1 ? "es" : "",
-			(2 * p.conns + (uint32_t)(p.port_hi - p.port_lo)) /
-				(uint32_t)(p.port_hi - p.port_lo + 1));
-		return 1;
+			p->conns, 2 * p->conns, p->n_src,
+			p->n_src > 1 ? "es" : "",
+			(2 * p->conns + (uint32_t)(p->port_hi - p->port_lo)) /
+				(uint32_t)(p->port_hi - p->port_lo + 1));
+		return -1;
 	}
 	if (geteuid()) {
 		pr_warn("bench needs root (XDP and AF_XDP): run it with "
 			"sudo\n");
-		return 1;
+		return -1;
 	}
+	return 0;
+}
+
+int cmd_bench(int argc, char **argv)
+{
+	struct bench_params p = {
+		.conns = 10,
+		.duration_s = 10,
+		.pipeline = 1,
+		.path = "/",
+		.port_lo = DEFAULT_PORT_LO,
+		.port_hi = DEFAULT_PORT_HI,
+		.stop = &bench_stop,
+	};
+	char ifname_buf[IF_NAMESIZE], host[80];
+	struct bench_result *r;
+	struct sigaction sa;
+	int json = 0, err;
+
+	err = parse_args(argc, argv, &p, &json, host, sizeof(host));
+	if (err != CLI_CONTINUE)
+		return err;
+	if (check_params(&p))
+		return 1;
 	blitz_log_quiet_libs();
 	if (find_macs(&p, ifname_buf, sizeof(ifname_buf)) || find_source(&p) ||
 	    check_sources(&p))

@@ -292,16 +292,17 @@ static int print_everything(void)
 	return 0;
 }
 
-int cmd_stats(int argc, char **argv)
+struct stats_args {
+	long interval, count;
+	bool json, verbose, prometheus;
+};
+
+/* The options into a; CLI_CONTINUE, or the verb's exit status. */
+static int parse_args(int argc, char **argv, struct stats_args *a)
 {
 	struct cli_parser p;
-	uint64_t prev[BLITZ_CNT_MAX], tot[BLITZ_CNT_MAX], *vals = NULL;
-	double rate[BLITZ_CNT_MAX], t0, t1, secs;
-	long interval = 0, count = 0, done = 0;
-	bool json = false, verbose = false, prometheus = false, afxdp;
-	char path[PATH_MAX], *end;
-	const char *ifname;
-	int opt, st, fd = -1, ncpu, ret = 1, k;
+	int opt, st, k;
+	char *end;
 
 	if (cli_parse_begin(&p, &cmd_stats_spec))
 		return 1;
@@ -321,18 +322,18 @@ int cmd_stats(int argc, char **argv)
 				return 1;
 			}
 			if (opt == 'i')
-				interval = k;
+				a->interval = k;
 			else
-				count = k;
+				a->count = k;
 			break;
 		case OPT_JSON:
-			json = true;
+			a->json = true;
 			break;
 		case OPT_PROMETHEUS:
-			prometheus = true;
+			a->prometheus = true;
 			break;
 		case 'v': /* also print the zero counters with -i */
-			verbose = true;
+			a->verbose = true;
 			/* fall through */
 		default:
 			st = cli_common_opt(&cmd_stats_spec, opt, argv);
@@ -342,28 +343,117 @@ int cmd_stats(int argc, char **argv)
 	}
 	if (cli_operands("stats", argc, argv, 0, 1, "<ifname>"))
 		return 1;
-	if (prometheus) {
-		const char *only = optind < argc ? argv[optind] : NULL;
+	return CLI_CONTINUE;
+}
 
-		blitz_log_quiet_libs();
-		/* Nothing at all is a scrape of no engine; nothing for a
-		 * named interface is a mistake (it printed nothing, rc 0). */
-		if (!prometheus_write(stdout, only, 1, 0) && only) {
-			pr_warn("no engine runs on %s: see `blitz status`\n",
-				only);
-			return 1;
-		}
-		return 0;
+/* --prometheus: every engine's counters, or only's. */
+static int print_prometheus(const char *only)
+{
+	blitz_log_quiet_libs();
+	/* Nothing at all is a scrape of no engine; nothing for a named
+	 * interface is a mistake (it printed nothing, rc 0). */
+	if (!prometheus_write(stdout, only, 1, 0) && only) {
+		pr_warn("no engine runs on %s: see `blitz status`\n", only);
+		return 1;
 	}
+	return 0;
+}
+
+/* -i: the rates every interval until SIGINT or count intervals; tot holds
+ * the totals read last. 0, or -1 when a read failed. */
+static int watch_rates(int fd, int ncpu, uint64_t *vals, const char *ifname,
+		       bool afxdp, const struct stats_args *a,
+		       uint64_t tot[BLITZ_CNT_MAX])
+{
+	uint64_t prev[BLITZ_CNT_MAX];
+	double rate[BLITZ_CNT_MAX], t0, t1, secs;
+	long done = 0, k;
+
+	signal(SIGINT, on_signal);
+	signal(SIGTERM, on_signal);
+	t0 = now_s();
+	while (!stop && (!a->count || done < a->count)) {
+		memcpy(prev, tot, sizeof(prev));
+		/* Sleep in small steps so Ctrl-C ends at once. */
+		for (k = 0; k < a->interval * 10 && !stop; k++)
+			usleep(100000);
+		if (stop)
+			break;
+		if (read_interface(fd, ncpu, vals, ifname, afxdp, tot))
+			return -1;
+		t1 = now_s();
+		secs = t1 - t0;
+		t0 = t1;
+		for (k = 0; k < BLITZ_CNT_MAX; k++)
+			rate[k] = secs > 0 ? (double)(tot[k] - prev[k]) / secs
+					   : 0;
+		if (a->json)
+			print_json(ifname, tot, rate, secs);
+		else
+			print_rates(tot, rate, a->verbose);
+		done++;
+	}
+	return 0;
+}
+
+/* The counters of the map pinned for ifname (fd): the table, the JSON
+ * object or the rates. 0, or -1 with a line said. */
+static int print_interface(int fd, const char *ifname,
+			   const struct stats_args *a)
+{
+	uint64_t tot[BLITZ_CNT_MAX], *vals;
+	int ncpu = libbpf_num_possible_cpus(), err = -1;
+	bool afxdp;
+
+	if (ncpu < 1) {
+		pr_warn("cannot count the CPUs: %s\n", strerror(-ncpu));
+		return -1;
+	}
+	vals = calloc((size_t)ncpu, sizeof(*vals));
+	if (!vals) {
+		pr_warn("out of memory\n");
+		return -1;
+	}
+	afxdp = counters_xdp_is_afxdp(ifname);
+	if (!a->interval && !a->json) {
+		err = read_totals(fd, ncpu, vals, tot);
+		if (!err) {
+			print_totals(ifname, tot, afxdp);
+			print_areas(ifname);
+		}
+	} else if (!read_interface(fd, ncpu, vals, ifname, afxdp, tot)) {
+		err = 0;
+		if (!a->interval)
+			print_json(ifname, tot, NULL, 0);
+		else
+			err = watch_rates(fd, ncpu, vals, ifname, afxdp, a,
+					  tot);
+	}
+	free(vals);
+	return err ? -1 : 0;
+}
+
+int cmd_stats(int argc, char **argv)
+{
+	struct stats_args a = {0};
+	char path[PATH_MAX];
+	const char *ifname;
+	int fd, ret;
+
+	ret = parse_args(argc, argv, &a);
+	if (ret != CLI_CONTINUE)
+		return ret;
+	if (a.prometheus)
+		return print_prometheus(optind < argc ? argv[optind] : NULL);
 	if (optind == argc) {
-		if (interval || json) {
+		if (a.interval || a.json) {
 			pr_warn("-i and --json need <ifname>: blitz stats "
 				"<ifname> -i 1\n");
 			return 1;
 		}
 		return print_everything() ? 1 : 0;
 	}
-	if (count && !interval) {
+	if (a.count && !a.interval) {
 		pr_warn("-c counts intervals: give -i too\n");
 		return 1;
 	}
@@ -376,7 +466,7 @@ int cmd_stats(int argc, char **argv)
 		return 1;
 	}
 	fd = bpf_obj_get(path);
-	if (fd < 0 && !interval && !json && print_areas(ifname))
+	if (fd < 0 && !a.interval && !a.json && print_areas(ifname))
 		return 0; /* a serve with no XDP program (dpdk, epoll) */
 	if (fd < 0) {
 		pr_warn("not loaded on %s (no %s): see `blitz "
@@ -385,60 +475,7 @@ int cmd_stats(int argc, char **argv)
 		return 1;
 	}
 	warn_other_owner(ifname);
-	ncpu = libbpf_num_possible_cpus();
-	if (ncpu < 1) {
-		pr_warn("cannot count the CPUs: %s\n", strerror(-ncpu));
-		goto out;
-	}
-	vals = calloc((size_t)ncpu, sizeof(*vals));
-	if (!vals) {
-		pr_warn("out of memory\n");
-		goto out;
-	}
-	afxdp = counters_xdp_is_afxdp(ifname);
-	if (!interval && !json) {
-		if (read_totals(fd, ncpu, vals, tot))
-			goto out;
-		print_totals(ifname, tot, afxdp);
-		print_areas(ifname);
-		ret = 0;
-		goto out;
-	}
-	if (read_interface(fd, ncpu, vals, ifname, afxdp, tot))
-		goto out;
-	if (!interval) {
-		print_json(ifname, tot, NULL, 0);
-		ret = 0;
-		goto out;
-	}
-
-	signal(SIGINT, on_signal);
-	signal(SIGTERM, on_signal);
-	t0 = now_s();
-	while (!stop && (!count || done < count)) {
-		memcpy(prev, tot, sizeof(prev));
-		/* Sleep in small steps so Ctrl-C ends at once. */
-		for (k = 0; k < interval * 10 && !stop; k++)
-			usleep(100000);
-		if (stop)
-			break;
-		if (read_interface(fd, ncpu, vals, ifname, afxdp, tot))
-			goto out;
-		t1 = now_s();
-		secs = t1 - t0;
-		t0 = t1;
-		for (k = 0; k < BLITZ_CNT_MAX; k++)
-			rate[k] = secs > 0 ? (double)(tot[k] - prev[k]) / secs
-					   : 0;
-		if (json)
-			print_json(ifname, tot, rate, secs);
-		else
-			print_rates(tot, rate, verbose);
-		done++;
-	}
-	ret = 0;
-out:
-	free(vals);
+	ret = print_interface(fd, ifname, &a) ? 1 : 0;
 	close(fd);
 	return ret;
 }

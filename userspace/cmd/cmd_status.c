@@ -113,6 +113,147 @@ static void xsk_lines(const char *ifname, int ifindex, char *out, size_t len)
 				  "the bind did not get it: see serve's log)");
 }
 
+/* What fill_row learnt about an interface, for the parts of its row. */
+struct row_facts {
+	struct blitz_attached a;
+	enum blitz_pins_owner owner;
+	struct blitz_config c; /* valid when pins */
+	__u32 user;
+	bool pins, here, handoff;
+	int ifindex;
+};
+
+/* The table's columns. */
+static void fill_columns(struct row *r, const struct row_facts *f)
+{
+	const struct blitz_config *c = &f->c;
+	struct tm tm;
+	time_t t;
+
+	snprintf(r->mode, sizeof(r->mode), "%s", f->a.mode ? f->a.mode : "-");
+	/* n/a: this kernel cannot hand a connection to its TCP stack. */
+	snprintf(r->handoff, sizeof(r->handoff), "%s",
+		 !tc_handoff_supported() ? "n/a"
+		 : f->handoff		 ? "tc"
+					 : "-");
+	snprintf(r->owner, sizeof(r->owner), "%s",
+		 !f->a.prog_id ? "-"
+		 : f->a.link   ? "serve"
+			       : "load");
+	if (f->a.prog_id)
+		snprintf(r->prog, sizeof(r->prog), "%u", f->a.prog_id);
+	else
+		snprintf(r->prog, sizeof(r->prog), "-");
+	if (!f->pins) {
+		snprintf(r->engine, sizeof(r->engine), "-");
+		snprintf(r->port, sizeof(r->port), "-");
+		snprintf(r->addrs, sizeof(r->addrs), "-");
+		snprintf(r->resp, sizeof(r->resp), "-");
+		snprintf(r->since, sizeof(r->since), "-");
+		return;
+	}
+	snprintf(r->engine, sizeof(r->engine), "%s",
+		 c->mode == BLITZ_MODE_AFXDP ? "afxdp" : "xdp");
+	snprintf(r->port, sizeof(r->port), "%u", ntohs(c->port_be));
+	format_addrs(c, r->addrs, sizeof(r->addrs));
+	/* afxdp: no templates in the kernel, userspace answers. */
+	if (c->resp[BLITZ_RESP_GET_KA].len)
+		snprintf(r->resp, sizeof(r->resp), "%u",
+			 c->resp[BLITZ_RESP_GET_KA].len);
+	else
+		snprintf(r->resp, sizeof(r->resp), "-");
+	t = (time_t)c->loaded_unix;
+	if (t && localtime_r(&t, &tm))
+		strftime(r->since, sizeof(r->since), "%Y-%m-%d %H:%M:%S", &tm);
+	else
+		snprintf(r->since, sizeof(r->since), "-");
+}
+
+/* The lines under the table about this namespace's program: AF_XDP
+ * sockets, the kernel listener, the kernel-socket filter, the SYN-ACK's
+ * options, the checksums. */
+static void fill_lines(const char *ifname, struct row *r,
+		       const struct row_facts *f)
+{
+	const struct blitz_config *c = &f->c;
+	bool ours =
+		f->pins && f->a.prog_id && f->owner != BLITZ_PINS_OTHER_NETNS;
+	struct nic_drvinfo d;
+	size_t n;
+
+	if (f->here)
+		xsk_lines(ifname, f->ifindex, r->xsk, sizeof(r->xsk));
+	if (!ours)
+		return;
+	/* What the xdp engine passes needs a kernel listener behind it. */
+	if (c->mode != BLITZ_MODE_AFXDP) {
+		n = (size_t)snprintf(r->listen, sizeof(r->listen),
+				     "%s: ", ifname);
+		kernel_listener_line(ntohs(c->port_be), f->handoff,
+				     r->listen + n, sizeof(r->listen) - n);
+	}
+	blitz_ksock_line(ifname, f->a.prog_id, r->ksock, sizeof(r->ksock));
+	/* The SYN-ACK follows the sysctls read at load (tc_handoff.h). */
+	if (c->mode == BLITZ_MODE_XDP)
+		tc_handoff_opts_drift(ifname, c->flags, f->a.link, r->tcpopts,
+				      sizeof(r->tcpopts));
+	/* The partial form: veth and its kin only (blitz_shared.h). */
+	if (nic_drvinfo(ifname, &d))
+		snprintf(d.driver, sizeof(d.driver), "unknown");
+	snprintf(r->csum, sizeof(r->csum), "%s: checksums: %s (driver %s)",
+		 ifname,
+		 c->flags & BLITZ_CFG_CSUM_PARTIAL
+			 ? "full, or a local stack's partial sum"
+			 : "full only",
+		 d.driver);
+}
+
+/* The note under the table when something is off: another namespace's
+ * pins, stale pins, a program without pins. */
+static void fill_note(const char *ifname, struct row *r,
+		      const struct row_facts *f)
+{
+	char why[160];
+
+	if (f->owner == BLITZ_PINS_OTHER_NETNS && !f->a.prog_id &&
+	    !f->handoff) {
+		snprintf(r->note, sizeof(r->note),
+			 "%s: loaded in another network namespace (prog id "
+			 "%u), not this one: run status there",
+			 ifname, f->user);
+	} else if (f->owner == BLITZ_PINS_OTHER_NETNS) {
+		snprintf(r->note, sizeof(r->note),
+			 "%s: attached here without pins: those under %s/%s "
+			 "are another network namespace's (prog id %u)",
+			 ifname, BLITZ_PIN_ROOT, ifname, f->user);
+	} else if (f->owner == BLITZ_PINS_STALE && !f->a.prog_id) {
+		blitz_stale_pins_why(ifname, why, sizeof(why));
+		snprintf(r->note, sizeof(r->note),
+			 "%s: %s%s: `blitz load %s` (or serve) reclaims them, "
+			 "`blitz unload %s` removes them",
+			 ifname, why, f->here ? "" : "; the interface is gone",
+			 ifname, ifname);
+	} else if (!f->here) {
+		snprintf(r->note, sizeof(r->note),
+			 "%s: stale: the interface is gone: run `blitz "
+			 "unload %s`",
+			 ifname, ifname);
+	} else if (!f->a.prog_id) {
+		snprintf(r->note, sizeof(r->note),
+			 "%s: stale: %s but no program attached: run `blitz "
+			 "unload %s`",
+			 ifname,
+			 f->owner != BLITZ_PINS_NONE ? "pins present"
+						     : "a tc hand-off",
+			 ifname);
+	} else if (!f->pins) {
+		snprintf(r->note, sizeof(r->note),
+			 "%s: attached but its pins are missing: run `blitz "
+			 "unload %s`",
+			 ifname, ifname);
+	}
+}
+
 /*
  * Fill r for ifname; 0 when blitz has anything on it, -ENOENT if not.
  * The MODE/HANDOFF/BY/PROG columns are this network namespace's only.
@@ -121,140 +262,28 @@ static void xsk_lines(const char *ifname, int ifindex, char *out, size_t len)
  */
 static int fill_row(const char *ifname, struct row *r)
 {
-	struct blitz_attached a = {};
-	enum blitz_pins_owner owner;
-	struct blitz_config c;
-	__u32 user = 0;
-	bool pins, here, handoff;
-	int ifindex = 0;
-	struct tm tm;
-	time_t t;
+	struct row_facts f = {0};
 
 	memset(r, 0, sizeof(*r));
 	snprintf(r->ifname, sizeof(r->ifname), "%s", ifname);
 	if (strlen(ifname) < IF_NAMESIZE)
-		ifindex = (int)if_nametoindex(ifname);
-	here = ifindex > 0;
-	if (here && blitz_find_attached(ifindex, &a))
-		memset(&a, 0, sizeof(a));
-	handoff = here && tc_handoff_present(ifindex);
-	owner = blitz_pins_owner(ifname, a.prog_id, &user);
+		f.ifindex = (int)if_nametoindex(ifname);
+	f.here = f.ifindex > 0;
+	if (f.here && blitz_find_attached(f.ifindex, &f.a))
+		memset(&f.a, 0, sizeof(f.a));
+	f.handoff = f.here && tc_handoff_present(f.ifindex);
+	f.owner = blitz_pins_owner(ifname, f.a.prog_id, &f.user);
 	/* Another namespace's config is shown only when nothing of blitz
 	 * is here to mix it with. */
-	pins = owner != BLITZ_PINS_NONE &&
-	       (owner != BLITZ_PINS_OTHER_NETNS || (!a.prog_id && !handoff)) &&
-	       !blitz_pinned_config(ifname, &c, NULL);
-	if (owner == BLITZ_PINS_NONE && !a.prog_id && !handoff)
+	f.pins = f.owner != BLITZ_PINS_NONE &&
+		 (f.owner != BLITZ_PINS_OTHER_NETNS ||
+		  (!f.a.prog_id && !f.handoff)) &&
+		 !blitz_pinned_config(ifname, &f.c, NULL);
+	if (f.owner == BLITZ_PINS_NONE && !f.a.prog_id && !f.handoff)
 		return -ENOENT;
-
-	snprintf(r->mode, sizeof(r->mode), "%s", a.mode ? a.mode : "-");
-	/* n/a: this kernel cannot hand a connection to its TCP stack. */
-	snprintf(r->handoff, sizeof(r->handoff), "%s",
-		 !tc_handoff_supported() ? "n/a"
-		 : handoff		 ? "tc"
-					 : "-");
-	snprintf(r->owner, sizeof(r->owner), "%s",
-		 !a.prog_id ? "-"
-		 : a.link   ? "serve"
-			    : "load");
-	if (a.prog_id)
-		snprintf(r->prog, sizeof(r->prog), "%u", a.prog_id);
-	else
-		snprintf(r->prog, sizeof(r->prog), "-");
-	if (pins) {
-		snprintf(r->engine, sizeof(r->engine), "%s",
-			 c.mode == BLITZ_MODE_AFXDP ? "afxdp" : "xdp");
-		snprintf(r->port, sizeof(r->port), "%u", ntohs(c.port_be));
-		format_addrs(&c, r->addrs, sizeof(r->addrs));
-		/* afxdp: no templates in the kernel, userspace answers. */
-		if (c.resp[BLITZ_RESP_GET_KA].len)
-			snprintf(r->resp, sizeof(r->resp), "%u",
-				 c.resp[BLITZ_RESP_GET_KA].len);
-		else
-			snprintf(r->resp, sizeof(r->resp), "-");
-		t = (time_t)c.loaded_unix;
-		if (t && localtime_r(&t, &tm))
-			strftime(r->since, sizeof(r->since),
-				 "%Y-%m-%d %H:%M:%S", &tm);
-		else
-			snprintf(r->since, sizeof(r->since), "-");
-	} else {
-		snprintf(r->engine, sizeof(r->engine), "-");
-		snprintf(r->port, sizeof(r->port), "-");
-		snprintf(r->addrs, sizeof(r->addrs), "-");
-		snprintf(r->resp, sizeof(r->resp), "-");
-		snprintf(r->since, sizeof(r->since), "-");
-	}
-
-	if (here)
-		xsk_lines(ifname, ifindex, r->xsk, sizeof(r->xsk));
-	/* What the xdp engine passes needs a kernel listener behind it. */
-	if (pins && a.prog_id && c.mode != BLITZ_MODE_AFXDP &&
-	    owner != BLITZ_PINS_OTHER_NETNS) {
-		size_t n = (size_t)snprintf(r->listen, sizeof(r->listen),
-					    "%s: ", ifname);
-
-		kernel_listener_line(ntohs(c.port_be), handoff, r->listen + n,
-				     sizeof(r->listen) - n);
-	}
-	if (pins && a.prog_id && owner != BLITZ_PINS_OTHER_NETNS)
-		blitz_ksock_line(ifname, a.prog_id, r->ksock, sizeof(r->ksock));
-	/* The SYN-ACK follows the sysctls read at load (tc_handoff.h). */
-	if (pins && a.prog_id && c.mode == BLITZ_MODE_XDP &&
-	    owner != BLITZ_PINS_OTHER_NETNS)
-		tc_handoff_opts_drift(ifname, c.flags, a.link, r->tcpopts,
-				      sizeof(r->tcpopts));
-	/* The partial form: veth and its kin only (blitz_shared.h). */
-	if (pins && a.prog_id && owner != BLITZ_PINS_OTHER_NETNS) {
-		struct nic_drvinfo d;
-
-		if (nic_drvinfo(ifname, &d))
-			snprintf(d.driver, sizeof(d.driver), "unknown");
-		snprintf(r->csum, sizeof(r->csum),
-			 "%s: checksums: %s (driver %s)", ifname,
-			 c.flags & BLITZ_CFG_CSUM_PARTIAL
-				 ? "full, or a local stack's partial sum"
-				 : "full only",
-			 d.driver);
-	}
-	if (owner == BLITZ_PINS_OTHER_NETNS && !a.prog_id && !handoff) {
-		snprintf(r->note, sizeof(r->note),
-			 "%s: loaded in another network namespace (prog id "
-			 "%u), not this one: run status there",
-			 ifname, user);
-	} else if (owner == BLITZ_PINS_OTHER_NETNS) {
-		snprintf(r->note, sizeof(r->note),
-			 "%s: attached here without pins: those under %s/%s "
-			 "are another network namespace's (prog id %u)",
-			 ifname, BLITZ_PIN_ROOT, ifname, user);
-	} else if (owner == BLITZ_PINS_STALE && !a.prog_id) {
-		char why[160];
-
-		blitz_stale_pins_why(ifname, why, sizeof(why));
-		snprintf(r->note, sizeof(r->note),
-			 "%s: %s%s: `blitz load %s` (or serve) reclaims them, "
-			 "`blitz unload %s` removes them",
-			 ifname, why, here ? "" : "; the interface is gone",
-			 ifname, ifname);
-	} else if (!here) {
-		snprintf(r->note, sizeof(r->note),
-			 "%s: stale: the interface is gone: run `blitz "
-			 "unload %s`",
-			 ifname, ifname);
-	} else if (!a.prog_id) {
-		snprintf(r->note, sizeof(r->note),
-			 "%s: stale: %s but no program attached: run `blitz "
-			 "unload %s`",
-			 ifname,
-			 owner != BLITZ_PINS_NONE ? "pins present"
-						  : "a tc hand-off",
-			 ifname);
-	} else if (!pins) {
-		snprintf(r->note, sizeof(r->note),
-			 "%s: attached but its pins are missing: run `blitz "
-			 "unload %s`",
-			 ifname, ifname);
-	}
+	fill_columns(r, &f);
+	fill_lines(ifname, r, &f);
+	fill_note(ifname, r, &f);
 	return 0;
 }
 

@@ -28,23 +28,39 @@
 #define NETDEV_A_DEV_XDP_FEATURES 3
 #define NETDEV_A_DEV_XDP_ZC_MAX_SEGS 4
 
-/* One SIOCETHTOOL get command on ifname; 0 or -errno. */
-static int ethtool_get(const char *ifname, void *cmd)
+/* One interface ioctl on ifname (ifr zeroed first; data, when not NULL,
+ * goes in ifr_data); 0 or -errno. */
+static int ifreq_call(const char *ifname, unsigned long req, struct ifreq *ifr,
+		      void *data)
 {
-	struct ifreq ifr = {};
 	int fd, err = 0;
 
+	memset(ifr, 0, sizeof(*ifr));
 	if (strlen(ifname) >= IF_NAMESIZE)
 		return -ENAMETOOLONG;
 	fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
 	if (fd < 0)
 		return -errno;
-	memcpy(ifr.ifr_name, ifname, strlen(ifname));
-	ifr.ifr_data = cmd;
-	if (ioctl(fd, SIOCETHTOOL, &ifr))
+	memcpy(ifr->ifr_name, ifname, strlen(ifname));
+	if (data)
+		ifr->ifr_data = data;
+	if (ioctl(fd, req, ifr))
 		err = -errno;
 	close(fd);
 	return err;
+}
+
+/* One SIOCETHTOOL get command on ifname; 0 or -errno. */
+static int ethtool_get(const char *ifname, void *cmd)
+{
+	struct ifreq ifr;
+
+	return ifreq_call(ifname, SIOCETHTOOL, &ifr, cmd);
+}
+
+static int ifreq_get(const char *ifname, unsigned long req, struct ifreq *ifr)
+{
+	return ifreq_call(ifname, req, ifr, NULL);
 }
 
 int nic_drvinfo(const char *ifname, struct nic_drvinfo *d)
@@ -103,23 +119,6 @@ int nic_lro(const char *ifname, bool *lro)
 	int err = ethtool_get(ifname, &v);
 
 	*lro = !err && (v.data & ETH_FLAG_LRO);
-	return err;
-}
-
-static int ifreq_get(const char *ifname, unsigned long req, struct ifreq *ifr)
-{
-	int fd, err = 0;
-
-	memset(ifr, 0, sizeof(*ifr));
-	if (strlen(ifname) >= IF_NAMESIZE)
-		return -ENAMETOOLONG;
-	fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
-	if (fd < 0)
-		return -errno;
-	memcpy(ifr->ifr_name, ifname, strlen(ifname));
-	if (ioctl(fd, req, ifr))
-		err = -errno;
-	close(fd);
 	return err;
 }
 
