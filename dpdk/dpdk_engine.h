@@ -62,14 +62,19 @@
  * Threads. One lcore per RX/TX queue pair of the port (and of the TAP);
  * nothing is shared on the packet path except the neighbour table, which
  * is read lock-free (a seqlock per entry) and written only on a change.
+ * An lcore spins; on a port behind kernel sockets (af_packet, af_xdp) it
+ * sleeps in poll() after IDLE_SPIN_US without work, woken by the next frame
+ * or timer (idle.c: a spinning lcore on a shared CPU waits for its turn).
  *
- * Must never: block, allocate or make a syscall per packet on an lcore
- * (the TAP's tx/rx burst are the kernel's syscalls, paid only on the
- * exception path); send a frame whose destination MAC it does not know.
+ * Must never: block with work pending, allocate or make a syscall per
+ * packet on an lcore (the TAP's tx/rx burst are the kernel's syscalls,
+ * paid only on the exception path); send a frame whose destination MAC it
+ * does not know.
  */
 #ifndef BLITZ_DPDK_ENGINE_H
 #define BLITZ_DPDK_ENGINE_H
 
+#include <poll.h>
 #include <stdbool.h>
 #include <stdint.h>
 
@@ -88,30 +93,35 @@
 #define MAX_QUEUES 16
 #define NEIGH_SLOTS 4096 /* power of two */
 #define NEIGH_PROBE 8	 /* linear probing distance */
+#define IDLE_SPIN_US 50	 /* empty polls this long, then sleep (idle.c) */
+#define IDLE_MAX_MS 100	 /* a sleep's bound: force_quit is checked */
+#define IDLE_MAX_FDS 8
 
 /* Per-lcore counters; summed and printed at exit (and with --stats). */
-#define DPDK_COUNTERS(X)                                                 \
-	X(rx_frames, "frames received on the port")                      \
-	X(tx_frames, "frames sent on the port")                          \
-	X(drop_tx_full, "frames tx_burst did not take (freed)")          \
-	X(drop_own, "our own transmitted frames seen again (af_packet)") \
-	X(drop_other, "frames for another MAC, runts, bad headers")      \
-	X(drop_chained, "multi-segment mbufs dropped (no LRO/scatter)")  \
-	X(arp_reply, "ARP requests for a service address answered")      \
-	X(arp_request, "ARP requests sent to resolve a peer")            \
-	X(drop_no_neigh, "destination MAC unknown")                      \
-	X(icmp_echo, "ICMP echo requests answered")                      \
-	X(icmp6_echo, "ICMPv6 echo requests answered")                   \
-	X(nd_advert, "IPv6 neighbour solicitations answered")            \
-	X(core_tx_frames, "frames sent by the TCP core")                 \
-	X(to_tap_frames, "frames passed to the kernel through the TAP")  \
-	X(from_tap_frames, "frames from the kernel sent on the port")    \
-	X(tap_csum_fix, "partial L4 checksums completed for the kernel") \
-	X(drop_no_tap, "not for the service, no --tap: dropped")         \
-	X(no_mbuf, "mbuf allocation failures")                           \
-	X(busy_polls, "polls that did work")                             \
-	X(busy_cycles, "TSC cycles spent in polls that did work")        \
-	X(engine_cycles, "of which in blitz's code (classify, TCP core)")
+#define DPDK_COUNTERS(X)                                                  \
+	X(rx_frames, "frames received on the port")                       \
+	X(tx_frames, "frames sent on the port")                           \
+	X(drop_tx_full, "frames tx_burst did not take (freed)")           \
+	X(drop_own, "our own transmitted frames seen again (af_packet)")  \
+	X(drop_other, "frames for another MAC, runts, bad headers")       \
+	X(drop_chained, "multi-segment mbufs dropped (no LRO/scatter)")   \
+	X(arp_reply, "ARP requests for a service address answered")       \
+	X(arp_request, "ARP requests sent to resolve a peer")             \
+	X(drop_no_neigh, "destination MAC unknown")                       \
+	X(icmp_echo, "ICMP echo requests answered")                       \
+	X(icmp6_echo, "ICMPv6 echo requests answered")                    \
+	X(nd_advert, "IPv6 neighbour solicitations answered")             \
+	X(core_tx_frames, "frames sent by the TCP core")                  \
+	X(to_tap_frames, "frames passed to the kernel through the TAP")   \
+	X(from_tap_frames, "frames from the kernel sent on the port")     \
+	X(tap_csum_fix, "partial L4 checksums completed for the kernel")  \
+	X(drop_no_tap, "not for the service, no --tap: dropped")          \
+	X(no_mbuf, "mbuf allocation failures")                            \
+	X(busy_polls, "polls that did work")                              \
+	X(busy_cycles, "TSC cycles spent in polls that did work")         \
+	X(engine_cycles, "of which in blitz's code (classify, TCP core)") \
+	X(idle_sleeps, "waits in poll() after a spell without work")      \
+	X(idle_woken, "of which ended by a frame, not the timer")
 
 struct dpdk_stats {
 #define DPDK_CNT_FIELD(id, help) uint64_t id;
@@ -163,6 +173,9 @@ struct engine {
 	/* The port is a kernel device (af_packet, af_xdp) whose driver may
 	 * deliver a local stack's partial TCP sum (veth): the cores take it. */
 	bool csum_partial_ok;
+	/* --busy-poll: spin even when the port's frames come through kernel
+	 * sockets that could wake a sleeping lcore (idle.c). */
+	bool busy_poll;
 	struct worker *workers; /* nb_queues of them */
 };
 
@@ -190,6 +203,10 @@ struct worker {
 	uint64_t now_tsc;
 	uint64_t now_ns;	   /* CLOCK_MONOTONIC, once per poll */
 	uint64_t next_publish_tsc; /* registry.c */
+	/* idle.c: what wakes this lcore from an idle sleep; none: it spins. */
+	struct pollfd idle_fds[IDLE_MAX_FDS];
+	int n_idle_fds;
+	int idle_cap_ms;
 	struct dpdk_stats st;
 } __rte_cache_aligned;
 
@@ -212,6 +229,16 @@ void ports_stop(struct engine *eng);
 /* Whether port is a kernel device's (af_packet, af_xdp: its iface=
  * devarg) whose driver may deliver a local stack's partial TCP sum. */
 bool port_csum_partial(uint16_t port);
+
+/* The kernel interface behind an af_packet or af_xdp port (its iface=
+ * devarg) into buf; false for any other port. *xdp: it is af_xdp. */
+bool port_kernel_ifname(uint16_t port, char *buf, size_t len, bool *xdp);
+
+/* idle.c: find what can wake each lcore (the port's kernel sockets, the
+ * TAP's queues) once the ports are started; the number found, 0: the
+ * lcores spin. idle_wait: sleep in poll() at most ms (>= 1, capped). */
+int idle_setup(struct engine *eng, const char *ifname, bool port_xdp);
+void idle_wait(struct worker *w, int ms);
 
 /* arp.c: the neighbour table and ARP. */
 struct neigh_table *neigh_create(void);

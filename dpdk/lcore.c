@@ -7,7 +7,8 @@
  * where each received frame goes (engine.h has the picture), and the
  * accounting of busy time (polls that did work) for the cost per request.
  * Must never: block, allocate outside the mempool, or make a syscall on
- * the service path (the TAP bursts are the exception path's syscalls);
+ * the service path (the TAP bursts are the exception path's syscalls; the
+ * only wait is idle.c's, after IDLE_SPIN_US without work);
  * leave an mbuf unfreed: every frame is sent, handed on, or freed.
  */
 #include <string.h>
@@ -300,8 +301,9 @@ int worker_main(void *arg)
 	struct engine *eng = w->eng;
 	struct rte_mbuf *pkts[BURST];
 	struct tcp_frame tf[BURST];
-	uint64_t next_stats = 0, next_tap = 0;
+	uint64_t next_stats = 0, next_tap = 0, idle_since = 0;
 	uint64_t tap_gap = eng->tsc_hz / 1000000 * TAP_POLL_US;
+	uint64_t idle_spin = eng->tsc_hz / 1000000 * IDLE_SPIN_US;
 	struct tsc_clock clk = {
 		.hz = eng->tsc_hz,
 		.mult = (1000000000ull << 32) / eng->tsc_hz,
@@ -357,6 +359,20 @@ int worker_main(void *arg)
 		if (n || n_tap || w->st.tx_frames != tx0) {
 			w->st.busy_polls++;
 			w->st.busy_cycles += rte_rdtsc() - t0;
+			idle_since = 0;
+		} else if (w->n_idle_fds && !eng->busy_poll) {
+			/* Nothing to do for IDLE_SPIN_US: sleep until a frame
+			 * (the port's or the TAP's) or the next timer. */
+			if (!idle_since) {
+				idle_since = t0;
+			} else if (t0 - idle_since >= idle_spin) {
+				registry_publish(w, true);
+				idle_wait(w, tcp_core_next_timer_ms(w->tcp,
+								    w->now_ns));
+				next_tap =
+					0; /* it may be the TAP that woke us */
+				idle_since = 0;
+			}
 		}
 		print_periodic(w, &next_stats);
 		registry_publish(w, false);

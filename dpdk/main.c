@@ -6,7 +6,7 @@
  *   blitz-dpdk [EAL args] -- [-p port] [-a addr]... [--body TEXT |
  *              --body-file FILE] [--content-type TYPE] [--tap IFNAME]
  *              [--takeover IFNAME] [--table N] [--learn arp|all]
- *              [--stats SECONDS] [-v]
+ *              [--stats SECONDS] [--busy-poll] [-v]
  *
  * Owns: the process: argument parsing (EAL's, then ours after `--`, as in
  * the DPDK examples), setup in order and teardown in reverse, the signal
@@ -22,6 +22,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <arpa/inet.h>
+#include <net/if.h>
 
 #include <rte_cycles.h>
 #include <rte_eal.h>
@@ -37,6 +38,9 @@
 #include "veth_mss.h"
 #include "log.h"
 #include "tcp_core.h"
+
+/* The help text (dpdk_options.c) states the spin before an idle sleep. */
+_Static_assert(IDLE_SPIN_US == DPDK_IDLE_SPIN_US, "idle spin and its help");
 
 volatile bool force_quit;
 volatile bool stats_now;
@@ -101,6 +105,9 @@ static int parse_args(struct engine *eng, int argc, char **argv)
 			break;
 		case DPDK_OPT_TAKEOVER:
 			eng->takeover_if = optarg;
+			break;
+		case DPDK_OPT_BUSY_POLL:
+			eng->busy_poll = true;
 			break;
 		case DPDK_OPT_LEARN:
 			if (strcmp(optarg, "arp") && strcmp(optarg, "all")) {
@@ -216,6 +223,27 @@ void engine_print_stats(const struct engine *eng, bool final)
 		       core.requests, busy_ns, busy_ns / rq, eng_ns / rq);
 	}
 	fflush(stdout);
+}
+
+/* After the ports started (their sockets exist) and before the lcores
+ * run: find what wakes an idle lcore, and say what the lcores will do. */
+static void idle_report(struct engine *eng)
+{
+	char ifname[IF_NAMESIZE];
+	bool xdp = false;
+	int n = 0;
+
+	if (port_kernel_ifname(eng->port_id, ifname, sizeof(ifname), &xdp))
+		n = idle_setup(eng, ifname, xdp);
+	if (eng->busy_poll)
+		printf("blitz-dpdk: the lcores busy-poll (--busy-poll)\n");
+	else if (n)
+		printf("blitz-dpdk: an lcore sleeps in poll() after %d us "
+		       "without work (%d kernel descriptor(s) wake it)\n",
+		       IDLE_SPIN_US, n);
+	else
+		printf("blitz-dpdk: the lcores busy-poll (the port has no "
+		       "kernel socket to wake them)\n");
 }
 
 static struct rte_mempool *make_pool(uint16_t nb_queues, bool tap)
@@ -348,6 +376,7 @@ int main(int argc, char **argv)
 		goto out_ports;
 	if (eng.takeover_if && takeover_apply(eng.tap_ifname))
 		goto out_ports;
+	idle_report(&eng);
 
 	q = 0;
 	RTE_LCORE_FOREACH(lcore)

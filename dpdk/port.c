@@ -21,18 +21,17 @@
 #include "log.h"
 #include "nic_info.h"
 
-bool port_csum_partial(uint16_t port)
+bool port_kernel_ifname(uint16_t port, char *buf, size_t len, bool *xdp)
 {
 	struct rte_eth_dev_info info;
 	const struct rte_devargs *da;
 	char name[RTE_ETH_NAME_MAX_LEN] = "";
-	char ifname[IF_NAMESIZE] = "";
 	const char *a;
 	size_t n;
 
 	rte_eth_dev_get_name_by_port(port, name);
-	if (strncmp(name, "net_af_packet", 13) &&
-	    strncmp(name, "net_af_xdp", 10))
+	*xdp = !strncmp(name, "net_af_xdp", 10);
+	if (strncmp(name, "net_af_packet", 13) && !*xdp)
 		return false;
 	if (rte_eth_dev_info_get(port, &info) || !info.device)
 		return false;
@@ -42,10 +41,20 @@ bool port_csum_partial(uint16_t port)
 		return false;
 	a += 6;
 	n = strcspn(a, ",");
-	if (!n || n >= sizeof(ifname))
+	if (!n || n >= len)
 		return false;
-	memcpy(ifname, a, n);
-	return nic_csum_partial(ifname);
+	memcpy(buf, a, n);
+	buf[n] = '\0';
+	return true;
+}
+
+bool port_csum_partial(uint16_t port)
+{
+	char ifname[IF_NAMESIZE];
+	bool xdp;
+
+	return port_kernel_ifname(port, ifname, sizeof(ifname), &xdp) &&
+	       nic_csum_partial(ifname);
 }
 
 int port_init(struct engine *eng, uint16_t port, uint16_t nb_queues,

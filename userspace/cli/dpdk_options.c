@@ -20,6 +20,12 @@ static const struct opt_spec dpdk_opts[] = {
 	 TCP_CORE_DEFAULT_TABLE, 0},
 	{DPDK_OPT_LEARN, "learn", "arp|all",
 	 "neighbours from ARP only, or also from IP packets (default)", 0, 0},
+	{DPDK_OPT_BUSY_POLL, "busy-poll", NULL,
+	 "spin when idle, even on a port whose frames come through kernel "
+	 "sockets (af_packet, af_xdp: by default an lcore then sleeps in "
+	 "poll() "
+	 "after %d us without work)",
+	 DPDK_IDLE_SPIN_US, 0},
 	{DPDK_OPT_STATS, "stats", "SECONDS",
 	 "print counters every SECONDS (and on SIGUSR1)", 0, 0},
 	{0},

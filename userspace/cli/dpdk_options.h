@@ -18,7 +18,11 @@ enum {
 	DPDK_OPT_STATS,
 	DPDK_OPT_LEARN,
 	DPDK_OPT_TAKEOVER,
+	DPDK_OPT_BUSY_POLL,
 };
+
+/* An lcore sleeps after this long without work (dpdk/idle.c). */
+#define DPDK_IDLE_SPIN_US 50
 
 extern const struct cmd_spec dpdk_cmd_spec;
 
