@@ -15,7 +15,8 @@
 # listening behind it), xdp-serve (`blitz serve --engine xdp`: the xdp
 # engine with its epoll listener behind), afxdp, dpdk, epoll.
 #
-# Environment: ENGINES (default "nginx xdp-load xdp-serve afxdp dpdk"),
+# Environment: ENGINES (default "nginx xdp-load xdp-serve afxdp dpdk";
+# "none": the 64 KiB part alone),
 # LOSS (permille, default "10 50"), RUNS (3), N (200000), C (20), M (16),
 # TIMEOUT (s per h2load run, default 120: a run that does not finish in it
 # counts as stalled), DIR (ingress; egress or both), BUILD, LOSS_PORT (8080),
@@ -30,15 +31,22 @@
 # "epoll afxdp dpdk"; epoll is the kernel's TCP, the reference) serves a
 # 64 KiB body; LAT_N curls one after another (a new connection each, as
 # tests/e2e/test_afxdp_engine.sh's *_loss_latency) with LAT_LOSS permille
-# (default 50) dropped in LAT_DIR (default both), at most LAT_BUDGET s (90)
-# per engine and run; every body checked by its length. Prints p50 and p99
-# per engine and run and their ratios to epoll's in the same run.
+# (default 50; 0: a clean link, no dropper) dropped in LAT_DIR (default
+# both), at most LAT_BUDGET s (90) per engine and run; every body checked by
+# its length. The curls run on CLIENT_CPU, as h2load does (LAT_PIN=0: where
+# the scheduler puts them): a curl on the server's CPU would share it with
+# a polling engine and not with epoll.
+# Prints p50 and p99 per engine and run, their ratios to epoll's in the same
+# run, and how long the server's threads waited for a CPU (run queue, from
+# /proc/PID/task/*/schedstat) over the curls: a server that waits for the
+# CPU while other load runs is slow for that reason, not for its TCP.
 set -euo pipefail
 here=$(cd "$(dirname "$0")/../.." && pwd)
 cd "$here"
 export BUILD=${BUILD:-build}
 case $BUILD in /*) ;; *) BUILD=$here/$BUILD ;; esac
 ENGINES=${ENGINES:-nginx xdp-load xdp-serve afxdp dpdk}
+[ "$ENGINES" = none ] && ENGINES=
 LOSS=${LOSS:-10 50}
 RUNS=${RUNS:-3}
 N=${N:-200000}
@@ -50,6 +58,7 @@ LAT_ENGINES=${LAT_ENGINES:-epoll afxdp dpdk}
 LAT_LOSS=${LAT_LOSS:-50}
 LAT_DIR=${LAT_DIR:-both}
 LAT_BUDGET=${LAT_BUDGET:-90}
+LAT_PIN=${LAT_PIN:-1}
 DIR=${DIR:-ingress}
 PORT=${LOSS_PORT:-8080}
 PREFIX=${LOSS_PREFIX:-bzl}
@@ -68,7 +77,7 @@ for t in h2load jq taskset nsenter curl tc bpftool; do
 	command -v "$t" >/dev/null || die "$t missing: run scripts/install-deps.sh"
 done
 [ -x "$BLITZ" ] || die "$BLITZ missing: run make"
-for v in RUNS N C M TIMEOUT LAT_BUDGET LAT_LOSS; do
+for v in RUNS N C M TIMEOUT LAT_BUDGET; do
 	if ! [[ ${!v} =~ ^[0-9]+$ ]] || [ "${!v}" -lt 1 ]; then
 		die "$v must be a positive number, not '${!v}'"
 	fi
@@ -77,7 +86,7 @@ if [ "$N" -gt 10000000 ] || [ "$TIMEOUT" -gt 1800 ] || [ "$RUNS" -gt 20 ]; then
 	die "N <= 10000000, TIMEOUT <= 1800 s and RUNS <= 20 (bounded runs)"
 fi
 if ! [[ $LAT_N =~ ^[0-9]+$ ]] || [ "$LAT_N" -gt 5000 ] || [ "$LAT_BUDGET" -gt 1800 ] ||
-	[ "$LAT_LOSS" -gt 500 ]; then
+	! [[ $LAT_LOSS =~ ^[0-9]+$ ]] || [ "$LAT_LOSS" -gt 500 ]; then
 	die "LAT_N 0..5000, LAT_BUDGET <= 1800 s, LAT_LOSS permille <= 500"
 fi
 for e in $LAT_ENGINES; do
@@ -211,7 +220,7 @@ measure() { # engine permille run
 		"$([ "$stalled" = true ] && echo "  INCOMPLETE (h2load rc $rc)")"
 }
 
-echo "loss: h2load --h1 -n $N -c $C -m $M, loss on $CLI_IF $DIR, $RUNS runs; results in $OUT"
+echo "loss: h2load --h1 -n $N -c $C -m $M, loss on $CLI_IF $DIR, $RUNS runs, client CPU $CCPU, server CPU $SCPU, load average $(cut -d' ' -f1-3 /proc/loadavg); results in $OUT"
 for r in $(seq "$RUNS"); do
 	for pm in $LOSS; do
 		for e in $ENGINES; do
@@ -228,14 +237,31 @@ for r in $(seq "$RUNS"); do
 done
 
 # The 64 KiB latency part: curls one after another under loss.
+# srv_wait_ns: nanoseconds every thread of every process in the server's
+# namespace has spent waiting on a run queue (schedstat's second field).
+srv_wait_ns() {
+	local p t w sum=0
+	for p in $(ip netns pids "$SRV_NS" 2>/dev/null); do
+		for t in /proc/"$p"/task/*/schedstat; do
+			read -r _ w _ <"$t" 2>/dev/null || continue
+			sum=$((sum + w))
+		done
+	done
+	echo "$sum"
+}
 lat_measure() { # engine run
-	local e=$1 r=$2 out=$tmp/lat.txt i ok=0 bad=0 t0 res st0 st1 p50 p99
-	loss_on "$CLI" "$CLI_IF" "$LAT_LOSS" "$LAT_DIR" || die "cannot attach the dropper to $CLI_IF"
-	st0=$(loss_stats "$CLI" "$CLI_IF")
+	local e=$1 r=$2 out=$tmp/lat.txt i ok=0 bad=0 t0 res st0="0 0" st1="0 0" p50 p99 w0 w1 wait_ms pin
+	if [ "$LAT_LOSS" -gt 0 ]; then
+		loss_on "$CLI" "$CLI_IF" "$LAT_LOSS" "$LAT_DIR" || die "cannot attach the dropper to $CLI_IF"
+		st0=$(loss_stats "$CLI" "$CLI_IF")
+	fi
 	: >"$out"
+	pin=(taskset -c "$CCPU")
+	[ "$LAT_PIN" = 0 ] && pin=()
+	w0=$(srv_wait_ns)
 	t0=$SECONDS
 	for ((i = 0; i < LAT_N && SECONDS - t0 < LAT_BUDGET; i++)); do
-		res=$($CLI timeout 20 curl -s -o /dev/null --max-time 15 \
+		res=$($CLI "${pin[@]}" timeout 20 curl -s -o /dev/null --max-time 15 \
 			-w '%{http_code} %{size_download} %{time_total}' "$URL" 2>/dev/null || true)
 		if [ "${res%% *}" = 200 ] && [ "$(echo "$res" | cut -d' ' -f2)" = 65536 ]; then
 			ok=$((ok + 1))
@@ -244,8 +270,12 @@ lat_measure() { # engine run
 			bad=$((bad + 1))
 		fi
 	done
-	st1=$(loss_stats "$CLI" "$CLI_IF")
-	loss_off "$CLI" "$CLI_IF"
+	w1=$(srv_wait_ns)
+	wait_ms=$(awk -v a="$w0" -v b="$w1" 'BEGIN { printf "%.1f", (b - a) / 1e6 }')
+	if [ "$LAT_LOSS" -gt 0 ]; then
+		st1=$(loss_stats "$CLI" "$CLI_IF")
+		loss_off "$CLI" "$CLI_IF"
+	fi
 	read -r p50 p99 < <(sort -n "$out" | awk '{ v[NR] = $1 } END {
 		if (!NR) { print "null null"; exit }
 		i50 = int(NR * 0.50 + 0.5); i99 = int(NR * 0.99 + 0.5)
@@ -253,11 +283,14 @@ lat_measure() { # engine run
 		print v[i50], v[i99] }')
 	jq -nc --arg e "$e" --argjson pm "$LAT_LOSS" --arg dir "$LAT_DIR" --argjson run "$r" \
 		--argjson n "$ok" --argjson bad "$bad" --argjson p50 "$p50" --argjson p99 "$p99" \
-		--argjson dropped "$((${st1#* } - ${st0#* }))" \
-		'{latency_64k: true, engine: $e, permille: $pm, dir: $dir, run: $run, samples: $n,
-		  failed: $bad, p50_ms: $p50, p99_ms: $p99, frames_dropped: $dropped}' >>"$OUT"
-	printf 'loss: 64k run %d %-6s %4.1f%% %s  p50 %s ms  p99 %s ms  (%d bodies, %d failed)\n' \
-		"$r" "$e" "$(awk -v p="$LAT_LOSS" 'BEGIN { print p / 10 }')" "$LAT_DIR" "$p50" "$p99" "$ok" "$bad"
+		--argjson dropped "$((${st1#* } - ${st0#* }))" --argjson wait "$wait_ms" \
+		--arg load "$(cut -d' ' -f1-3 /proc/loadavg)" --argjson pinned "$([ "$LAT_PIN" = 0 ] && echo false || echo true)" \
+		'{latency_64k: true, client_pinned: $pinned, engine: $e, permille: $pm, dir: $dir, run: $run, samples: $n,
+		  failed: $bad, p50_ms: $p50, p99_ms: $p99, frames_dropped: $dropped,
+		  server_runq_wait_ms: $wait, loadavg: $load}' >>"$OUT"
+	printf 'loss: 64k run %d %-6s %4.1f%% %s  p50 %s ms  p99 %s ms  (%d bodies, %d failed; server waited %s ms for a CPU; load %s)\n' \
+		"$r" "$e" "$(awk -v p="$LAT_LOSS" 'BEGIN { print p / 10 }')" "$LAT_DIR" "$p50" "$p99" "$ok" "$bad" \
+		"$wait_ms" "$(cut -d' ' -f1 /proc/loadavg)"
 }
 if [ "$LAT_N" -gt 0 ]; then
 	head -c 49152 /dev/urandom | base64 -w0 >"$tmp/body64k" # 65536 bytes
@@ -301,6 +334,6 @@ if [ "$LAT_N" -gt 0 ]; then
 	  [ .[] | select(.latency_64k == true) ] as $rows
 	  | $rows[] as $x
 	  | ([ $rows[] | select(.engine == "epoll" and .run == $x.run) ][0]) as $ep
-	  | "run \($x.run)\t\($x.engine)\tp50 \($x.p50_ms) ms\tp99 \($x.p99_ms) ms\tn \($x.samples)\t\(if $ep and $ep.p50_ms and $x.p50_ms then "p50 \(($x.p50_ms / $ep.p50_ms * 100 | round) / 100)x  p99 \(($x.p99_ms / $ep.p99_ms * 100 | round) / 100)x epoll" else "-" end)"
+	  | "run \($x.run)\t\($x.engine)\tp50 \($x.p50_ms) ms\tp99 \($x.p99_ms) ms\tn \($x.samples)\trunq wait \($x.server_runq_wait_ms // "-") ms\t\(if $ep and $ep.p50_ms and $x.p50_ms then "p50 \(($x.p50_ms / $ep.p50_ms * 100 | round) / 100)x  p99 \(($x.p99_ms / $ep.p99_ms * 100 | round) / 100)x epoll" else "-" end)"
 	' "$OUT" | column -t -s $'\t'
 fi
