@@ -167,22 +167,8 @@ server_pid=
 xdp_loaded=
 bpf_stats_old=$(sysctl -n kernel.bpf_stats_enabled 2>/dev/null || echo 0)
 
-stop_server() {
-	if [ -n "$server_pid" ]; then
-		kill -TERM "$server_pid" 2>/dev/null || true
-		for _ in $(seq 50); do
-			kill -0 "$server_pid" 2>/dev/null || break
-			sleep 0.1
-		done
-		kill -KILL "$server_pid" 2>/dev/null || true
-		wait "$server_pid" 2>/dev/null || true
-		server_pid=
-	fi
-	if [ -n "$xdp_loaded" ]; then
-		$SRV "$BLITZ" unload "$SRV_IF" >/dev/null 2>&1 || true
-		xdp_loaded=
-	fi
-}
+# shellcheck source=scripts/bench/lib_server.sh
+source "$here/scripts/bench/lib_server.sh"
 
 cleanup() {
 	stop_server
@@ -259,20 +245,6 @@ bpf_maps_kb() {
 		done
 	done
 	echo $((sum / 1024))
-}
-
-# Wait until the server answers with the hello body; 0 when it does.
-wait_ready() {
-	local i body
-	for i in $(seq 50); do
-		body=$($CLI curl -s -m 1 "$URL" 2>/dev/null || true)
-		[ "$body" = "Hello World!" ] && return 0
-		if [ -n "$server_pid" ] && ! kill -0 "$server_pid" 2>/dev/null; then
-			return 1
-		fi
-		[ "$i" -lt 50 ] && sleep 0.1
-	done
-	return 1
 }
 
 # --- starting each engine ---------------------------------------------------

@@ -110,22 +110,8 @@ chmod 755 "$tmp"
 server_pid=
 xdp_loaded=
 
-stop_server() {
-	if [ -n "$server_pid" ]; then
-		kill -TERM "$server_pid" 2>/dev/null || true
-		for _ in $(seq 50); do
-			kill -0 "$server_pid" 2>/dev/null || break
-			sleep 0.1
-		done
-		kill -KILL "$server_pid" 2>/dev/null || true
-		wait "$server_pid" 2>/dev/null || true
-		server_pid=
-	fi
-	if [ -n "$xdp_loaded" ]; then
-		$SRV "$BLITZ" unload "$SRV_IF" >/dev/null 2>&1 || true
-		xdp_loaded=
-	fi
-}
+# shellcheck source=scripts/bench/lib_server.sh
+. "$here/scripts/bench/lib_server.sh"
 cleanup() {
 	stop_server
 	[ -n "${CLI_IF:-}" ] && loss_off "$CLI" "$CLI_IF"
@@ -141,17 +127,6 @@ eval "$(scripts/testbed.sh up "$PREFIX")"
 URL="http://$SRV_IP:$PORT/"
 
 READY_BODY="Hello World!"
-wait_ready() {
-	local _
-	for _ in $(seq 50); do
-		[ "$($CLI curl -s -m 1 "$URL" 2>/dev/null | head -c 12 || true)" = "$READY_BODY" ] && return 0
-		if [ -n "$server_pid" ] && ! kill -0 "$server_pid" 2>/dev/null; then
-			return 1
-		fi
-		sleep 0.1
-	done
-	return 1
-}
 
 start_engine() { # engine [serve args]; 1 when it does not come up (the log says why)
 	local e=$1 log=$tmp/$1.log

@@ -1,0 +1,44 @@
+#!/bin/bash
+# lib_server.sh - sourced by the benchmark scripts (bench.sh, bench/loss.sh):
+# stopping the server under test and waiting until it answers.
+#
+# Uses the caller's variables: server_pid (the server's pid, or empty),
+# xdp_loaded (set when `blitz load` put the xdp engine on SRV_IF), SRV (the
+# server namespace's command prefix), BLITZ, SRV_IF, CLI (the client
+# namespace's prefix), URL and READY_BODY (what the body begins with when
+# the server is up; default "Hello World!").
+# Owns: nothing but those two steps; never touches another process.
+
+# Stop the server (TERM, then KILL after 5 s) and unload what load put on
+# the interface; clears server_pid and xdp_loaded.
+stop_server() {
+	if [ -n "$server_pid" ]; then
+		kill -TERM "$server_pid" 2>/dev/null || true
+		for _ in $(seq 50); do
+			kill -0 "$server_pid" 2>/dev/null || break
+			sleep 0.1
+		done
+		kill -KILL "$server_pid" 2>/dev/null || true
+		wait "$server_pid" 2>/dev/null || true
+		server_pid=
+	fi
+	if [ -n "$xdp_loaded" ]; then
+		$SRV "$BLITZ" unload "$SRV_IF" >/dev/null 2>&1 || true
+		xdp_loaded=
+	fi
+}
+
+# Wait (at most 5 s) until the server answers with a body that begins with
+# READY_BODY; 0 when it does, 1 when it does not or the server died.
+wait_ready() {
+	local i body want=${READY_BODY:-Hello World!}
+	for i in $(seq 50); do
+		body=$($CLI curl -s -m 1 "$URL" 2>/dev/null | head -c "${#want}" || true)
+		[ "$body" = "$want" ] && return 0
+		if [ -n "$server_pid" ] && ! kill -0 "$server_pid" 2>/dev/null; then
+			return 1
+		fi
+		[ "$i" -lt 50 ] && sleep 0.1
+	done
+	return 1
+}
