@@ -1,13 +1,14 @@
 # SPDX-License-Identifier: GPL-2.0
-"""qa_tcp_csum.py IFACE SMAC DMAC SRC DST PORT MODE [NREQ] - one connection
-from the unconfigured address SRC (IPv4 or IPv6; the server has a static
+"""qa_csum.py IFACE SMAC DMAC SRC DST PORT MODE [NREQ] - one connection from
+the unconfigured address SRC (IPv4 or IPv6; the server has a static
 neighbour for it, so the client's kernel never resets it): SYN with
 timestamps, the final ACK, then NREQ pipelined GETs (default 1) in one
-segment whose TCP checksum is right (MODE good) or whose last payload byte
-was changed after the checksum was filled (MODE badpay: what a corrupting
-link does). Prints 'data N acks [..]': the data segments the server sent
-after the GETs and the client bytes they acked. Linux drops a segment
-whose checksum does not verify (tcp_v4_rcv, tcp_v6_rcv): it gets nothing."""
+segment whose checksums are right (MODE good), whose last payload byte was
+changed after the TCP checksum was filled (MODE badpay: what a corrupting
+link does) or whose IPv4 header checksum is wrong (MODE badip, IPv4 only).
+Prints 'data N acks [..]': the data segments the server sent after the GETs
+and the client bytes they acked. Linux drops a segment whose checksum does
+not verify (ip_rcv; tcp_v4_rcv, tcp_v6_rcv): it gets nothing."""
 import random
 import sys
 import time
@@ -51,7 +52,10 @@ sendp(Ether(bytes(seg("A", tsv + 1))), iface=iface)
 get = seg("PA", tsv + 2, b"GET / HTTP/1.1\r\nHost: x\r\n\r\n" * nreq)
 if mode == "badpay":
     get[-5] ^= 0x20  # "Host: x" -> "Host: X": still a valid request
-sendp(Ether(bytes(get)), iface=iface)
+get = Ether(bytes(get))
+if mode == "badip":
+    get[IP].chksum ^= 0x0101
+sendp(get, iface=iface)
 time.sleep(1.0)
 sn.stop()
 res = sn.results or []

@@ -1,7 +1,7 @@
 #!/bin/bash
 # tests/e2e/test_csum.sh - checksums on the wire (docs/tcp-security.md,
 # "Checksums"): a GET whose payload byte a link changed after the TCP
-# checksum was filled (scapy, tests/e2e/qa_tcp_csum.py) gets no answer
+# checksum was filled (scapy, tests/e2e/qa_csum.py) gets no answer
 # over IPv4 and IPv6, alone or as a pipelined batch (the TC burst path),
 # and bad_csum counts it; the same segments unchanged are answered (the
 # controls). The kernel's own client (curl) over veth still works: its
@@ -46,8 +46,8 @@ check "${T}_status_line" "status: $(tr '\n' '|' <"$TMP/status")" \
 wire() {
 	local name=$1 src=$2 dst=$3 n=$4 good bad b0 b1
 	b0=$(counter "$SRV_IF" bad_csum)
-	good=$($CLI timeout 20 "$PY" tests/e2e/qa_tcp_csum.py "$CLI_IF" "$SMAC" "$DMAC" "$src" "$dst" "$PORT" good "$n" 2>&1)
-	bad=$($CLI timeout 20 "$PY" tests/e2e/qa_tcp_csum.py "$CLI_IF" "$SMAC" "$DMAC" "$src" "$dst" "$PORT" badpay "$n" 2>&1)
+	good=$($CLI timeout 20 "$PY" tests/e2e/qa_csum.py "$CLI_IF" "$SMAC" "$DMAC" "$src" "$dst" "$PORT" good "$n" 2>&1)
+	bad=$($CLI timeout 20 "$PY" tests/e2e/qa_csum.py "$CLI_IF" "$SMAC" "$DMAC" "$src" "$dst" "$PORT" badpay "$n" 2>&1)
 	b1=$(counter "$SRV_IF" bad_csum)
 	if [[ $good = "data "[1-9]* ]] && [[ $bad = "data 0 acks []" ]] &&
 		[ "$b1" -eq $((b0 + 1)) ]; then

@@ -33,8 +33,8 @@ if ! $SRV "$BLITZ" load "$SRV_IF" -p "$PORT" >"$TMP/load" 2>&1; then
 fi
 on_exit "$SRV $BLITZ unload $SRV_IF"
 m0=$(counter "$SRV_IF" pass_malformed)
-good=$($CLI timeout 20 "$PY" tests/e2e/qa_ip_csum.py "$CLI_IF" "$SMAC" "$DMAC" "$SRC" "$SRV_IP" "$PORT" good 2>&1)
-bad=$($CLI timeout 20 "$PY" tests/e2e/qa_ip_csum.py "$CLI_IF" "$SMAC" "$DMAC" "$SRC" "$SRV_IP" "$PORT" badip 2>&1)
+good=$($CLI timeout 20 "$PY" tests/e2e/qa_csum.py "$CLI_IF" "$SMAC" "$DMAC" "$SRC" "$SRV_IP" "$PORT" good 2>&1)
+bad=$($CLI timeout 20 "$PY" tests/e2e/qa_csum.py "$CLI_IF" "$SMAC" "$DMAC" "$SRC" "$SRV_IP" "$PORT" badip 2>&1)
 m1=$(counter "$SRV_IF" pass_malformed)
 if [[ $good = "data 1 acks [27]"* ]] && [[ $bad = "data 0 acks []" ]] &&
 	[ "$m1" -eq $((m0 + 1)) ]; then
