@@ -11,7 +11,11 @@
 #                        `ss -ti` prints) list SACK exactly when on
 #   *_sack1_recovery     the core's sack_recoveries and rack_retransmits
 #                        moved (RACK resent what the client's SACKs showed
-#                        missing); *_sack0_recovery: neither moved
+#                        missing); *_sack0_recovery: neither moved, the
+#                        dropper dropped and the core resent all the same
+# RACK compares send times on the clock's low 32 bits in microseconds, so
+# where CLOCK_MONOTONIC is in its 72-minute lap matters; the unit test
+# test_tcp_core test_sack_clock_laps covers both halves and the wrap.
 # The client's nstat TcpExtTCPOFOQueue (segments it held out of order and
 # SACKed) is printed as a comment.
 #
@@ -36,17 +40,31 @@ chmod 755 "$TMP"
 WANT=$(sha256sum <"$TMP/body" | cut -d' ' -f1)
 SERVE_PID=
 
-# core ENGINE NAME - the TCP core's counter NAME as `blitz stats` publishes it.
-# core ENGINE COUNTER: its value (called in a subshell: why stats could not
-# be read goes to $TMP/core.err).
-core() {
-	local out
-	if ! out=$($SRV "$BLITZ" stats "$SRV_IF" --prometheus 2>"$TMP/stats.err"); then
+# snap - the engines' counters as `blitz stats` publishes them, into
+# $TMP/snap (why stats could not be read goes to $TMP/core.err).
+snap() {
+	if ! $SRV "$BLITZ" stats "$SRV_IF" --prometheus >"$TMP/snap" 2>"$TMP/stats.err"; then
 		echo "blitz stats failed: $(head -c 200 "$TMP/stats.err" | tr '\n' ' ')" >"$TMP/core.err"
-		echo 0
-		return
+		: >"$TMP/snap"
 	fi
-	printf '%s\n' "$out" | "$PY" "$PV" "$1" "blitz_${2}_total"
+}
+# core ENGINE COUNTER - a TCP core counter's value in the last snap.
+core() { "$PY" "$PV" "$1" "blitz_${2}_total" <"$TMP/snap"; }
+
+# settled ENGINE REQUESTS - snap until the published counters hold
+# REQUESTS requests and every connection closed (at most 15 s): what was
+# resent for them was sent before they closed, so it is counted too. The
+# engines publish every 250 ms, later on a loaded machine.
+settled() {
+	local i
+	for ((i = 0; i < 150; i++)); do
+		snap
+		[ -s "$TMP/core.err" ] && return 1
+		[ "$(core "$1" requests)" -ge "$2" ] &&
+			[ "$(core "$1" connections_opened)" = "$(core "$1" connections_closed)" ] && return 0
+		sleep 0.1
+	done
+	return 1
 }
 
 start() { # ENGINE LOG: 0 up, 1 failed, 2 cannot run here
@@ -72,7 +90,7 @@ sack_seen() {
 }
 
 run_setting() { # ENGINE SACK(0|1)
-	local e=$1 s=$2 name bad=0 i got r0 r1 x0 x1 ofo0 ofo1 ss
+	local e=$1 s=$2 name bad=0 i got r0 r1 x0 x1 a0 a1 p0 p1 ofo0 ofo1 ss seen dropped
 	name=${e}_sack$s
 	$CLI sysctl -qw net.ipv4.tcp_sack="$s"
 	ss=$(sack_seen)
@@ -81,8 +99,12 @@ run_setting() { # ENGINE SACK(0|1)
 	else
 		check "${name}_tcp_info" "TCP_INFO: $(tr '\n' ' ' <"$TMP/ti.txt") with tcp_sack=0" [ "$ss" = none ]
 	fi
+	REQS=$((REQS + 1))
+	settled "$e" "$REQS"
 	r0=$(core "$e" sack_recoveries)
 	x0=$(core "$e" rack_retransmits)
+	a0=$(core "$e" retransmits)
+	p0=$(core "$e" tlp_probes)
 	ofo0=$($CLI nstat -az TcpExtTCPOFOQueue 2>/dev/null | awk '/TCPOFOQueue/ {print $2}')
 	if ! loss_on "$CLI" "$CLI_IF" 50 ingress 2>"$TMP/e"; then
 		skip "$name" "no dropper here: $(tr '\n' ' ' <"$TMP/e")"
@@ -92,13 +114,17 @@ run_setting() { # ENGINE SACK(0|1)
 		got=$($CLI timeout 20 curl -sS --max-time 15 "$URL" | sha256sum | cut -d' ' -f1)
 		[ "$got" = "$WANT" ] || bad=$((bad + 1))
 	done
-	echo "# $name: $(loss_stats "$CLI" "$CLI_IF" | awk '{print $2 " of " $1}') client frames dropped"
+	read -r seen dropped <<<"$(loss_stats "$CLI" "$CLI_IF")"
+	echo "# $name: ${dropped:-?} of ${seen:-?} client frames dropped"
 	loss_off "$CLI" "$CLI_IF"
-	sleep 0.5 # the engines publish their counters every 100-250 ms
+	REQS=$((REQS + 20))
+	settled "$e" "$REQS" || echo "# $name: the counters did not settle at $REQS requests, every connection closed, within 15 s"
 	r1=$(core "$e" sack_recoveries)
 	x1=$(core "$e" rack_retransmits)
+	a1=$(core "$e" retransmits)
+	p1=$(core "$e" tlp_probes)
 	ofo1=$($CLI nstat -az TcpExtTCPOFOQueue 2>/dev/null | awk '/TCPOFOQueue/ {print $2}')
-	echo "# $name: sack_recoveries +$((r1 - r0)), rack_retransmits +$((x1 - x0)), client TCPOFOQueue +$((${ofo1:-0} - ${ofo0:-0}))"
+	echo "# $name: sack_recoveries +$((r1 - r0)), rack_retransmits +$((x1 - x0)) of retransmits +$((a1 - a0)) (tail-loss probes +$((p1 - p0))), client TCPOFOQueue +$((${ofo1:-0} - ${ofo0:-0}))"
 	check "${name}_bodies" "$bad of 20 bodies differ" [ "$bad" = 0 ]
 	if [ -s "$TMP/core.err" ]; then
 		skip "${name}_recovery" "the engine's counters could not be read ($(cat "$TMP/core.err"))"
@@ -107,13 +133,14 @@ run_setting() { # ENGINE SACK(0|1)
 		check "${name}_recovery" "sack_recoveries $r0 -> $r1, rack_retransmits $x0 -> $x1" \
 			test "$r1" -gt "$r0" -a "$x1" -gt "$x0"
 	else
-		check "${name}_recovery" "without SACK: sack_recoveries $r0 -> $r1, rack_retransmits $x0 -> $x1" \
-			test "$r1" = "$r0" -a "$x1" = "$x0"
+		check "${name}_recovery" "without SACK: sack_recoveries $r0 -> $r1, rack_retransmits $x0 -> $x1, retransmits $a0 -> $a1 after ${dropped:-?} frames dropped" \
+			test "$r1" = "$r0" -a "$x1" = "$x0" -a "$a1" -gt "$a0" -a "${dropped:-0}" -gt 0
 	fi
 }
 
 for e in ${SACK_ENGINES:-afxdp dpdk}; do
 	rm -rf "$PINS"
+	REQS=0 # requests this engine's serve was sent (its counters start at 0)
 	start "$e" "$TMP/$e.log"
 	rc=$?
 	if [ "$rc" = 2 ]; then
