@@ -99,6 +99,18 @@ int cli_parse_begin(struct cli_parser *p, const struct cmd_spec *c);
 #define CLI_CONTINUE (-1)
 
 /*
+ * cli_parse_opts - a verb's options: each option of argv is offered to
+ * @opt_fn (may be NULL) with its argument and @ctx; it returns 1 when it
+ * took the option, 0 when it is not the verb's own (cli_common_opt takes
+ * it: -v, -h, --version or a line saying what is wrong), -1 after a line
+ * saying the value is bad. CLI_CONTINUE when every option was taken (the
+ * operands start at argv[optind]), else the verb's exit status: 0 after
+ * -h or --version, 1 after an error.
+ */
+int cli_parse_opts(const struct cmd_spec *c, int argc, char **argv,
+		   int (*opt_fn)(int opt, char *arg, void *ctx), void *ctx);
+
+/*
  * cli_common_opt - what every verb does with an option its own switch did
  * not take: -v raises the log level (CLI_CONTINUE); -h prints the usage
  * made from c's table on stdout and --version the version (0); a missing

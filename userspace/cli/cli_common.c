@@ -28,6 +28,28 @@ int cli_parse_begin(struct cli_parser *p, const struct cmd_spec *c)
 		       : 0;
 }
 
+int cli_parse_opts(const struct cmd_spec *c, int argc, char **argv,
+		   int (*opt_fn)(int opt, char *arg, void *ctx), void *ctx)
+{
+	struct cli_parser p;
+	int opt, r;
+
+	if (cli_parse_begin(&p, c))
+		return 1;
+	while ((opt = getopt_long(argc, argv, p.shortopts, p.longopts, NULL)) !=
+	       -1) {
+		r = opt_fn ? opt_fn(opt, optarg, ctx) : 0;
+		if (r < 0)
+			return 1;
+		if (r > 0)
+			continue;
+		r = cli_common_opt(c, opt, argv);
+		if (r != CLI_CONTINUE)
+			return r;
+	}
+	return CLI_CONTINUE;
+}
+
 int cli_common_opt(const struct cmd_spec *c, int opt, char **argv)
 {
 	const char *verb = c->name;

@@ -233,10 +233,21 @@ static void print_about(FILE *f, const char *text)
 	}
 }
 
+/* The command as typed (struct cmd_spec's prog) into buf. */
+static const char *prog_of(const struct cmd_spec *c, char *buf, size_t len)
+{
+	if (c->prog)
+		return c->prog;
+	snprintf(buf, len, "blitz %s", c->name);
+	return buf;
+}
+
 static void usage_text(const struct cmd_spec *c, FILE *f)
 {
-	fprintf(f, "usage: %s%s%s [options]\n", c->prog, c->operands ? " " : "",
-		c->operands ? c->operands : "");
+	char prog[64];
+
+	fprintf(f, "usage: %s%s%s [options]\n", prog_of(c, prog, sizeof(prog)),
+		c->operands ? " " : "", c->operands ? c->operands : "");
 	if (c->about)
 		print_about(f, c->about);
 	fputc('\n', f);
@@ -269,10 +280,11 @@ void options_usage(const struct cmd_spec *c, FILE *f)
 
 void options_synopsis(const struct cmd_spec *c, FILE *f)
 {
-	int indent = (int)strlen(c->prog) + 1, pos;
-	char item[160];
+	char item[160], buf[64];
+	const char *prog = prog_of(c, buf, sizeof(buf));
+	int indent = (int)strlen(prog) + 1, pos;
 
-	pos = fprintf(f, "%s", c->prog);
+	pos = fprintf(f, "%s", prog);
 	if (c->operands)
 		pos += fprintf(f, " %s", c->operands);
 	FOR_EACH_OPT(c, g, o)
@@ -329,10 +341,10 @@ static void roff(FILE *f, const char *s)
 
 void options_man(const struct cmd_spec *c, FILE *f)
 {
-	char help[512];
+	char help[512], prog[64];
 
 	fputs(".SS \"", f);
-	roff(f, c->prog);
+	roff(f, prog_of(c, prog, sizeof(prog)));
 	if (c->operands) {
 		fputc(' ', f);
 		roff(f, c->operands);

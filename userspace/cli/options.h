@@ -66,7 +66,9 @@ struct opt_spec {
 
 struct cmd_spec {
 	const char *name; /* "serve": in messages ("see `blitz serve -h`") */
-	const char *prog; /* "blitz serve", "blitz-dpdk [EAL args] --" */
+	/* The command as typed, "blitz-dpdk [EAL args] --"; NULL for a verb:
+	 * "blitz <name>". */
+	const char *prog;
 	const char *operands; /* "[<ifname>]", "<ifname>" or NULL */
 	const char *summary;  /* one line, for `blitz -h` */
 	const char *about;    /* the paragraph under the usage line */

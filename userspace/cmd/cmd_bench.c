@@ -87,7 +87,6 @@ static const struct opt_spec bench_opts[] = {
 
 const struct cmd_spec cmd_bench_spec = {
 	.name = "bench",
-	.prog = "blitz bench",
 	.operands = "<ip:port>",
 	.summary = "kernel-bypass HTTP load generator",
 	.about = "HTTP/1.1 load generator with its own TCP over AF_XDP on the "
@@ -695,15 +694,16 @@ static void print_json(const struct bench_params *p,
 	printf("}\n");
 }
 
-/* The options and the target into p (host holds the target's text) and
- * *json; CLI_CONTINUE, or the verb's exit status. */
-static int parse_args(int argc, char **argv, struct bench_params *p, int *json,
-		      char *host, size_t host_len)
+struct bench_args {
+	struct bench_params *p;
+	int json;
+};
+
+/* One of bench's options into ctx (struct bench_args): cli_parse_opts. */
+static int bench_opt(int opt, char *arg, void *ctx)
 {
-	struct cli_parser cp;
-	uint64_t v, v2;
-	char *dash;
-	int opt, st;
+	struct bench_args *a = ctx;
+	struct bench_params *p = a->p;
 	const struct cli_num_opt nums[] = {
 		{'c', "connection count", 1, BENCH_MAX_CONNS, 1, NULL,
 		 &p->conns},
@@ -715,69 +715,73 @@ static int parse_args(int argc, char **argv, struct bench_params *p, int *json,
 		{OPT_SRC, "source address count", 1, BENCH_MAX_SRC, 1, NULL,
 		 &p->n_src},
 	};
+	uint64_t v, v2;
+	char *dash;
+	int st;
 
-	if (cli_parse_begin(&cp, &cmd_bench_spec))
+	st = cli_num_opt(nums, sizeof(nums) / sizeof(nums[0]), opt, arg);
+	if (st)
+		return st;
+	switch (opt) {
+	case 'n':
+		if (parse_u64("request count", arg, 1, UINT64_MAX / 2, &v))
+			return -1;
+		p->max_requests = v;
 		return 1;
-	while ((opt = getopt_long(argc, argv, cp.shortopts, cp.longopts,
-				  NULL)) != -1) {
-		st = cli_num_opt(nums, sizeof(nums) / sizeof(nums[0]), opt,
-				 optarg);
-		if (st < 0)
-			return 1;
-		if (st > 0)
-			continue;
-		switch (opt) {
-		case 'n':
-			if (parse_u64("request count", optarg, 1,
-				      UINT64_MAX / 2, &v))
-				return 1;
-			p->max_requests = v;
-			break;
-		case OPT_PATH:
-			if (optarg[0] != '/' || strpbrk(optarg, " \r\n")) {
-				pr_warn("bad path '%s': it starts with / and "
-					"has "
-					"no spaces\n",
-					optarg);
-				return 1;
-			}
-			p->path = optarg;
-			break;
-		case 'i':
-			p->ifname = optarg;
-			break;
-		case OPT_PORTS:
-			dash = strchr(optarg, '-');
-			if (!dash) {
-				pr_warn("bad --ports '%s': use LO-HI, e.g. "
-					"40000-59999\n",
-					optarg);
-				return 1;
-			}
-			*dash = 0;
-			if (parse_u64("port", optarg, 1, 65535, &v) ||
-			    parse_u64("port", dash + 1, v, 65535, &v2))
-				return 1;
-			p->port_lo = (uint16_t)v;
-			p->port_hi = (uint16_t)v2;
-			break;
-		case OPT_JSON:
-			*json = 1;
-			break;
-		case 'R':
-			if (parse_u64("rate", optarg, 1, 1000000000, &v))
-				return 1;
-			p->rate = v;
-			break;
-		case OPT_CLOSE:
-			p->close_each = 1;
-			break;
-		default:
-			st = cli_common_opt(&cmd_bench_spec, opt, argv);
-			if (st != CLI_CONTINUE)
-				return st;
+	case OPT_PATH:
+		if (arg[0] != '/' || strpbrk(arg, " \r\n")) {
+			pr_warn("bad path '%s': it starts with / and has no "
+				"spaces\n",
+				arg);
+			return -1;
 		}
+		p->path = arg;
+		return 1;
+	case 'i':
+		p->ifname = arg;
+		return 1;
+	case OPT_PORTS:
+		dash = strchr(arg, '-');
+		if (!dash) {
+			pr_warn("bad --ports '%s': use LO-HI, e.g. "
+				"40000-59999\n",
+				arg);
+			return -1;
+		}
+		*dash = 0;
+		if (parse_u64("port", arg, 1, 65535, &v) ||
+		    parse_u64("port", dash + 1, v, 65535, &v2))
+			return -1;
+		p->port_lo = (uint16_t)v;
+		p->port_hi = (uint16_t)v2;
+		return 1;
+	case OPT_JSON:
+		a->json = 1;
+		return 1;
+	case 'R':
+		if (parse_u64("rate", arg, 1, 1000000000, &v))
+			return -1;
+		p->rate = v;
+		return 1;
+	case OPT_CLOSE:
+		p->close_each = 1;
+		return 1;
+	default:
+		return 0;
 	}
+}
+
+/* The options and the target into p (host holds the target's text) and
+ * *json; CLI_CONTINUE, or the verb's exit status. */
+static int parse_args(int argc, char **argv, struct bench_params *p, int *json,
+		      char *host, size_t host_len)
+{
+	struct bench_args a = {p, 0};
+	int r = cli_parse_opts(&cmd_bench_spec, argc, argv, bench_opt, &a);
+
+	if (r != CLI_CONTINUE)
+		return r;
+	*json = a.json;
 	if (cli_operands("bench", argc, argv, 1, 1, "<ip:port>"))
 		return 1;
 	if (parse_target(argv[optind], p, host, host_len))

@@ -51,7 +51,6 @@ static const struct opt_spec doctor_opts[] = {
 
 const struct cmd_spec cmd_doctor_spec = {
 	.name = "doctor",
-	.prog = "blitz doctor",
 	.operands = "[ifname]",
 	.summary = "check this machine and an interface for blitz",
 	.about = "Check that this machine (and <ifname>) can run blitz: one "
@@ -158,12 +157,33 @@ static void print_json(const struct doctor *d, const int count[3])
 	printf("]}\n");
 }
 
+struct doctor_args {
+	struct doctor *d;
+	bool json;
+};
+
+/* One of doctor's options (--json, --probe, the service's) into ctx
+ * (struct doctor_args): cli_parse_opts. */
+static int doctor_opt(int opt, char *arg, void *ctx)
+{
+	struct doctor_args *a = ctx;
+
+	if (opt == OPT_JSON) {
+		a->json = true;
+		return 1;
+	}
+	if (opt == OPT_PROBE) {
+		a->d->probe = true;
+		return 1;
+	}
+	return options_service_apply(&a->d->svc, opt, arg);
+}
+
 int cmd_doctor(int argc, char **argv)
 {
-	struct cli_parser p;
-	int opt, r, i, ret = 1, count[3] = {0};
+	int r, i, ret = 1, count[3] = {0};
+	struct doctor_args a = {0};
 	struct doctor *d;
-	bool json = false;
 
 	d = calloc(1, sizeof(*d));
 	if (!d) {
@@ -171,28 +191,11 @@ int cmd_doctor(int argc, char **argv)
 		return 1;
 	}
 	service_init(&d->svc);
-	if (cli_parse_begin(&p, &cmd_doctor_spec))
+	a.d = d;
+	r = cli_parse_opts(&cmd_doctor_spec, argc, argv, doctor_opt, &a);
+	if (r != CLI_CONTINUE) {
+		ret = r;
 		goto out;
-	while ((opt = getopt_long(argc, argv, p.shortopts, p.longopts, NULL)) !=
-	       -1) {
-		if (opt == OPT_JSON) {
-			json = true;
-			continue;
-		}
-		if (opt == OPT_PROBE) {
-			d->probe = true;
-			continue;
-		}
-		r = options_service_apply(&d->svc, opt, optarg);
-		if (r < 0)
-			goto out;
-		if (r > 0)
-			continue;
-		r = cli_common_opt(&cmd_doctor_spec, opt, argv);
-		if (r != CLI_CONTINUE) {
-			ret = r;
-			goto out;
-		}
 	}
 	if (cli_operands("doctor", argc, argv, 0, 1, "[ifname]") ||
 	    service_finish(&d->svc))
@@ -221,7 +224,7 @@ int cmd_doctor(int argc, char **argv)
 
 	for (i = 0; i < d->n; i++)
 		count[d->rows[i].v]++;
-	if (json)
+	if (a.json)
 		print_json(d, count);
 	else
 		print_table(d);

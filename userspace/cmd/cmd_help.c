@@ -35,7 +35,6 @@ static const struct opt_spec help_opts[] = {
 
 const struct cmd_spec cmd_help_spec = {
 	.name = "help",
-	.prog = "blitz help",
 	.operands = "[<command>]",
 	.summary = "usage of every command, as text, Markdown or roff",
 	.about = "Print the usage of <command>, or the list of commands; the "
@@ -103,28 +102,24 @@ int cli_help_doc(const char *kind, FILE *f)
 	return 0;
 }
 
+/* --synopsis, --markdown, --man: which document (the last one given). */
+static int help_opt(int opt, char *arg, void *ctx)
+{
+	(void)arg;
+	if (opt != OPT_SYNOPSIS && opt != OPT_MARKDOWN && opt != OPT_MAN)
+		return 0;
+	*(int *)ctx = opt;
+	return 1;
+}
+
 int cmd_help(int argc, char **argv)
 {
 	const struct cmd_spec *const *c;
-	struct cli_parser p;
-	int opt, r, what = 0;
+	int r, what = 0;
 
-	if (cli_parse_begin(&p, &cmd_help_spec))
-		return 1;
-	while ((opt = getopt_long(argc, argv, p.shortopts, p.longopts, NULL)) !=
-	       -1) {
-		switch (opt) {
-		case OPT_SYNOPSIS:
-		case OPT_MARKDOWN:
-		case OPT_MAN:
-			what = opt;
-			break;
-		default:
-			r = cli_common_opt(&cmd_help_spec, opt, argv);
-			if (r != CLI_CONTINUE)
-				return r;
-		}
-	}
+	r = cli_parse_opts(&cmd_help_spec, argc, argv, help_opt, &what);
+	if (r != CLI_CONTINUE)
+		return r;
 	if (cli_operands("help", argc, argv, 0, what ? 0 : 1, "[<command>]"))
 		return 1;
 	if (optind < argc) {

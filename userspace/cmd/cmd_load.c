@@ -72,7 +72,6 @@ static bool loaded_here(const char *ifname)
 
 const struct cmd_spec cmd_load_spec = {
 	.name = "load",
-	.prog = "blitz load",
 	.operands = "<ifname>",
 	.summary = "attach the XDP engine to an interface and exit",
 	.about = "Attach blitz's XDP program to <ifname> and exit; it keeps "
@@ -82,9 +81,40 @@ const struct cmd_spec cmd_load_spec = {
 	.groups = {load_opts, options_service, options_common},
 };
 
+struct load_args {
+	struct reload_args *ra;
+	struct blitz_loader_opts *lo;
+	bool replace;
+};
+
+/* One of load's options into ctx (struct load_args): cli_parse_opts. */
+static int load_opt(int opt, char *arg, void *ctx)
+{
+	struct load_args *a = ctx;
+
+	switch (opt) {
+	case 'm':
+		if (!strcmp(arg, "native")) {
+			a->lo->xdp_mode = BLITZ_XDP_NATIVE;
+		} else if (!strcmp(arg, "skb")) {
+			a->lo->xdp_mode = BLITZ_XDP_SKB;
+		} else {
+			pr_warn("bad mode '%s': use native or skb\n", arg);
+			return -1;
+		}
+		return 1;
+	case OPT_LOAD_MAC:
+		return cli_parse_mac(a->ra->macs, &a->ra->n_macs, arg) ? -1 : 1;
+	case OPT_LOAD_REPLACE:
+		a->replace = true;
+		return 1;
+	default:
+		return reload_service_opt(a->ra, opt, arg);
+	}
+}
+
 int cmd_load(int argc, char **argv)
 {
-	struct cli_parser p;
 	struct blitz_loader_opts lo = {.engine = BLITZ_MODE_XDP,
 				       .persist = true};
 	static struct http_responses resp;
@@ -92,46 +122,14 @@ int cmd_load(int argc, char **argv)
 	struct blitz_service *svc = &ra.svc;
 	struct blitz_loaded *l = NULL;
 	struct tc_handoff *h = NULL;
-	bool replace = false;
-	int opt, ret = 1, r;
+	struct load_args a = {&ra, &lo, false};
+	int ret = 1, r;
 
 	reload_args_init(&ra);
-	if (cli_parse_begin(&p, &cmd_load_spec))
+	r = cli_parse_opts(&cmd_load_spec, argc, argv, load_opt, &a);
+	if (r != CLI_CONTINUE) {
+		ret = r;
 		goto out;
-	while ((opt = getopt_long(argc, argv, p.shortopts, p.longopts, NULL)) !=
-	       -1) {
-		switch (opt) {
-		case 'm':
-			if (!strcmp(optarg, "native")) {
-				lo.xdp_mode = BLITZ_XDP_NATIVE;
-			} else if (!strcmp(optarg, "skb")) {
-				lo.xdp_mode = BLITZ_XDP_SKB;
-			} else {
-				pr_warn("bad mode '%s': use native or skb\n",
-					optarg);
-				goto out;
-			}
-			break;
-		case OPT_LOAD_MAC:
-			if (cli_parse_mac(ra.macs, &ra.n_macs, optarg))
-				goto out;
-			break;
-		case OPT_LOAD_REPLACE:
-			replace = true;
-			break;
-		default:
-			r = reload_service_opt(&ra, opt, optarg);
-			if (r < 0)
-				goto out;
-			if (r > 0)
-				break;
-			r = cli_common_opt(&cmd_load_spec, opt, argv);
-			if (r != CLI_CONTINUE) {
-				ret = r;
-				goto out;
-			}
-			break;
-		}
 	}
 	/* load's own line for a missing <ifname>: it names the options. */
 	if (optind >= argc) {
@@ -145,9 +143,9 @@ int cmd_load(int argc, char **argv)
 
 	/* Loaded already: --replace, or a (new) --secret-file, is a reload
 	 * (docs/cookie-v2.md, key rotation); what was not given is kept. */
-	if ((replace || svc->has_secret) && loaded_here(lo.ifname)) {
+	if ((a.replace || svc->has_secret) && loaded_here(lo.ifname)) {
 		ra.ifname = lo.ifname;
-		ra.rotate_only = !replace;
+		ra.rotate_only = !a.replace;
 		ret = blitz_reload(&ra);
 		goto out;
 	}

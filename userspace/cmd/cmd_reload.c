@@ -56,7 +56,6 @@ static const struct opt_spec reload_opts[] = {
 
 const struct cmd_spec cmd_reload_spec = {
 	.name = "reload",
-	.prog = "blitz reload",
 	.operands = "<ifname>",
 	.summary = "change a loaded engine's body, key or program; no "
 		   "connection breaks",
@@ -388,40 +387,34 @@ out:
 	return ret;
 }
 
+/* One of reload's options into ctx (struct reload_args): cli_parse_opts. */
+static int reload_opt(int opt, char *arg, void *ctx)
+{
+	struct reload_args *a = ctx;
+
+	switch (opt) {
+	case OPT_RELOAD_MAC:
+		return cli_parse_mac(a->macs, &a->n_macs, arg) ? -1 : 1;
+	case OPT_RELOAD_ACCEPT_KEY:
+		if (blitz_secret_file_read(arg, a->accept_key))
+			return -1;
+		a->has_accept = true;
+		return 1;
+	default:
+		return reload_service_opt(a, opt, arg);
+	}
+}
+
 int cmd_reload(int argc, char **argv)
 {
-	struct cli_parser p;
 	struct reload_args a;
-	int opt, ret = 1, r;
+	int ret = 1, r;
 
 	reload_args_init(&a);
-	if (cli_parse_begin(&p, &cmd_reload_spec))
+	r = cli_parse_opts(&cmd_reload_spec, argc, argv, reload_opt, &a);
+	if (r != CLI_CONTINUE) {
+		ret = r;
 		goto out;
-	while ((opt = getopt_long(argc, argv, p.shortopts, p.longopts, NULL)) !=
-	       -1) {
-		switch (opt) {
-		case OPT_RELOAD_MAC:
-			if (cli_parse_mac(a.macs, &a.n_macs, optarg))
-				goto out;
-			break;
-		case OPT_RELOAD_ACCEPT_KEY:
-			if (blitz_secret_file_read(optarg, a.accept_key))
-				goto out;
-			a.has_accept = true;
-			break;
-		default:
-			r = reload_service_opt(&a, opt, optarg);
-			if (r < 0)
-				goto out;
-			if (r > 0)
-				break;
-			r = cli_common_opt(&cmd_reload_spec, opt, argv);
-			if (r != CLI_CONTINUE) {
-				ret = r;
-				goto out;
-			}
-			break;
-		}
 	}
 	if (optind >= argc) {
 		pr_warn("missing <ifname>: blitz reload <ifname> [options]\n");

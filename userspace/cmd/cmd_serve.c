@@ -78,7 +78,6 @@ static struct opt_spec serve_opts[] = {
 
 const struct cmd_spec cmd_serve_spec = {
 	.name = "serve",
-	.prog = "blitz serve",
 	.operands = "[<ifname>]",
 	.summary = "serve in the foreground with kernel fallback",
 	.about =
@@ -105,10 +104,17 @@ struct serve_args {
 	struct http_responses resp;
 };
 
-/* 0: parsed; 1: done (help, version); -1: bad (one line printed). */
-static int parse_args(int argc, char **argv, struct serve_args *a)
+struct serve_parse {
+	struct serve_args *a;
+	char **argv; /* for the service options as typed */
+};
+
+/* One of serve's options into ctx (struct serve_parse): cli_parse_opts. */
+static int serve_opt(int opt, char *arg, void *ctx)
 {
-	struct cli_parser p;
+	struct serve_parse *sp = ctx;
+	struct serve_args *a = sp->a;
+	char **argv = sp->argv;
 	/* The numeric options: name in the error line, range, unit. */
 	const struct cli_num_opt nums[] = {
 		{'t', "thread count", 1, 1024, 1, &a->eo.threads, NULL},
@@ -120,66 +126,57 @@ static int parse_args(int argc, char **argv, struct serve_args *a)
 		{OPT_HEADER, "--header-timeout", 1, 3600, 1000,
 		 &a->eo.header_timeout_ms, NULL},
 	};
-	const char *name;
-	int opt, r;
+	int r = cli_num_opt(nums, sizeof(nums) / sizeof(nums[0]), opt, arg);
 
-	if (cli_parse_begin(&p, &cmd_serve_spec))
-		return -1;
-	while ((opt = getopt_long(argc, argv, p.shortopts, p.longopts, NULL)) !=
-	       -1) {
-		r = cli_num_opt(nums, sizeof(nums) / sizeof(nums[0]), opt,
-				optarg);
-		if (r < 0)
+	if (r)
+		return r;
+	switch (opt) {
+	case 'e':
+		a->engine = strcmp(arg, "auto") ? engine_find(arg) : NULL;
+		if (!a->engine && strcmp(arg, "auto")) {
+			pr_warn("bad engine '%s': use %s\n", arg,
+				engine_tier_list());
 			return -1;
-		if (r > 0)
-			continue;
-		switch (opt) {
-		case 'e':
-			a->engine = strcmp(optarg, "auto") ? engine_find(optarg)
-							   : NULL;
-			if (!a->engine && strcmp(optarg, "auto")) {
-				pr_warn("bad engine '%s': use %s\n", optarg,
-					engine_tier_list());
-				return -1;
-			}
-			a->engine_given = true;
-			break;
-		case OPT_METRICS:
-			a->metrics = optarg;
-			break;
-		case 'm':
-			if (!strcmp(optarg, "native")) {
-				a->c.xdp_mode = BLITZ_XDP_NATIVE;
-			} else if (!strcmp(optarg, "skb")) {
-				a->c.xdp_mode = BLITZ_XDP_SKB;
-			} else {
-				pr_warn("bad mode '%s': use native or skb\n",
-					optarg);
-				return -1;
-			}
-			break;
-		default:
-			r = options_service_apply(&a->svc, opt, optarg);
-			if (r < 0)
-				return -1;
-			if (!r) {
-				/* -v, -h, --version or a bad option. */
-				r = cli_common_opt(&cmd_serve_spec, opt, argv);
-				if (r == CLI_CONTINUE)
-					break;
-				return r ? -1 : 1;
-			}
-			if (a->c.n_fwd + 2 <= SERVE_MAX_FWD) {
-				/* The option as it was typed, for dpdk. */
-				a->c.fwd[a->c.n_fwd++] =
-					argv[optind - 1 -
-					     (optarg == argv[optind - 1])];
-				if (optarg == argv[optind - 1])
-					a->c.fwd[a->c.n_fwd++] = optarg;
-			}
-			break;
 		}
+		a->engine_given = true;
+		return 1;
+	case OPT_METRICS:
+		a->metrics = arg;
+		return 1;
+	case 'm':
+		if (!strcmp(arg, "native")) {
+			a->c.xdp_mode = BLITZ_XDP_NATIVE;
+		} else if (!strcmp(arg, "skb")) {
+			a->c.xdp_mode = BLITZ_XDP_SKB;
+		} else {
+			pr_warn("bad mode '%s': use native or skb\n", arg);
+			return -1;
+		}
+		return 1;
 	}
+	r = options_service_apply(&a->svc, opt, arg);
+	if (r <= 0)
+		return r; /* 0: -v, -h, --version or a bad option */
+	if (a->c.n_fwd + 2 <= SERVE_MAX_FWD) {
+		/* The option as it was typed, for dpdk. */
+		a->c.fwd[a->c.n_fwd++] =
+			argv[optind - 1 - (arg == argv[optind - 1])];
+		if (arg == argv[optind - 1])
+			a->c.fwd[a->c.n_fwd++] = arg;
+	}
+	return 1;
+}
+
+/* 0: parsed; 1: done (help, version); -1: bad (one line printed). */
+static int parse_args(int argc, char **argv, struct serve_args *a)
+{
+	struct serve_parse sp = {a, argv};
+	const char *name;
+	int r;
+
+	r = cli_parse_opts(&cmd_serve_spec, argc, argv, serve_opt, &sp);
+	if (r != CLI_CONTINUE)
+		return r ? -1 : 1;
 	if (cli_operands("serve", argc, argv, 0, 1, "<ifname>"))
 		return -1;
 	a->c.max_conns = a->eo.max_conns;

@@ -34,14 +34,6 @@
 #include "log.h"
 #include "prometheus.h"
 
-static const struct {
-	const char *name, *help;
-} counters[BLITZ_CNT_MAX] = {
-#define BLITZ_CNT_NAME(id, n, h) [BLITZ_CNT_##id] = {n, h},
-	BLITZ_COUNTERS(BLITZ_CNT_NAME)
-#undef BLITZ_CNT_NAME
-};
-
 static volatile sig_atomic_t stop;
 
 static void on_signal(int sig)
@@ -67,7 +59,6 @@ static const struct opt_spec stats_opts[] = {
 
 const struct cmd_spec cmd_stats_spec = {
 	.name = "stats",
-	.prog = "blitz stats",
 	.operands = "[<ifname>]",
 	.summary = "show every engine's counters and rates",
 	.about =
@@ -147,14 +138,14 @@ static void print_json(const char *ifname, const uint64_t *tot,
 		printf("\"interval_s\":%.3f,", secs);
 	printf("\"counters\":{");
 	for (k = 0; k < BLITZ_CNT_MAX; k++)
-		printf("%s\"%s\":%llu", k ? "," : "", counters[k].name,
+		printf("%s\"%s\":%llu", k ? "," : "", counters_xdp_name(k),
 		       (unsigned long long)tot[k]);
 	printf("}");
 	if (rate) {
 		printf(",\"rates\":{");
 		for (k = 0; k < BLITZ_CNT_MAX; k++)
-			printf("%s\"%s\":%.1f", k ? "," : "", counters[k].name,
-			       rate[k]);
+			printf("%s\"%s\":%.1f", k ? "," : "",
+			       counters_xdp_name(k), rate[k]);
 		printf("}");
 	}
 	printf("}\n");
@@ -180,8 +171,9 @@ static void print_totals(const char *ifname, const uint64_t *tot, bool afxdp)
 	printf("%-18s %20s  %s\n", "COUNTER", "TOTAL", ifname);
 	for (k = 0; k < BLITZ_CNT_MAX; k++)
 		if (!afxdp || !counters_xdp_afxdp_key(k))
-			printf("%-18s %20llu  %s\n", counters[k].name,
-			       (unsigned long long)tot[k], counters[k].help);
+			printf("%-18s %20llu  %s\n", counters_xdp_name(k),
+			       (unsigned long long)tot[k],
+			       counters_xdp_help(k));
 }
 
 static void print_rates(const uint64_t *tot, const double *rate, bool all)
@@ -197,7 +189,7 @@ static void print_rates(const uint64_t *tot, const double *rate, bool all)
 	for (k = 0; k < BLITZ_CNT_MAX; k++)
 		if (all || tot[k])
 			printf("%8s  %-18s %20llu %14.1f\n", "",
-			       counters[k].name, (unsigned long long)tot[k],
+			       counters_xdp_name(k), (unsigned long long)tot[k],
 			       rate[k]);
 	fflush(stdout);
 }
@@ -297,50 +289,49 @@ struct stats_args {
 	bool json, verbose, prometheus;
 };
 
+/* One of stats' options into ctx (struct stats_args): cli_parse_opts. */
+static int stats_opt(int opt, char *arg, void *ctx)
+{
+	struct stats_args *a = ctx;
+	char *end;
+	int k;
+
+	switch (opt) {
+	case 'i':
+	case 'c':
+		errno = 0;
+		k = (int)strtol(arg, &end, 10);
+		if (errno || *end || end == arg || k < 1 || k > 86400) {
+			pr_warn("bad %s '%s': a whole number from 1 to 86400\n",
+				opt == 'i' ? "interval" : "count", arg);
+			return -1;
+		}
+		if (opt == 'i')
+			a->interval = k;
+		else
+			a->count = k;
+		return 1;
+	case OPT_JSON:
+		a->json = true;
+		return 1;
+	case OPT_PROMETHEUS:
+		a->prometheus = true;
+		return 1;
+	case 'v': /* also print the zero counters with -i; and -v itself */
+		a->verbose = true;
+		return 0;
+	default:
+		return 0;
+	}
+}
+
 /* The options into a; CLI_CONTINUE, or the verb's exit status. */
 static int parse_args(int argc, char **argv, struct stats_args *a)
 {
-	struct cli_parser p;
-	int opt, st, k;
-	char *end;
+	int r = cli_parse_opts(&cmd_stats_spec, argc, argv, stats_opt, a);
 
-	if (cli_parse_begin(&p, &cmd_stats_spec))
-		return 1;
-	while ((opt = getopt_long(argc, argv, p.shortopts, p.longopts, NULL)) !=
-	       -1) {
-		switch (opt) {
-		case 'i':
-		case 'c':
-			errno = 0;
-			k = (int)strtol(optarg, &end, 10);
-			if (errno || *end || end == optarg || k < 1 ||
-			    k > 86400) {
-				pr_warn("bad %s '%s': a whole number from 1 "
-					"to 86400\n",
-					opt == 'i' ? "interval" : "count",
-					optarg);
-				return 1;
-			}
-			if (opt == 'i')
-				a->interval = k;
-			else
-				a->count = k;
-			break;
-		case OPT_JSON:
-			a->json = true;
-			break;
-		case OPT_PROMETHEUS:
-			a->prometheus = true;
-			break;
-		case 'v': /* also print the zero counters with -i */
-			a->verbose = true;
-			/* fall through */
-		default:
-			st = cli_common_opt(&cmd_stats_spec, opt, argv);
-			if (st != CLI_CONTINUE)
-				return st;
-		}
-	}
+	if (r != CLI_CONTINUE)
+		return r;
 	if (cli_operands("stats", argc, argv, 0, 1, "<ifname>"))
 		return 1;
 	return CLI_CONTINUE;

@@ -46,7 +46,6 @@ struct row {
 
 const struct cmd_spec cmd_status_spec = {
 	.name = "status",
-	.prog = "blitz status",
 	.operands = "[ifname]",
 	.summary = "show where blitz is loaded",
 	.about = "Show where blitz is loaded: every interface with pins "
@@ -515,21 +514,15 @@ static int print_serves(const char *ifname, bool gap)
 int cmd_status(int argc, char **argv)
 {
 	struct if_nameindex *ifs, *it;
-	struct cli_parser p;
 	struct blitz_attached a;
 	struct dirent *de;
 	struct row *rows;
-	int opt, ret, n = 0;
+	int ret, n = 0;
 	DIR *d;
 
-	if (cli_parse_begin(&p, &cmd_status_spec))
-		return 1;
-	while ((opt = getopt_long(argc, argv, p.shortopts, p.longopts, NULL)) !=
-	       -1) {
-		ret = cli_common_opt(&cmd_status_spec, opt, argv);
-		if (ret != CLI_CONTINUE)
-			return ret;
-	}
+	ret = cli_parse_opts(&cmd_status_spec, argc, argv, NULL, NULL);
+	if (ret != CLI_CONTINUE)
+		return ret;
 	if (cli_operands("status", argc, argv, 0, 1, "<ifname>"))
 		return 1;
 	blitz_log_quiet_libs();

@@ -18,7 +18,6 @@
 
 const struct cmd_spec cmd_unload_spec = {
 	.name = "unload",
-	.prog = "blitz unload",
 	.operands = "<ifname>",
 	.summary = "detach blitz from an interface, remove pins",
 	.about = "Detach blitz's XDP program from <ifname> (in this network "
@@ -29,17 +28,11 @@ const struct cmd_spec cmd_unload_spec = {
 
 int cmd_unload(int argc, char **argv)
 {
-	struct cli_parser p;
-	int opt, ret, stale;
+	int ret, stale;
 
-	if (cli_parse_begin(&p, &cmd_unload_spec))
-		return 1;
-	while ((opt = getopt_long(argc, argv, p.shortopts, p.longopts, NULL)) !=
-	       -1) {
-		ret = cli_common_opt(&cmd_unload_spec, opt, argv);
-		if (ret != CLI_CONTINUE)
-			return ret;
-	}
+	ret = cli_parse_opts(&cmd_unload_spec, argc, argv, NULL, NULL);
+	if (ret != CLI_CONTINUE)
+		return ret;
 	if (cli_operands("unload", argc, argv, 1, 1, "<ifname>"))
 		return 1;
 	blitz_log_quiet_libs();

@@ -21,11 +21,23 @@ static const unsigned int afxdp_keys[] = {
 };
 #define N_AFXDP_KEYS (sizeof(afxdp_keys) / sizeof(afxdp_keys[0]))
 
-static const char *const key_names[BLITZ_CNT_MAX] = {
-#define BLITZ_CNT_KEY_NAME(id, n, h) [BLITZ_CNT_##id] = n,
+static const struct {
+	const char *name, *help;
+} key_names[BLITZ_CNT_MAX] = {
+#define BLITZ_CNT_KEY_NAME(id, n, h) [BLITZ_CNT_##id] = {n, h},
 	BLITZ_COUNTERS(BLITZ_CNT_KEY_NAME)
 #undef BLITZ_CNT_KEY_NAME
 };
+
+const char *counters_xdp_name(unsigned int k)
+{
+	return k < BLITZ_CNT_MAX ? key_names[k].name : "";
+}
+
+const char *counters_xdp_help(unsigned int k)
+{
+	return k < BLITZ_CNT_MAX ? key_names[k].help : "";
+}
 
 int counters_xdp_read(int fd, int ncpu, uint64_t *vals,
 		      uint64_t tot[BLITZ_CNT_MAX], unsigned int *bad)
@@ -89,7 +101,8 @@ static int add_area(const struct counters_area *a, void *ctx)
 		return 0;
 	for (k = 0; k < a->hdr->n_counters; k++)
 		for (i = 0; i < N_AFXDP_KEYS; i++)
-			if (!strcmp(a->defs[k].name, key_names[afxdp_keys[i]]))
+			if (!strcmp(a->defs[k].name,
+				    key_names[afxdp_keys[i]].name))
 				c->tot[afxdp_keys[i]] += counters_sum(a, k);
 	return 0;
 }

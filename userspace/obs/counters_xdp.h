@@ -35,6 +35,11 @@
 int counters_xdp_read(int fd, int ncpu, uint64_t *vals,
 		      uint64_t tot[BLITZ_CNT_MAX], unsigned int *bad);
 
+/* Counter k's name (BLITZ_COUNTERS: "requests") and help text; "" when
+ * k is out of range. */
+const char *counters_xdp_name(unsigned int k);
+const char *counters_xdp_help(unsigned int k);
+
 /* The program pinned for ifname redirects to the afxdp engine (its
  * config says mode afxdp); false when it answers, or nothing is pinned. */
 bool counters_xdp_is_afxdp(const char *ifname);

@@ -73,14 +73,6 @@ static void add(struct samples *ss, const char *name, const char *help,
 		ss->s[ss->n++] = t;
 }
 
-static const struct {
-	const char *name, *help;
-} bpf_names[BLITZ_CNT_MAX] = {
-#define BLITZ_CNT_NAME(id, n, h) [BLITZ_CNT_##id] = {n, h},
-	BLITZ_COUNTERS(BLITZ_CNT_NAME)
-#undef BLITZ_CNT_NAME
-};
-
 /*
  * The pinned per-CPU counters of ifname, summed over CPUs, under the
  * engine the program serves: "xdp" when it answers, "afxdp" when it
@@ -106,8 +98,9 @@ static void add_xdp(struct samples *ss, const char *ifname)
 	if (vals && !counters_xdp_read(fd, ncpu, vals, tot, NULL))
 		for (k = 0; k < BLITZ_CNT_MAX; k++)
 			if (!afxdp || !counters_xdp_core_counts(k))
-				add(ss, bpf_names[k].name, bpf_names[k].help,
-				    ifname, afxdp ? "afxdp" : "xdp", tot[k]);
+				add(ss, counters_xdp_name(k),
+				    counters_xdp_help(k), ifname,
+				    afxdp ? "afxdp" : "xdp", tot[k]);
 	free(vals);
 	close(fd);
 }
