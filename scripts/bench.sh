@@ -262,6 +262,24 @@ blitz_has() { # verb: the CLI exists and knows the verb
 	[ -x "$BLITZ" ] && "$BLITZ" "$1" -h >/dev/null 2>&1
 }
 
+# Wait (30 s at most) until serve's fast path for ENGINE is up: its line in
+# LOG (afxdp: the socket of queue 0 is in the XDP program's map; dpdk: the
+# port serves). 0 at once for the others.
+wait_fast_path() { # engine log
+	local pat
+	case $1 in
+	afxdp) pat="^afxdp: $SRV_IF queue 0" ;;
+	dpdk) pat='^blitz-dpdk: serving' ;;
+	*) return 0 ;;
+	esac
+	for _ in $(seq 300); do
+		grep -q -- "$pat" "$2" 2>/dev/null && return 0
+		[ -z "$server_pid" ] || kill -0 "$server_pid" 2>/dev/null || return 1
+		sleep 0.1
+	done
+	return 1
+}
+
 start_engine() { # engine; sets server_pid / xdp_loaded; 1 with a reason on fd 3
 	local e=$1 log=$tmp/$1.log
 	case $e in
@@ -327,12 +345,16 @@ start_engine() { # engine; sets server_pid / xdp_loaded; 1 with a reason on fd 3
 		;;
 	esac
 	# Answered once is not enough: an engine that fails while setting up
-	# its fast path may exit right after its fallback listener answered.
-	if wait_ready && sleep 0.5 && { [ -z "$server_pid" ] || kill -0 "$server_pid" 2>/dev/null; }; then
+	# its fast path may exit right after its fallback listener answered,
+	# and serve's kernel (epoll) listener answers before the fast path is
+	# up (loading the XDP program takes seconds on a loaded machine): the
+	# connections opened until then stay the kernel's for their life.
+	if wait_ready && wait_fast_path "$e" "$log" && sleep 0.5 &&
+		{ [ -z "$server_pid" ] || kill -0 "$server_pid" 2>/dev/null; }; then
 		return 0
 	else
 		{
-			echo -n "did not answer GET / with Hello World! within 5 s, or exited"
+			echo -n "did not answer GET / with Hello World! within 5 s, its fast path was not up within 30 s, or it exited"
 			[ -s "$log" ] && echo -n ": $(log_reason "$log")"
 			echo
 		} >&3

@@ -61,15 +61,12 @@ static void sample_second(struct gen *g, uint64_t t0, uint64_t *last_t,
 	struct bench_result *r = g->r;
 	double dt = (double)(g->now - *last_t) / 1e9;
 	struct bench_sample *smp = &g->cur;
-	uint32_t i, est = 0;
 
 	smp->responses = r->responses - *last_resp;
 	smp->errors = bench_errors(r) - *last_err;
 	if (r->n_series < BENCH_MAX_SERIES)
 		r->series[r->n_series++] = *smp;
 	if (g->p->progress) {
-		for (i = 0; i < g->p->conns; i++)
-			est += g->conns[i].state == C_EST;
 		fprintf(g->p->progress,
 			"[%3.0fs] %10.0f req/s  mean %8.1f us  conns %u/%u  "
 			"errors %llu  retransmits %llu\n",
@@ -78,7 +75,8 @@ static void sample_second(struct gen *g, uint64_t t0, uint64_t *last_t,
 			smp->lat_n ? (double)smp->lat_sum_ns /
 					     (double)smp->lat_n / 1e3
 				   : 0.0,
-			est, g->p->conns, (unsigned long long)bench_errors(r),
+			g->n_est, g->p->conns,
+			(unsigned long long)bench_errors(r),
 			(unsigned long long)r->retransmits);
 		fflush(g->p->progress);
 	}
@@ -97,6 +95,8 @@ static void close_all(struct gen *g)
 	uint64_t end;
 	uint32_t i;
 
+	bool late = false;
+
 	end = now_ns() + 2000000000ULL;
 	for (i = 0; i < p->conns; i++) {
 		struct conn *c = &g->conns[i];
@@ -104,9 +104,11 @@ static void close_all(struct gen *g)
 
 		if (c->state == C_IDLE)
 			continue;
-		while (bg_send_seg(g, c, c->slot, seq, c->rcv_nxt,
-				   F_RST | F_ACK, NULL, 0, false) &&
-		       now_ns() < end) {
+		/* Past the 2 s, the rest are left to the server's timers
+		 * (a million failed sends would each cost a kick). */
+		while (!late && bg_send_seg(g, c, c->slot, seq, c->rcv_nxt,
+					    F_RST | F_ACK, NULL, 0, false)) {
+			late = now_ns() >= end;
 			bg_flush_tx(g);
 			usleep(50);
 		}
@@ -149,7 +151,7 @@ static void run_loop(struct gen *g)
 	 * once it was opened. Before the run proper, a ramp opens them all
 	 * (the SYNs may then take the batches' share too) and sends nothing
 	 * else: the run's clock starts when every connection is established,
-	 * none was for RAMP_IDLE_NS after each was tried, or after RAMP_MAX_NS.
+	 * none was for RAMP_IDLE_NS after each was tried, or after ramp_max_ns.
 	 * Not with --close, where every request has its own connection. */
 	for (i = 0; i < p->conns; i++)
 		g->conns[i].deadline = UINT64_MAX;
@@ -158,6 +160,11 @@ static void run_loop(struct gen *g)
 	if (g->ramping)
 		g->max_syn += g->max_out;
 	ramp0 = g->last_est_ns = t0;
+	g->ramp_max_ns = (uint64_t)p->conns * RAMP_PER_CONN_NS;
+	if (g->ramp_max_ns < RAMP_MAX_NS)
+		g->ramp_max_ns = RAMP_MAX_NS;
+	if (p->ramp_max_s)
+		g->ramp_max_ns = p->ramp_max_s * 1000000000ULL;
 
 	while (g->running) {
 		uint64_t t_iter = g->now;
@@ -166,7 +173,7 @@ static void run_loop(struct gen *g)
 
 		g->now = now_ns();
 		if (g->ramping &&
-		    (g->n_est == p->conns || g->now - ramp0 >= RAMP_MAX_NS ||
+		    (g->n_est == p->conns || g->now - ramp0 >= g->ramp_max_ns ||
 		     (g->open_next == p->conns &&
 		      g->now - g->last_est_ns >= RAMP_IDLE_NS) ||
 		     (p->stop && *p->stop))) {
@@ -188,6 +195,8 @@ static void run_loop(struct gen *g)
 					g->n_est, p->conns);
 			next_sample += 1000000000ULL;
 		}
+		if (g->dl_n)
+			bg_delack_due(g);
 		if (g->now >= next_timer) {
 			bg_run_timers(g);
 			next_timer = g->now + TIMER_TICK_NS;
@@ -235,6 +244,7 @@ static void gen_free(struct gen *g)
 	free(g->slot_conn);
 	free(g->hdr_pool);
 	free(g->hdr_free);
+	free(g->delack);
 	free(g);
 }
 
@@ -279,8 +289,9 @@ static int gen_new(const struct bench_params *p, struct bench_result *r,
 	g->slot_conn = malloc(g->n_slots * sizeof(*g->slot_conn));
 	g->hdr_pool = malloc((size_t)n_hdr * HDR_MAX);
 	g->hdr_free = malloc(n_hdr * sizeof(*g->hdr_free));
+	g->delack = malloc(DELACK_FIFO * sizeof(*g->delack));
 	if (!g->conns || !g->idle || !g->slot_conn || !g->hdr_pool ||
-	    !g->hdr_free) {
+	    !g->hdr_free || !g->delack) {
 		gen_free(g);
 		return -ENOMEM;
 	}
@@ -320,6 +331,7 @@ static void result_add(struct bench_result *t, const struct bench_result *r)
 	t->hdr_pool_empty += r->hdr_pool_empty;
 	t->hdr_cache_hits += r->hdr_cache_hits;
 	t->peak_established += r->peak_established;
+	t->conns_answered += r->conns_answered;
 	t->bytes_rx += r->bytes_rx;
 	t->busy_ns += r->busy_ns;
 	if (r->late_max_ns > t->late_max_ns)

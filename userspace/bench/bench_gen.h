@@ -49,11 +49,14 @@
  * dropped, their connections retransmit.
  *
  * Many connections: the first handshakes are made in order, at most 32
- * at once; at most 192 batches are outstanding at once (closed loop: the
- * other established connections wait in a queue, in order; open loop: due
- * batches wait), so what the server sends back always fits the RX ring
- * (veth's: 256 frames) and the UMEM. Header buffers for
- * responses split across segments come from a pool sized at start.
+ * at once (plus the window while opening, before the run's clock starts);
+ * at most `window` (default 192) batches are outstanding at once (closed
+ * loop: the other established connections wait in a queue, in order, so
+ * with -n conns each sends one request; open loop: due batches wait), so
+ * what the server sends back always fits the RX ring (veth's: 256 frames)
+ * and the UMEM. Header buffers for responses split across segments come
+ * from a pool sized at start. Nothing walks the connections per packet:
+ * timers are scanned a slice at a time, delayed ACKs wait in a FIFO.
  *
  * Contract: bench_run() makes syscalls only for setup, to kick TX
  * (sendto) and to wake RX when the ring asks; it allocates nothing after
@@ -97,8 +100,15 @@ struct bench_params {
 	uint32_t pipeline;     /* requests per segment, >= 1 */
 	uint64_t rate;	       /* open loop: requests/s; 0: closed loop */
 	int close_each;	       /* Connection: close, one request each */
-	const char *path;      /* request target */
-	FILE *progress;	       /* one line per second; NULL: none */
+	/* Batches outstanding at once (the handshakes of the ramp add 32);
+	 * 0: 192, what veth's 256-frame ring holds while a NAPI thread waits
+	 * for its CPU. More opens and answers a million connections sooner. */
+	uint32_t window;
+	/* The most seconds to open the connections before the run; 0: 10 s,
+	 * or RAMP_PER_CONN_NS per connection when that is longer. */
+	uint32_t ramp_max_s;
+	const char *path; /* request target */
+	FILE *progress;	  /* one line per second; NULL: none */
 	volatile sig_atomic_t *stop;
 };
 
@@ -147,6 +157,7 @@ struct bench_result {
 	uint64_t hdr_pool_empty;   /* split headers with no buffer (reset) */
 	uint64_t hdr_cache_hits;   /* headers framed by the last one's bytes */
 	uint64_t peak_established; /* connections established at once */
+	uint64_t conns_answered;   /* connections that got a 200 (each once) */
 	uint32_t threads;
 	uint64_t bytes_rx; /* TCP payload received */
 	double elapsed_s;

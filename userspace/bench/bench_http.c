@@ -103,8 +103,13 @@ static void response_done(struct gen *g, struct conn *c, bool good)
 	uint64_t lat = g->now - c->t_sent;
 
 	g->r->responses++;
-	if (good)
+	if (good) {
 		g->r->ok++;
+		if (!c->answered) {
+			c->answered = 1;
+			g->r->conns_answered++;
+		}
+	}
 	bench_hist_add(&g->r->hist, lat);
 	g->cur.lat_sum_ns += lat;
 	g->cur.lat_n++;

@@ -63,7 +63,15 @@ struct bench_gen_bpf;
  * and overflow veth's 256-frame ring beyond 192 connections. Within a
  * batch's responses every second segment is ACKed. */
 #define DELACK_NS (20 * 1000000ULL)
+/* Those ACKs wait in a FIFO (their due times only grow), not for the
+ * timer scan, which passes a connection only every 200 ms at a million:
+ * later than the server's 200 ms RTO, which then resends the response. A
+ * full FIFO leaves them to the scan. */
+#define DELACK_FIFO 65536
 #define RAMP_MAX_NS (10 * 1000000000ULL)
+/* A million connections take longer to open than 10 s: the ramp may last
+ * this long per connection when that is more. */
+#define RAMP_PER_CONN_NS 100000ULL
 #define RAMP_IDLE_NS (500 * 1000000ULL)
 #define OUR_MSS 1460  /* IPv4 on a 1500-byte link */
 #define OUR_MSS6 1440 /* IPv6 */
@@ -94,6 +102,7 @@ struct conn {
 	uint8_t unsent;	    /* the batch found no TX frame: send it again */
 	uint8_t ts_ok;	    /* timestamps agreed in the handshake */
 	uint8_t ack_owed;   /* data in, not ACKed: the next batch or a timer */
+	uint8_t answered;   /* a 200 came on it (counted in conns_answered) */
 	uint32_t ts_recent; /* the server's last TSval, our TSecr */
 	uint16_t hlen;	    /* bytes of a split header kept in buffer hbuf */
 	uint32_t slot;	    /* source port and address: see slot_port() */
@@ -164,7 +173,14 @@ struct gen {
 	uint32_t out, max_out, n_syn, max_syn;
 	uint32_t open_next;   /* connections not yet opened once: from here */
 	bool ramping;	      /* opening them, before the run's clock starts */
+	uint64_t ramp_max_ns; /* the longest the ramp may take */
 	uint64_t last_est_ns; /* when one was last established */
+	/* delayed ACKs owed by queued connections, oldest first */
+	struct {
+		uint32_t conn;
+		uint64_t due;
+	} * delack;
+	uint32_t dl_head, dl_n;
 	/* open loop */
 	uint64_t next_due, interval_ns;
 	/* the second being sampled */
@@ -181,6 +197,7 @@ static inline uint64_t now_ns(void)
 
 /* bench_tcp.c */
 void bg_conn_release(struct gen *g, struct conn *c, uint64_t reconnect_at);
+void bg_delack_due(struct gen *g);
 void bg_dispatch_due(struct gen *g);
 void bg_dispatch_ready(struct gen *g);
 void bg_flush_tx(struct gen *g);

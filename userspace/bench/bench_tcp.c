@@ -319,6 +319,35 @@ static void conn_ack(struct gen *g, struct conn *c)
 		    false);
 }
 
+static void delack_push(struct gen *g, struct conn *c)
+{
+	uint32_t i;
+
+	if (g->dl_n == DELACK_FIFO)
+		return; /* the timer scan sends it */
+	i = (g->dl_head + g->dl_n++) % DELACK_FIFO;
+	g->delack[i].conn = (uint32_t)(c - g->conns);
+	g->delack[i].due = c->deadline;
+}
+
+/* The delayed ACKs that are due, from the FIFO's front. An entry is stale
+ * when its connection sent its batch (which ACKed) or was closed since, or
+ * owes a later ACK (a newer entry stands for that one). */
+void bg_delack_due(struct gen *g)
+{
+	while (g->dl_n && g->delack[g->dl_head].due <= g->now) {
+		struct conn *c = &g->conns[g->delack[g->dl_head].conn];
+
+		g->dl_head = (g->dl_head + 1) % DELACK_FIFO;
+		g->dl_n--;
+		if (c->state == C_EST && c->ack_owed && !c->pending &&
+		    c->deadline <= g->now) {
+			conn_ack(g, c);
+			c->deadline = UINT64_MAX;
+		}
+	}
+}
+
 static void conn_reset(struct gen *g, struct conn *c)
 {
 	bg_send_seg(g, c, c->slot, c->snd_nxt, c->rcv_nxt, F_RST | F_ACK, NULL,
@@ -461,6 +490,7 @@ static void handle_est(struct gen *g, struct conn *c, const struct tcphdr *t,
 			/* Queued for its turn: its batch will ACK. */
 			c->ack_owed = 1;
 			c->deadline = g->now + DELACK_NS;
+			delack_push(g, c);
 		} else if (c->pending && !c->ack_owed) {
 			/* Part of the batch's responses: every second segment
 			 * is ACKed (RFC 9293 3.8.6.3), the rest of the batch

@@ -122,8 +122,8 @@ int bg_xsk_setup(struct gen *g)
 	g->max_out = g->x.n_rx / 3;
 	if (g->max_out > g->x.n_tx - OPEN_TX_RESERVE * 2 - g->max_syn)
 		g->max_out = g->x.n_tx - OPEN_TX_RESERVE * 2 - g->max_syn;
-	if (g->max_out > MAX_OUT)
-		g->max_out = MAX_OUT;
+	if (g->max_out > (g->p->window ? g->p->window : MAX_OUT))
+		g->max_out = g->p->window ? g->p->window : MAX_OUT;
 	err = xsk_socket__update_xskmap(g->x.xsk,
 					bpf_map__fd(g->skel->maps.xsks));
 	if (err) {

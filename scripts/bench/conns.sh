@@ -1,0 +1,254 @@
+#!/bin/bash
+# conns.sh - the afxdp and dpdk engines at many concurrent connections on the
+# veth testbed: `blitz bench` (unpipelined, one queue) at SMALL (100) and BIG
+# (100,000) connections, RUNS times, interleaved (run 1 of every row, then
+# run 2, ...) so that the two rows of a ratio are close in time, in each
+# PLACEMENTS (default: veth's NAPI left alone; fair: scripts/placement.sh,
+# every server cycle on the server's CPU); then MILLION (1,000,000)
+# connections opened, held at once and each sent one request.
+#
+# Every row starts the engine afresh (`blitz serve IF --engine E --max-conns`)
+# and stops it after, and reads from the engine's exit lines its own cost per
+# request (time in polls that did work / requests: the server's cycles,
+# whatever the generator and the rest of the machine did) and how many
+# connections its kernel (epoll) path accepted. The million row also reads
+# the engine process's peak RSS (VmHWM) against its RSS before the first
+# connection.
+#
+# Environment: ENGINES (afxdp dpdk), SMALL (100), BIG (100000), MILLION
+# (1000000; "" for none), RUNS (3), DURATION (5 s a row; BIG rows at least
+# that after their connections are open), PLACEMENTS ("default fair"),
+# WINDOW (blitz bench --window for the million, 512), BUILD, CONNS_OUT
+# (bench-results), BENCH_PORT (8080), CONNS_PREFIX (bzc), BENCH_CLIENT_CPU
+# (0), BENCH_SERVER_CPU (1).
+#
+# Owns: its testbed (prefix CONNS_PREFIX) and bench-results/conns-*.jsonl.
+# Never benchmarks an address outside the testbed's namespaces; tears the
+# testbed down in a trap.
+set -euo pipefail
+here=$(cd "$(dirname "$0")/../.." && pwd)
+cd "$here"
+BUILD=${BUILD:-build}
+case $BUILD in /*) ;; *) BUILD=$here/$BUILD ;; esac
+export BUILD
+BLITZ=$BUILD/blitz
+ENGINES=${ENGINES:-afxdp dpdk}
+SMALL=${SMALL:-100}
+BIG=${BIG:-100000}
+MILLION=${MILLION-1000000}
+RUNS=${RUNS:-3}
+DURATION=${DURATION:-5}
+PLACEMENTS=${PLACEMENTS:-default fair}
+WINDOW=${WINDOW:-512}
+OUT=${CONNS_OUT:-$here/bench-results}
+PORT=${BENCH_PORT:-8080}
+PREFIX=${CONNS_PREFIX:-bzc}
+CCPU=${BENCH_CLIENT_CPU:-0}
+SCPU=${BENCH_SERVER_CPU:-1}
+# Source ports of the generator: the client kernel makes no connections
+# to the server here, so all of them.
+PORTS_LO=1024 PORTS_HI=65535
+
+die() {
+	echo "conns: $*" >&2
+	exit 1
+}
+note() { echo "conns: $*" >&2; }
+
+[ "$(id -u)" -eq 0 ] || die "run as root (netns, XDP)"
+for t in jq taskset nsenter curl prlimit; do
+	command -v "$t" >/dev/null || die "$t missing: run scripts/install-deps.sh"
+done
+[ -x "$BLITZ" ] || die "$BLITZ missing: run make"
+for v in "$SMALL" "$BIG" $MILLION "$RUNS" "$DURATION" "$WINDOW"; do
+	if ! [[ $v =~ ^[0-9]+$ ]] || [ "$v" -lt 1 ]; then
+		die "SMALL, BIG, MILLION, RUNS, DURATION and WINDOW are positive numbers, not '$v'"
+	fi
+done
+
+# Source addresses for c connections: a connection takes two (address,
+# port) slots of the generator's.
+src_addrs_for() { echo $(((2 * $1 + PORTS_HI - PORTS_LO) / (PORTS_HI - PORTS_LO + 1))); }
+max_conns=$BIG
+[ -n "$MILLION" ] && [ "$MILLION" -gt "$max_conns" ] && max_conns=$MILLION
+n_src=$(src_addrs_for "$max_conns")
+[ "$n_src" -le 64 ] || die "$max_conns connections need $n_src source addresses, at most 64"
+# The kernel path's open files (serve's epoll listener sizes itself to
+# them), where the limit may be raised.
+NOFILE=65536
+prlimit --nofile="$NOFILE:$NOFILE" true 2>/dev/null || NOFILE=$(ulimit -Hn)
+
+# shellcheck source=scripts/placement.sh
+source "$here/scripts/placement.sh"
+SRV_CPUS=$SCPU CLI_CPUS=$CCPU
+
+tmp=$(mktemp -d /tmp/blitz-conns.XXXXXX)
+chmod 755 "$tmp"
+server_pid=
+
+stop_server() {
+	if [ -n "$server_pid" ]; then
+		kill -TERM "$server_pid" 2>/dev/null || true
+		for _ in $(seq 100); do
+			kill -0 "$server_pid" 2>/dev/null || break
+			sleep 0.1
+		done
+		kill -KILL "$server_pid" 2>/dev/null || true
+		wait "$server_pid" 2>/dev/null || true
+		server_pid=
+	fi
+}
+cleanup() {
+	stop_server
+	scripts/testbed.sh down "$PREFIX" >/dev/null 2>&1 || true
+	rm -rf "$tmp"
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+eval "$(BLITZ_TB_CLI_ADDRS=$n_src scripts/testbed.sh up "$PREFIX")"
+URL="http://$SRV_IP:$PORT/"
+mkdir -p "$OUT"
+stamp=$(date -u +%Y%m%dT%H%M%SZ)
+results=$OUT/conns-$stamp.jsonl
+: >"$results"
+
+# The server process and its descendants (the engine is serve's child).
+pid_tree() {
+	local p=$1 c
+	[ -d "/proc/$p" ] || return 0
+	echo "$p"
+	for c in $(pgrep -P "$p" 2>/dev/null || true); do
+		pid_tree "$c"
+	done
+}
+# kB of FIELD (VmRSS, VmHWM) summed over the server's processes.
+tree_mem_kb() {
+	local sum=0 p v
+	for p in $(pid_tree "$1"); do
+		v=$(awk -v f="$2:" '$1 == f {print $2}' "/proc/$p/status" 2>/dev/null) || continue
+		sum=$((sum + ${v:-0}))
+	done
+	echo "$sum"
+}
+
+wait_ready() {
+	local body
+	for _ in $(seq 100); do
+		body=$($CLI curl -s -m 1 "$URL" 2>/dev/null || true)
+		[ "$body" = "Hello World!" ] && return 0
+		kill -0 "$server_pid" 2>/dev/null || return 1
+		sleep 0.1
+	done
+	return 1
+}
+
+wait_fast_path() { # engine log
+	local pat='^blitz-dpdk: serving'
+	[ "$1" = afxdp ] && pat="^afxdp: $SRV_IF queue 0"
+	for _ in $(seq 300); do
+		grep -q -- "$pat" "$2" 2>/dev/null && return 0
+		kill -0 "$server_pid" 2>/dev/null || return 1
+		sleep 0.1
+	done
+	return 1
+}
+
+start_server() { # engine table log
+	$SRV prlimit --nofile="$NOFILE:$NOFILE" taskset -c "$SCPU" "$BLITZ" serve \
+		"$SRV_IF" --engine "$1" -p "$PORT" --max-conns "$2" >"$3" 2>&1 &
+	server_pid=$!
+	# Until the fast path is up (its line in the log), serve's kernel
+	# listener answers, and a connection it accepts stays the kernel's.
+	if ! wait_ready || ! wait_fast_path "$1" "$3"; then
+		note "$1 did not answer, or its fast path was not up in 30 s: $(tail -n2 "$3" | tr '\n' ' ')"
+		stop_server
+		return 1
+	fi
+	# Attaching XDP may have made a new NAPI: place it again.
+	[ "$PLACEMENT" = default ] || placement_quiet || note "fair placement failed"
+}
+
+# The engine's cost per request from its exit lines: its polls that did
+# work (afxdp: "cost N ns per request", of which K in TX kicks; dpdk:
+# "ns_per_request=N", the PMD's syscalls included), and of that the TCP
+# core and classification alone (afxdp: N - K, the kicks run veth's
+# transmit and, without threaded NAPI, the peer's receive; dpdk:
+# "engine_ns_per_request"). And the kernel path's connections ("epoll: N
+# connections").
+engine_ns() {
+	sed -n 's/.*afxdp: cost \([0-9]*\) ns per request.*/\1/p; s/.*[^_]ns_per_request=\([0-9]*\).*/\1/p' "$1" | tail -n1
+}
+core_ns() {
+	sed -n 's/.*afxdp: cost \([0-9]*\) ns per request.* of which \([0-9]*\) ns in.*/\1 \2/p; s/.*engine_ns_per_request=\([0-9]*\).*/\1 0/p' "$1" |
+		tail -n1 | awk '{print $1 - $2}'
+}
+epoll_conns() {
+	sed -n 's/^epoll: \([0-9]*\) connections.*/\1/p' "$1" | tail -n1
+}
+
+# row ENGINE CONNS PLACEMENT RUN [extra bench args...]: one measurement.
+row() {
+	local e=$1 c=$2 pl=$3 run=$4 log out d=$DURATION rss0 hwm=0 ns cns ep json
+	shift 4
+	log=$tmp/$e-$c-$pl-$run.log out=$tmp/$e-$c-$pl-$run.json
+	start_server "$e" $((c + 4096)) "$log" || {
+		jq -nc --arg e "$e" --argjson c "$c" --arg pl "$pl" --argjson run "$run" \
+			'{engine: $e, conns: $c, placement: $pl, run: $run, failed: "server did not start"}' >>"$results"
+		return 0
+	}
+	rss0=$(tree_mem_kb "$server_pid" VmRSS)
+	$CLI taskset -c "$CCPU" timeout 900 "$BLITZ" bench "$SRV_IP:$PORT" -i "$CLI_IF" \
+		-c "$c" -d "$d" --src-addrs "$(src_addrs_for "$c")" --ports "$PORTS_LO-$PORTS_HI" \
+		"$@" --json >"$out" 2>"$out.err" || true
+	hwm=$(tree_mem_kb "$server_pid" VmHWM)
+	stop_server
+	ns=$(engine_ns "$log")
+	cns=$(core_ns "$log")
+	ep=$(epoll_conns "$log")
+	json=$(jq -c '{rps, requests, errors, connects, peak_established, conns_answered,
+		ramp_s, syn_retransmits, data_retransmits, rst_rx, timeouts,
+		client_busy_pct, xsk_mode}' "$out" 2>/dev/null) || json='{"failed":"no result"}'
+	echo "$json" | jq -c --arg e "$e" --argjson c "$c" --arg pl "$pl" --argjson run "$run" \
+		--arg ns "${ns:-}" --arg cns "${cns:-}" --arg ep "${ep:-}" --argjson rss0 "$rss0" --argjson hwm "$hwm" \
+		'{engine: $e, conns: $c, placement: $pl, run: $run} + . +
+		 {engine_ns: ($ns | tonumber? // null), core_ns: ($cns | tonumber? // null), epoll_conns: ($ep | tonumber? // null),
+		  rss_before_kb: $rss0, rss_peak_kb: $hwm}' | tee -a "$results" >&2
+}
+
+for pl in $PLACEMENTS; do
+	PLACEMENT=$pl
+	case $pl in default | fair) ;; *) die "PLACEMENTS: default or fair, not '$pl'" ;; esac
+	placement_apply >&2 || true
+	for run in $(seq "$RUNS"); do
+		for e in $ENGINES; do
+			row "$e" "$SMALL" "$pl" "$run"
+			row "$e" "$BIG" "$pl" "$run"
+		done
+	done
+done
+if [ -n "$MILLION" ]; then
+	PLACEMENT=${PLACEMENTS%% *}
+	placement_apply >&2 || true
+	for e in $ENGINES; do
+		# Each connection sends one request, after all of them are
+		# open: -n MILLION, and time enough for the ramp and the answers.
+		row "$e" "$MILLION" "$PLACEMENT" 1 -n "$MILLION" -d 600 --window "$WINDOW"
+	done
+fi
+
+# Medians and spread ((max - min) / median) per row; the BIG/SMALL ratio of
+# the engine's cost, per run, then its median.
+jq -s -r --argjson small "$SMALL" --argjson big "$BIG" '
+	def med: sort | if length == 0 then null else .[length / 2 | floor] end;
+	def spread: if length < 2 or med == 0 then 0 else ((max - min) / med * 100 | round) end;
+	(map(select(.failed == null)) | group_by([.engine, .placement, .conns])[] |
+	  "\(.[0].engine) \(.[0].placement) c=\(.[0].conns): \(map(.rps) | med | round) req/s (spread \(map(.rps) | spread)%), engine \(map(.engine_ns) | med) ns/request (spread \(map(.engine_ns) | spread)%), core \(map(.core_ns) | med) ns (spread \(map(.core_ns) | spread)%), errors \(map(.errors) | add), held \(map(.peak_established) | min), answered \(map(.conns_answered) | min), kernel path \(map(.epoll_conns) | add) connections, peak RSS \(map(.rss_peak_kb) | max) kB (\(map(.rss_before_kb) | min) kB before)"),
+	def ratio($g; f): [($g | map(select(.conns == $small)))[] as $s |
+	   ($g | map(select(.conns == $big and .run == $s.run)))[] |
+	   select((. | f) != null and ($s | f) != null and ($s | f) > 0) | (. | f) / ($s | f)];
+	(group_by([.engine, .placement])[] | . as $g | ratio($g; .engine_ns) as $r | ratio($g; .core_ns) as $k |
+	  select($r | length > 0) |
+	  "\($g[0].engine) \($g[0].placement): cost at \($big) / at \($small) = \($r | med * 100 | round / 100) (runs: \($r | map(. * 100 | round / 100))), core alone \($k | med * 100 | round / 100) (runs: \($k | map(. * 100 | round / 100)))")
+' "$results"
+echo "conns: rows in $results" >&2
