@@ -262,24 +262,6 @@ blitz_has() { # verb: the CLI exists and knows the verb
 	[ -x "$BLITZ" ] && "$BLITZ" "$1" -h >/dev/null 2>&1
 }
 
-# Wait (30 s at most) until serve's fast path for ENGINE is up: its line in
-# LOG (afxdp: the socket of queue 0 is in the XDP program's map; dpdk: the
-# port serves). 0 at once for the others.
-wait_fast_path() { # engine log
-	local pat
-	case $1 in
-	afxdp) pat="^afxdp: $SRV_IF queue 0" ;;
-	dpdk) pat='^blitz-dpdk: serving' ;;
-	*) return 0 ;;
-	esac
-	for _ in $(seq 300); do
-		grep -q -- "$pat" "$2" 2>/dev/null && return 0
-		[ -z "$server_pid" ] || kill -0 "$server_pid" 2>/dev/null || return 1
-		sleep 0.1
-	done
-	return 1
-}
-
 start_engine() { # engine; sets server_pid / xdp_loaded; 1 with a reason on fd 3
 	local e=$1 log=$tmp/$1.log
 	case $e in

@@ -84,20 +84,13 @@ SRV_CPUS=$SCPU CLI_CPUS=$CCPU
 
 tmp=$(mktemp -d /tmp/blitz-conns.XXXXXX)
 chmod 755 "$tmp"
-server_pid=
 
-stop_server() {
-	if [ -n "$server_pid" ]; then
-		kill -TERM "$server_pid" 2>/dev/null || true
-		for _ in $(seq 100); do
-			kill -0 "$server_pid" 2>/dev/null || break
-			sleep 0.1
-		done
-		kill -KILL "$server_pid" 2>/dev/null || true
-		wait "$server_pid" 2>/dev/null || true
-		server_pid=
-	fi
-}
+# stop_server, wait_ready, wait_fast_path. The engine's exit lines (its
+# cost) come after it has stopped its threads: give it 10 s.
+server_pid='' xdp_loaded='' STOP_WAIT_S=10
+# shellcheck source=scripts/bench/lib_server.sh
+source "$here/scripts/bench/lib_server.sh"
+
 cleanup() {
 	stop_server
 	scripts/testbed.sh down "$PREFIX" >/dev/null 2>&1 || true
@@ -130,28 +123,6 @@ tree_mem_kb() {
 		sum=$((sum + ${v:-0}))
 	done
 	echo "$sum"
-}
-
-wait_ready() {
-	local body
-	for _ in $(seq 100); do
-		body=$($CLI curl -s -m 1 "$URL" 2>/dev/null || true)
-		[ "$body" = "Hello World!" ] && return 0
-		kill -0 "$server_pid" 2>/dev/null || return 1
-		sleep 0.1
-	done
-	return 1
-}
-
-wait_fast_path() { # engine log
-	local pat='^blitz-dpdk: serving'
-	[ "$1" = afxdp ] && pat="^afxdp: $SRV_IF queue 0"
-	for _ in $(seq 300); do
-		grep -q -- "$pat" "$2" 2>/dev/null && return 0
-		kill -0 "$server_pid" 2>/dev/null || return 1
-		sleep 0.1
-	done
-	return 1
 }
 
 start_server() { # engine table log
