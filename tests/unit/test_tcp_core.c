@@ -3737,6 +3737,42 @@ static void oracle_many(bool sack)
 	}
 }
 
+/*
+ * The send times RACK compares are the clock's low 32 bits in
+ * microseconds (a lap of 72 min), compared serially. A connection's first
+ * send once the clock is in the upper half of a lap, or across the wrap,
+ * must still be timed: the floor of a new connection (0) reads as the
+ * future there, and every record took it, so RACK never found a loss.
+ * The SACK tests and a few oracle runs at such clocks.
+ */
+static void test_sack_clock_laps(void)
+{
+	static const uint64_t at_us[] = {
+		(1ull << 31) + 1000000,	     /* the upper half of a lap */
+		(1ull << 32) - 15000,	     /* the wrap within the test */
+		(5ull << 32) + (3ull << 30), /* a later lap, upper half */
+	};
+	/* 5% of the segments to the client lost, none reordered */
+	static const struct or_net lossy[2] = {{50, 0, 0, 500}, {0, 0, 0, 500}};
+	uint64_t seed;
+	unsigned int i;
+
+	for (i = 0; i < sizeof(at_us) / sizeof(at_us[0]); i++) {
+		now_ns = at_us[i] * 1000;
+		test_sack_negotiated();
+		test_rack_lost_retransmit();
+		or_rack_rtx = 0;
+		for (seed = 1; seed <= 4; seed++)
+			T_CHECK_MSG(oracle_run(seed * 4, true, &lossy[0],
+					       &lossy[1]),
+				    "oracle seed %llu at %llu us",
+				    (unsigned long long)(seed * 4),
+				    (unsigned long long)at_us[i]);
+		T_CHECK_MSG(or_rack_rtx > 0, "no RACK resend at %llu us",
+			    (unsigned long long)at_us[i]);
+	}
+}
+
 static void test_oracle_sack(void)
 {
 	oracle_many(true);
@@ -3814,6 +3850,7 @@ int main(void)
 	T_RUN(test_sack_receive_ooo);
 	T_RUN(test_oracle_sack);
 	T_RUN(test_oracle_nosack);
+	T_RUN(test_sack_clock_laps);
 	free(wire);
 	T_EXIT();
 }

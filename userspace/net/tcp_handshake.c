@@ -116,6 +116,9 @@ void handle_unknown(struct tcp_core *c, const struct seg *s, uint32_t h)
 		((info >> 3) & 15) == 15 ? 0 : (uint8_t)((info >> 3) & 15);
 	k->sack_ok = !!(info & COOKIE_SACK_OK);
 	k->reo_mult = 1;
+	/* Before the first send: a 0 here would read as the future while
+	 * the microsecond clock is in the upper half of its 2^32 lap. */
+	k->last_ts = (c->now_us & ~1u) - 2;
 	if (k->snd_wscale > 14)
 		k->snd_wscale = 14;
 	/* RFC 6928: IW = min(10 MSS, max(2 MSS, 14600)); ssthresh

@@ -22,6 +22,10 @@ static inline bool sent_after(uint32_t t1, uint32_t e1, uint32_t t2,
 	return ts_after(t1, t2) || (t1 == t2 && seq_gt(e1, e2));
 }
 
+/* How far the resends of one microsecond may carry a connection's send
+ * time ahead of the clock (2 us each: far below a second). */
+#define REC_TS_LEAD_MAX_US 1000000u
+
 static inline uint32_t rec_ts(const struct xmit_rec *r)
 {
 	return r->ts & ~1u;
@@ -85,8 +89,12 @@ void rec_mark(struct tcp_core *c, struct tcp_conn *k, uint32_t s, uint32_t e)
 	/* Send times strictly ordered per connection: a resend is later
 	 * than all sent before it even within one microsecond (RACK tells
 	 * segments sent at the same time apart by sequence, which a resend
-	 * would get wrong). */
-	if (!ts_after(nr.ts, k->last_ts))
+	 * would get wrong). Only a last_ts that such steps put a little
+	 * ahead of the clock is kept: a time 36-72 min past is "after" a
+	 * clock in the other half of its 2^32 us lap, and every send would
+	 * take it (RACK then never finds a loss). */
+	if (!ts_after(nr.ts, k->last_ts) &&
+	    k->last_ts - nr.ts < REC_TS_LEAD_MAX_US)
 		nr.ts = k->last_ts;
 	if (!seq_lt(s, k->snd_max)) {
 		k->last_ts = nr.ts;
