@@ -39,10 +39,6 @@
 #define PIPE_WINDOW 65535 /* our window field, as XDP's OUR_WINDOW */
 #define PIPE_WSCALE 7	  /* our shift when the client scales (XDP's) */
 
-#define PIPE_TH_FIN 0x01
-#define PIPE_TH_PSH 0x08
-#define PIPE_TH_ACK 0x10
-
 /* What the caller parsed out of the verified segment. */
 struct pipe_in {
 	__u32 saddr[4], daddr[4]; /* network order, IPv4 in [0] */
@@ -351,7 +347,7 @@ __noinline int blitz_pipe_emit(struct __sk_buff *skb, __u32 off)
 		return -1;
 	if (!sc->total) {
 		len = 0;
-		flags = PIPE_TH_ACK;
+		flags = TCPHDR_ACK;
 	} else {
 		if (off >= sc->total || off >= PIPE_STREAM_MAX)
 			return -1;
@@ -361,8 +357,8 @@ __noinline int blitz_pipe_emit(struct __sk_buff *skb, __u32 off)
 			len = seglen;
 		if (len > PIPE_SEG_MAX || len < 1)
 			return -1;
-		flags = PIPE_TH_ACK | (last ? PIPE_TH_PSH : 0) |
-			(last && sc->fin ? PIPE_TH_FIN : 0);
+		flags = TCPHDR_ACK | (last ? TCPHDR_PSH : 0) |
+			(last && sc->fin ? TCPHDR_FIN : 0);
 	}
 	tlen = sc->thlen + len;
 

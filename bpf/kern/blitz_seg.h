@@ -34,6 +34,7 @@
 
 #include "blitz_addr.h"
 #include "blitz_cookie2.h"
+#include "blitz_proto.h"
 #include "blitz_tcpopt.h"
 
 #define BLITZ_PKT_XDP 1 /* ctx is a struct xdp_md */
@@ -44,15 +45,9 @@
 /* XDP only: an ICMP or ICMPv6 message, for blitz_seg_icmp(). */
 #define BLITZ_SEG_ICMP (-2)
 
-#define BLITZ_ETH_HLEN 14
-#define BLITZ_ETH_P_IP 0x0800
-#define BLITZ_ETH_P_IPV6 0x86DD
-#define BLITZ_IP_MF 0x2000
-#define BLITZ_IP_OFFSET 0x1fff
-#define BLITZ_PACKET_HOST 0 /* linux/if_packet.h */
 /* Where TCP starts without IPv4 options or IPv6 extension headers. */
-#define BLITZ_L4_V4 (BLITZ_ETH_HLEN + 20)
-#define BLITZ_L4_V6 (BLITZ_ETH_HLEN + 40)
+#define BLITZ_L4_V4 (ETH_HLEN + 20)
+#define BLITZ_L4_V6 (ETH_HLEN + 40)
 
 /* What the headers of one service segment say. */
 struct seg {
@@ -305,7 +300,7 @@ static __always_inline int blitz_seg_v4(void *ctx, const int kind,
 {
 	void *data = blitz_pkt_data(ctx, kind);
 	void *end = blitz_pkt_end(ctx, kind);
-	struct iphdr *iph = data + BLITZ_ETH_HLEN;
+	struct iphdr *iph = data + ETH_HLEN;
 	struct tcphdr *th;
 	__u32 ihl, tot, l4;
 
@@ -315,7 +310,7 @@ static __always_inline int blitz_seg_v4(void *ctx, const int kind,
 	if ((((__u8 *)iph)[0] >> 4) != 4 || ihl < 20)
 		return BLITZ_CNT_PASS_MALFORMED;
 	tot = bpf_ntohs(iph->tot_len);
-	if (tot < ihl || (__u64)BLITZ_ETH_HLEN + tot > blitz_pkt_len(ctx, kind))
+	if (tot < ihl || (__u64)ETH_HLEN + tot > blitz_pkt_len(ctx, kind))
 		return BLITZ_CNT_PASS_MALFORMED;
 	if (iph->protocol != IPPROTO_TCP) {
 		if (kind == BLITZ_PKT_XDP && iph->protocol == IPPROTO_ICMP &&
@@ -329,7 +324,7 @@ static __always_inline int blitz_seg_v4(void *ctx, const int kind,
 		return BLITZ_CNT_PASS_FRAGMENT;
 	if (kind == BLITZ_PKT_XDP && ihl != 20)
 		return BLITZ_CNT_PASS_IP_OPTIONS;
-	l4 = kind == BLITZ_PKT_XDP ? BLITZ_L4_V4 : BLITZ_ETH_HLEN + ihl;
+	l4 = kind == BLITZ_PKT_XDP ? BLITZ_L4_V4 : ETH_HLEN + ihl;
 	th = data + l4;
 	if ((void *)(th + 1) > end)
 		return blitz_seg_short(kind);
@@ -341,7 +336,7 @@ static __always_inline int blitz_seg_v4(void *ctx, const int kind,
 		return BLITZ_CNT_PASS_MALFORMED;
 	/* With options (TC only: XDP passed them): summed like a segment. */
 	if (kind == BLITZ_PKT_SKB && ihl > 20 &&
-	    blitz_csum_span_skb(ctx, BLITZ_ETH_HLEN, ihl) != 0xffff)
+	    blitz_csum_span_skb(ctx, ETH_HLEN, ihl) != 0xffff)
 		return BLITZ_CNT_PASS_MALFORMED;
 	s->saddr[0] = iph->saddr;
 	s->daddr[0] = iph->daddr;
@@ -362,7 +357,7 @@ static __always_inline int blitz_seg_v6(void *ctx, const int kind,
 {
 	void *data = blitz_pkt_data(ctx, kind);
 	void *end = blitz_pkt_end(ctx, kind);
-	struct ipv6hdr *ip6 = data + BLITZ_ETH_HLEN;
+	struct ipv6hdr *ip6 = data + ETH_HLEN;
 	struct tcphdr *th;
 	__u32 plen, i;
 
@@ -371,7 +366,7 @@ static __always_inline int blitz_seg_v6(void *ctx, const int kind,
 	if ((((__u8 *)ip6)[0] >> 4) != 6)
 		return BLITZ_CNT_PASS_MALFORMED;
 	plen = bpf_ntohs(ip6->payload_len);
-	if ((__u64)BLITZ_ETH_HLEN + 40 + plen > blitz_pkt_len(ctx, kind))
+	if ((__u64)ETH_HLEN + 40 + plen > blitz_pkt_len(ctx, kind))
 		return BLITZ_CNT_PASS_MALFORMED;
 	/* Extension headers (a fragment's among them) are the kernel's. */
 	if (ip6->nexthdr == 44)
@@ -415,7 +410,8 @@ static __always_inline int blitz_seg_v6(void *ctx, const int kind,
  */
 static __always_inline int blitz_seg_vlan(__u16 h_proto)
 {
-	return h_proto == bpf_htons(0x8100) || h_proto == bpf_htons(0x88a8);
+	return h_proto == bpf_htons(ETH_P_8021Q) ||
+	       h_proto == bpf_htons(ETH_P_8021AD);
 }
 
 /*
@@ -440,9 +436,9 @@ static __always_inline int blitz_seg_parse(void *ctx, const int kind,
 	 * device's, see blitz_seg_vlan(). */
 	if (kind == BLITZ_PKT_SKB && ((struct __sk_buff *)ctx)->vlan_present)
 		return BLITZ_CNT_PASS_VLAN;
-	if (eth->h_proto == bpf_htons(BLITZ_ETH_P_IP))
+	if (eth->h_proto == bpf_htons(ETH_P_IP))
 		return blitz_seg_v4(ctx, kind, cfg, s, optbuf, off0);
-	if (eth->h_proto == bpf_htons(BLITZ_ETH_P_IPV6))
+	if (eth->h_proto == bpf_htons(ETH_P_IPV6))
 		return blitz_seg_v6(ctx, kind, cfg, s, optbuf, off0);
 	if (blitz_seg_vlan(eth->h_proto))
 		return BLITZ_CNT_PASS_VLAN;
@@ -480,15 +476,15 @@ static __always_inline int blitz_seg_icmp(void *ctx, const int kind,
 
 	if ((void *)(eth + 1) > end)
 		return BLITZ_CNT_PASS_MALFORMED;
-	if (eth->h_proto == bpf_htons(BLITZ_ETH_P_IP)) {
-		struct iphdr *ip = data + BLITZ_ETH_HLEN;
-		const struct iphdr *q = data + BLITZ_ETH_HLEN + 28;
+	if (eth->h_proto == bpf_htons(ETH_P_IP)) {
+		struct iphdr *ip = data + ETH_HLEN;
+		const struct iphdr *q = data + ETH_HLEN + 28;
 
-		ic = data + BLITZ_ETH_HLEN + 20;
+		ic = data + ETH_HLEN + 20;
 		if ((void *)(ic + 8) > end || ic[0] != 3 || ic[1] != 4)
 			return BLITZ_CNT_PASS_HOST;
 		*mtu = (__u32)ic[6] << 8 | ic[7];
-		th = data + BLITZ_ETH_HLEN + 48;
+		th = data + ETH_HLEN + 48;
 		o = (const void *)(th + 1);
 		if ((void *)(o + 3) > end)
 			return BLITZ_CNT_ICMP_PMTU_BAD;
@@ -505,15 +501,15 @@ static __always_inline int blitz_seg_icmp(void *ctx, const int kind,
 		 * tot_len: at least the header, within the frame). */
 		s->l4off = BLITZ_L4_V4;
 		s->seglen = bpf_ntohs(ip->tot_len) - 20;
-	} else if (eth->h_proto == bpf_htons(BLITZ_ETH_P_IPV6)) {
-		struct ipv6hdr *ip6 = data + BLITZ_ETH_HLEN;
-		const struct ipv6hdr *q = data + BLITZ_ETH_HLEN + 48;
+	} else if (eth->h_proto == bpf_htons(ETH_P_IPV6)) {
+		struct ipv6hdr *ip6 = data + ETH_HLEN;
+		const struct ipv6hdr *q = data + ETH_HLEN + 48;
 
-		ic = data + BLITZ_ETH_HLEN + 40;
+		ic = data + ETH_HLEN + 40;
 		if ((void *)(ic + 8) > end || ic[0] != 2 || ic[1] != 0)
 			return BLITZ_CNT_PASS_HOST;
 		*mtu = bpf_ntohl(*(const __u32 *)(ic + 4));
-		th = data + BLITZ_ETH_HLEN + 88;
+		th = data + ETH_HLEN + 88;
 		o = (const void *)(th + 1);
 		if ((void *)(o + 3) > end)
 			return BLITZ_CNT_ICMP_PMTU_BAD;
@@ -539,7 +535,8 @@ static __always_inline int blitz_seg_icmp(void *ctx, const int kind,
 	/* Our reply's layout: ACK (no SYN, RST), doff 8, NOP NOP TS. */
 	fl = ((const __u8 *)th)[13];
 	if (th->source != cfg->port_be || ((const __u8 *)th)[12] >> 4 != 8 ||
-	    o[0] != bpf_htonl(0x0101080a) || !(fl & 0x10) || (fl & 0x06))
+	    o[0] != bpf_htonl(0x0101080a) || !(fl & TCPHDR_ACK) ||
+	    (fl & (TCPHDR_SYN | TCPHDR_RST)))
 		return BLITZ_CNT_ICMP_PMTU_BAD;
 	/* Only what is ours (blitz_addr.h), as for the client's segment. */
 	if (!blitz_pkt_link_ours(ctx, kind, cfg, eth->h_dest))
@@ -556,7 +553,7 @@ static __always_inline int blitz_seg_icmp(void *ctx, const int kind,
 	s->sport = th->dest;
 	s->dport = th->source;
 	s->seq = bpf_ntohl(th->ack_seq);
-	s->ack = bpf_ntohl(th->seq) + qlen + (fl & 0x01);
+	s->ack = bpf_ntohl(th->seq) + qlen + (fl & TCPHDR_FIN);
 	s->has_ts = 1;
 	s->tsecr = bpf_ntohl(o[1]);
 	return 0;
@@ -732,7 +729,7 @@ static __always_inline int blitz_seg_icmp_csum(void *ctx, const int kind,
 {
 	void *data = blitz_pkt_data(ctx, kind);
 	void *end = blitz_pkt_end(ctx, kind);
-	struct ipv6hdr *ip6 = data + BLITZ_ETH_HLEN;
+	struct ipv6hdr *ip6 = data + ETH_HLEN;
 	__u64 ph = 0;
 	__u32 sum;
 

@@ -14,8 +14,7 @@
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_endian.h>
 
-#define ETH_P_IP 0x0800
-#define ETH_P_IPV6 0x86DD
+#include "blitz_proto.h"
 
 /* Set by userspace before load (skeleton rodata). */
 const volatile __u32 target_ip_be;
@@ -59,7 +58,7 @@ int bench_gen_rx(struct xdp_md *ctx)
 			return XDP_PASS;
 		/* Fragments never carry the generator's traffic (DF is
 		 * set). */
-		if (ip->frag_off & bpf_htons(0x3fff))
+		if (ip->frag_off & bpf_htons(BLITZ_IP_MF | BLITZ_IP_OFFSET))
 			return XDP_PASS;
 		tcp = (void *)ip + ip->ihl * 4;
 	} else if (target_v6 && eth->h_proto == bpf_htons(ETH_P_IPV6)) {

@@ -31,7 +31,8 @@ int blitz_probe_reqsk(struct __sk_buff *skb)
 	void *data = (void *)(long)skb->data;
 	void *end = (void *)(long)skb->data_end;
 	struct bpf_tcp_req_attrs attrs = {.mss = 1460};
-	struct iphdr *ip = data + 14;
+	struct ethhdr *eth = data;
+	struct iphdr *ip = (void *)(eth + 1);
 	struct tcphdr *th = (void *)(ip + 1);
 	struct bpf_sock_tuple t = {};
 	struct bpf_sock *skc;

@@ -46,6 +46,7 @@
 #include "blitz_date.h"
 #include "blitz_flow.h"
 #include "blitz_http_dfa.h"
+#include "blitz_proto.h"
 #include "blitz_ring.h"
 #include "blitz_seg.h"
 #include "blitz_seq.h"
@@ -56,9 +57,6 @@
 #define TC_ACT_OK 0
 #define TC_ACT_SHOT 2
 
-#define TH_SYN 0x02
-#define TH_RST 0x04
-#define TH_ACK 0x10
 /* The XDP program's window-scale shift, offered when the client offers
  * scaling (blitz_xdp.bpf.c OUR_WSCALE): the kernel must use the same. */
 #define OUR_WSCALE 7
@@ -291,7 +289,7 @@ static __always_inline int pipe_in_of(struct __sk_buff *skb,
 	in->win = s->win;
 	in->v6 = s->v6;
 	in->has_ts = s->has_ts;
-	in->fin = s->flags & PIPE_TH_FIN;
+	in->fin = s->flags & TCPHDR_FIN;
 	in->gso = skb->gso_segs > 1;
 	if (bpf_skb_load_bytes(skb, 6, in->mac_src, 6) ||
 	    bpf_skb_load_bytes(skb, 0, in->mac_dst, 6))
@@ -435,7 +433,7 @@ int blitz_handoff(struct __sk_buff *skb)
 		return TC_ACT_OK;
 	/* SYNs, RSTs and segments without ACK are the kernel's as usual:
 	 * XDP answers SYNs itself, so a SYN here has a reason to be here. */
-	if ((s.flags & (TH_SYN | TH_RST)) || !(s.flags & TH_ACK))
+	if ((s.flags & (TCPHDR_SYN | TCPHDR_RST)) || !(s.flags & TCPHDR_ACK))
 		return TC_ACT_OK;
 
 	tlen = fill_tuple(&s, &tuple);
@@ -480,7 +478,7 @@ int blitz_handoff(struct __sk_buff *skb)
 		if (!rc || burst_try(skb, &s, rc) == PIPE_BURST_NONE)
 			cnt_add(why, 1);
 		verdict = TC_ACT_SHOT;
-	} else if (!s.plen && !(s.flags & PIPE_TH_FIN)) {
+	} else if (!s.plen && !(s.flags & TCPHDR_FIN)) {
 		/* A pure ACK (XDP passes one only for a flow with a burst
 		 * record): the ACK of a whole burst that held its last request
 		 * back gets that request's ACK; none is ever handed off. */

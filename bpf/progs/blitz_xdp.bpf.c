@@ -39,22 +39,13 @@
 #include "blitz_ksock.h"
 #include "blitz_ring.h"
 #include "blitz_pmtu.h"
+#include "blitz_proto.h"
 #include "blitz_seg.h"
 #include "blitz_seq.h"
 #include "blitz_tspt.h"
 
-#define ETH_HLEN 14
-#define ETH_P_IP 0x0800
-#define ETH_P_IPV6 0x86DD
-#define IP_DF 0x4000
 #define L4_V4 BLITZ_L4_V4
 #define L4_V6 BLITZ_L4_V6
-
-#define TH_FIN 0x01
-#define TH_SYN 0x02
-#define TH_RST 0x04
-#define TH_PSH 0x08
-#define TH_ACK 0x10
 
 #define DEFAULT_MSS 1460 /* Ethernet MTU 1500 - IPv4 - TCP */
 #define PAYLOAD_MAX 2048 /* longest request segment parsed here */
@@ -413,10 +404,10 @@ write_headers(struct xdp_md *ctx, const struct seg *s, const struct reply *r)
 		w0 = bpf_htonl(0x45000000 | (20 + thlen + r->paylen));
 		ports.w[0] = bpf_htons(64 << 8 | IPPROTO_TCP);
 		ports.w[1] = 0;
-		sum = asum + w0 + bpf_htonl(IP_DF) + ports.l;
+		sum = asum + w0 + bpf_htonl(BLITZ_IP_DF) + ports.l;
 		ports.w[1] = csum_field(fold64(sum));
 		ip[0] = w0;
-		ip[1] = bpf_htonl(IP_DF);
+		ip[1] = bpf_htonl(BLITZ_IP_DF);
 		ip[2] = ports.l;
 		ip[3] = s->daddr[0];
 		ip[4] = s->saddr[0];
@@ -829,19 +820,19 @@ answer(struct xdp_md *ctx, const struct blitz_config *cfg, const struct seg *s,
 		return XDP_PASS;
 
 	r.seq = at->snd;
-	r.ack = at->rcv + plen + (s->flags & TH_FIN ? 1 : 0);
-	r.flags = TH_ACK | TH_PSH;
+	r.ack = at->rcv + plen + (s->flags & TCPHDR_FIN ? 1 : 0);
+	r.flags = TCPHDR_ACK | TCPHDR_PSH;
 	/* A client FIN ends the connection too: close our side with it. */
-	if (closing || (s->flags & TH_FIN))
-		r.flags |= TH_FIN;
+	if (closing || (s->flags & TCPHDR_FIN))
+		r.flags |= TCPHDR_FIN;
 	r.paylen = total;
 	r.win = our_win(opts);
 	r.ts = s->has_ts;
 	/* Minted with where this reply ends and what it acknowledges
 	 * (FIN-marked when it closes: blitz_seq.h). */
-	sent->end_snd = r.seq + total + (r.flags & TH_FIN ? 1 : 0);
+	sent->end_snd = r.seq + total + (r.flags & TCPHDR_FIN ? 1 : 0);
 	sent->end_rcv = r.ack;
-	sent->closed = (r.flags & TH_FIN) ? 1 : 0;
+	sent->closed = (r.flags & TCPHDR_FIN) ? 1 : 0;
 	sent->fin_here = sent->closed;
 	sent->mid_rcv = at->rcv + plen;
 	sent->mid_snd = r.seq + total;
@@ -919,7 +910,7 @@ static __always_inline int send_rst(struct xdp_md *ctx, const struct seg *s)
 	struct reply r = {};
 
 	r.seq = s->ack;
-	r.flags = TH_RST;
+	r.flags = TCPHDR_RST;
 	r.wscale = BLITZ_CK2_WS_NONE;
 	return send_bare(ctx, s, &r, BLITZ_CNT_RST_EXPIRED);
 }
@@ -934,8 +925,8 @@ static __always_inline int bare_at(struct xdp_md *ctx, const struct seg *s,
 	struct reply r = {};
 
 	r.seq = at->snd;
-	r.ack = at->rcv + s->plen + (s->flags & TH_FIN ? 1 : 0);
-	r.flags = fin ? TH_FIN | TH_ACK : TH_ACK;
+	r.ack = at->rcv + s->plen + (s->flags & TCPHDR_FIN ? 1 : 0);
+	r.flags = fin ? TCPHDR_FIN | TCPHDR_ACK : TCPHDR_ACK;
 	r.win = our_win(rc->q.h.opts);
 	r.wscale = BLITZ_CK2_WS_NONE;
 	r.ts = s->has_ts;
@@ -965,7 +956,7 @@ static __always_inline int burst_ack(struct xdp_md *ctx, const struct seg *s,
 
 	r.seq = at->snd;
 	r.ack = at->rcv;
-	r.flags = TH_ACK;
+	r.flags = TCPHDR_ACK;
 	r.win = our_win(rc->q.h.opts);
 	r.wscale = BLITZ_CK2_WS_NONE;
 	r.ts = 1;
@@ -1062,7 +1053,7 @@ static __always_inline int reply_at(struct xdp_md *ctx,
 	const struct blitz_seq_at *at = &rec->at;
 	int act, verdict;
 
-	act = blitz_seq_action(at, s->ack, s->plen, s->flags & TH_FIN);
+	act = blitz_seq_action(at, s->ack, s->plen, s->flags & TCPHDR_FIN);
 	if (act == BLITZ_SEQ_DROP) {
 		const struct blitz_burst *b = 0;
 
@@ -1149,7 +1140,7 @@ static __always_inline int no_ts_later(struct xdp_md *ctx,
 	    kernel_listens(ctx, s))
 		return v;
 	r.seq = s->ack;
-	r.flags = TH_RST;
+	r.flags = TCPHDR_RST;
 	r.wscale = BLITZ_CK2_WS_NONE;
 	return send_bare(ctx, s, &r, BLITZ_CNT_RST_NO_LISTENER);
 }
@@ -1188,11 +1179,11 @@ static __always_inline int handle_tcp(struct xdp_md *ctx,
 	q->tsecr = s->tsecr;
 	q->has_ts = s->has_ts;
 	r.wscale = BLITZ_CK2_WS_NONE;
-	if (s->flags & TH_SYN) {
+	if (s->flags & TCPHDR_SYN) {
 		__u8 ws = s->syn_wscale, sack = s->syn_sack;
 
 		/* SYN-ACK, SYN+FIN, SYN+RST: the kernel knows what to do. */
-		if (s->flags & (TH_ACK | TH_RST | TH_FIN))
+		if (s->flags & (TCPHDR_ACK | TCPHDR_RST | TCPHDR_FIN))
 			return pass(BLITZ_CNT_PASS_NOT_TRIVIAL);
 		/* The client's options travel in the cookie (cookie-v2.md),
 		 * less those the kernel's sysctls leave out (blitz_tcpopt.h).
@@ -1204,7 +1195,7 @@ static __always_inline int handle_tcp(struct xdp_md *ctx,
 		r.seq = q->isn;
 		r.tsval = q->tsval;
 		r.ack = s->seq + 1;
-		r.flags = TH_SYN | TH_ACK;
+		r.flags = TCPHDR_SYN | TCPHDR_ACK;
 		r.mss = (__u16)our_mss(cfg, s);
 		r.win = OUR_WINDOW;
 		r.ts = s->has_ts;
@@ -1213,9 +1204,9 @@ static __always_inline int handle_tcp(struct xdp_md *ctx,
 			r.wscale = OUR_WSCALE;
 		return send_bare(ctx, s, &r, BLITZ_CNT_SYNACK);
 	}
-	if (s->flags & TH_RST)
+	if (s->flags & TCPHDR_RST)
 		return drop(BLITZ_CNT_DROP_RST);
-	if (!(s->flags & TH_ACK))
+	if (!(s->flags & TCPHDR_ACK))
 		return drop(BLITZ_CNT_DROP_BAD_COOKIE);
 	/* With timestamps the TSecr carries the cookie (and the FIN mark:
 	 * our side is closed); without, only the segment that completes the

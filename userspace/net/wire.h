@@ -33,32 +33,9 @@
 
 #include "csum.h"
 
-/* TCP header flag bits (the byte at offset 13), as the kernel names them. */
-#define TCPHDR_FIN 0x01
-#define TCPHDR_SYN 0x02
-#define TCPHDR_RST 0x04
-#define TCPHDR_PSH 0x08
-#define TCPHDR_ACK 0x10
-#define TCPHDR_URG 0x20
-#define TCPHDR_ECE 0x40
-#define TCPHDR_CWR 0x80
-
-/* TCP option kinds (RFC 9293, 7323, 2018) and lengths. */
-#ifndef TCPOPT_EOL
-#define TCPOPT_EOL 0
-#define TCPOPT_NOP 1
-#define TCPOPT_MAXSEG 2
-#define TCPOPT_WINDOW 3
-#define TCPOPT_SACK_PERMITTED 4
-#define TCPOPT_SACK 5
-#define TCPOPT_TIMESTAMP 8
-#endif
-#define TCPOLEN_MAXSEG 4
-#define TCPOLEN_WINDOW 3
-#define TCPOLEN_SACK_PERMITTED 2
-#define TCPOLEN_TIMESTAMP 10
-#define TCPOLEN_MAX 40	  /* options in a TCP header, at most */
-#define TCP_MAX_WSCALE 14 /* RFC 7323 2.3: larger shifts are taken as 14 */
+/* TCP flags (TCPHDR_*), option kinds and lengths (TCPOPT_*, TCPOLEN_*):
+ * the same numbers as the BPF programs. */
+#include "blitz_proto.h"
 
 #define WIRE_IP4_HLEN ((uint32_t)sizeof(struct iphdr))
 #define WIRE_IP6_HLEN ((uint32_t)sizeof(struct ipv6hdr))
