@@ -130,12 +130,16 @@
  * compares). */
 #define BLITZ_OPTW_MSS_MASK 0xffff0000U
 #define BLITZ_OPTW_NOP_WS_MASK 0xffffff00U
+/* Linux's SYN: MSS, SACK-permitted and TS, NOP and window scale. */
+#define BLITZ_OPTLEN_LINUX_SYN 20
 
 /* The xdp engine's window (the TC bursts and hand-off say the same): the
  * field of every segment, shifted by BLITZ_WSCALE once the client offers
  * scaling (the SYN-ACK's field is never scaled). */
 #define BLITZ_WINDOW 65535
 #define BLITZ_WSCALE 7
+#define BLITZ_WINDOW_FIELD(scaled) \
+	((scaled) ? BLITZ_WINDOW >> BLITZ_WSCALE : BLITZ_WINDOW)
 /* The MSS when config.mss is not set: a 1500-byte MTU less IPv4 and TCP. */
 #define BLITZ_DEFAULT_MSS 1460
 

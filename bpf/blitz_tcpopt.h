@@ -18,19 +18,10 @@
 #ifndef __VMLINUX_H__
 #include <linux/types.h>
 #endif
+#include "blitz_proto.h"  /* TCPOPT_*, TCPOLEN_* */
 #include "blitz_shared.h" /* BLITZ_CFG_NO_SACK, BLITZ_CFG_NO_WSCALE */
 
-#define BLITZ_TCPOPT_EOL 0
-#define BLITZ_TCPOPT_NOP 1
-#define BLITZ_TCPOPT_MSS 2
-#define BLITZ_TCPOPT_WSCALE 3
-#define BLITZ_TCPOPT_SACK_PERM 4
-#define BLITZ_TCPOPT_TS 8
-#define BLITZ_TCPOLEN_MSS 4
-#define BLITZ_TCPOLEN_WSCALE 3
-#define BLITZ_TCPOLEN_SACK_PERM 2
-#define BLITZ_TCPOLEN_TS 10
-#define BLITZ_TCPOPT_BUF 64 /* option bytes are at most 40 */
+#define BLITZ_TCPOPT_BUF 64 /* option bytes are at most TCPOLEN_MAX */
 
 /* What the options say; wscale 0xff: none. Wire values as they sit in
  * memory (_be), as a native load would see them. */
@@ -51,19 +42,20 @@ blitz_tcpopt_u32(const __u8 *p, __u32 off)
 	       (__u32)p[(off + 2) & 63] << 16 | (__u32)p[(off + 3) & 63] << 24;
 }
 
-/* One option at *off of buf[0..len) (len <= 40): 0 to go on, 1 to stop. */
+/* One option at *off of buf[0..len) (len <= TCPOLEN_MAX): 0 to go on, 1 to
+ * stop. */
 static inline __attribute__((always_inline)) int
 blitz_tcpopt_step(const __u8 *buf, __u32 len, __u32 *off,
 		  struct blitz_tcpopts *o)
 {
 	__u32 at = *off, kind, olen;
 
-	if (at >= len || len > 40)
+	if (at >= len || len > TCPOLEN_MAX)
 		return 1;
 	kind = buf[at & 63];
-	if (kind == BLITZ_TCPOPT_EOL)
+	if (kind == TCPOPT_EOL)
 		return 1;
-	if (kind == BLITZ_TCPOPT_NOP) {
+	if (kind == TCPOPT_NOP) {
 		*off = at + 1;
 		return 0;
 	}
@@ -72,14 +64,14 @@ blitz_tcpopt_step(const __u8 *buf, __u32 len, __u32 *off,
 	olen = buf[(at + 1) & 63];
 	if (olen < 2 || at + olen > len)
 		return 1;
-	if (kind == BLITZ_TCPOPT_MSS && olen == BLITZ_TCPOLEN_MSS)
+	if (kind == TCPOPT_MAXSEG && olen == TCPOLEN_MAXSEG)
 		o->mss = (__u16)(buf[(at + 2) & 63] << 8 | buf[(at + 3) & 63]);
-	else if (kind == BLITZ_TCPOPT_WSCALE && olen == BLITZ_TCPOLEN_WSCALE)
+	else if (kind == TCPOPT_WINDOW && olen == TCPOLEN_WINDOW)
 		o->wscale = buf[(at + 2) & 63];
-	else if (kind == BLITZ_TCPOPT_SACK_PERM &&
-		 olen == BLITZ_TCPOLEN_SACK_PERM)
+	else if (kind == TCPOPT_SACK_PERMITTED &&
+		 olen == TCPOLEN_SACK_PERMITTED)
 		o->sack_ok = 1;
-	else if (kind == BLITZ_TCPOPT_TS && olen == BLITZ_TCPOLEN_TS) {
+	else if (kind == TCPOPT_TIMESTAMP && olen == TCPOLEN_TIMESTAMP) {
 		o->has_ts = 1;
 		o->tsval_be = blitz_tcpopt_u32(buf, at + 2);
 		o->tsecr_be = blitz_tcpopt_u32(buf, at + 6);

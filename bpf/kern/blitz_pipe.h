@@ -35,9 +35,6 @@
 #define PIPE_SEG_MAX 4096     /* payload bytes per segment (<= MSS too) */
 #define PIPE_BURST_SEGS 10    /* IW10 (RFC 6928): segments per burst */
 #define PIPE_HDR_MAX 128      /* Ethernet + IP + TCP with timestamps */
-#define PIPE_DEFAULT_MSS 1460
-#define PIPE_WINDOW 65535 /* our window field, as XDP's OUR_WINDOW */
-#define PIPE_WSCALE 7	  /* our shift when the client scales (XDP's) */
 
 /* What the caller parsed out of the verified segment. */
 struct pipe_in {
@@ -289,7 +286,7 @@ __noinline int blitz_pipe_headers(__u32 ack, __u32 win, __u32 tsval)
 	*((__u8 *)tcp + 12) = (__u8)((sc->thlen / 4) << 4);
 	*((__u16 *)tcp + 7) = bpf_htons((__u16)win);
 	if (in->has_ts) {
-		tcp[5] = bpf_htonl(0x0101080a);
+		tcp[5] = bpf_htonl(BLITZ_OPTW_NOP_NOP_TS);
 		tcp[6] = bpf_htonl(tsval);
 		tcp[7] = in->tsval_be;
 	}
@@ -496,12 +493,12 @@ __noinline int blitz_pipe_plan(__u32 opts)
 
 	if (!sc || !cfg)
 		return PIPE_NOT_MINE;
-	limit = cfg->mss ? cfg->mss : PIPE_DEFAULT_MSS;
+	limit = cfg->mss ? cfg->mss : BLITZ_DEFAULT_MSS;
 	if (sc->in.v6)
 		limit -= 20;
 	if (limit > blitz_ck2_opts_mss(opts, sc->in.v6))
 		limit = blitz_ck2_opts_mss(opts, sc->in.v6);
-	limit -= sc->in.has_ts ? 12 : 0;
+	limit -= sc->in.has_ts ? TCPOLEN_TSTAMP_ALIGNED : 0;
 	if (limit > PIPE_SEG_MAX)
 		limit = PIPE_SEG_MAX;
 	limit &= ~3U; /* segments start at even offsets of the stream */
@@ -644,8 +641,7 @@ __noinline int blitz_pipe_burst_on(__u64 flow0)
 	}
 	fin = (b->flags & BLITZ_BURST_FIN) ? 1 : 0;
 	end = b->snd_end + fin;
-	sc->win = blitz_ck2_opts_wscale_ok(b->opts) ? PIPE_WINDOW >> PIPE_WSCALE
-						    : PIPE_WINDOW;
+	sc->win = BLITZ_WINDOW_FIELD(blitz_ck2_opts_wscale_ok(b->opts));
 	a = sc->in.ack;
 	if (a - b->snd0 > end - b->snd0 ||
 	    sc->in.seq - b->rcv_ack > b->rcv_end - b->rcv_ack + 65536)

@@ -172,8 +172,8 @@ static __always_inline int blitz_seg_opts(void *ctx, const int kind,
 	l4 &= 0x7f; /* at most 14 + 60: a bound the verifier can see */
 	/* What Linux puts on every segment after the handshake. */
 	o = data + l4 + 20;
-	if (optlen == 12 && (void *)(o + 3) <= end &&
-	    o[0] == bpf_htonl(0x0101080a)) {
+	if (optlen == TCPOLEN_TSTAMP_ALIGNED && (void *)(o + 3) <= end &&
+	    o[0] == bpf_htonl(BLITZ_OPTW_NOP_NOP_TS)) {
 		s->has_ts = 1;
 		s->tsval_be = o[1];
 		s->tsecr = bpf_ntohl(o[2]);
@@ -182,10 +182,12 @@ static __always_inline int blitz_seg_opts(void *ctx, const int kind,
 	/* Linux's SYN (MSS, SACK-permitted, timestamps, NOP, window scale),
 	 * read in place: exactly what the walk below finds in these bytes,
 	 * without its copy and its bpf_loop calls (issue 13). */
-	if (optlen == 20 && (void *)(o + 5) <= end &&
-	    (o[0] & bpf_htonl(0xffff0000)) == bpf_htonl(0x02040000) &&
-	    o[1] == bpf_htonl(0x0402080a) &&
-	    (o[4] & bpf_htonl(0xffffff00)) == bpf_htonl(0x01030300)) {
+	if (optlen == BLITZ_OPTLEN_LINUX_SYN && (void *)(o + 5) <= end &&
+	    (o[0] & bpf_htonl(BLITZ_OPTW_MSS_MASK)) ==
+		    bpf_htonl(BLITZ_OPTW_MSS(0)) &&
+	    o[1] == bpf_htonl(BLITZ_OPTW_SACKP_TS) &&
+	    (o[4] & bpf_htonl(BLITZ_OPTW_NOP_WS_MASK)) ==
+		    bpf_htonl(BLITZ_OPTW_NOP_WS(0))) {
 		s->syn_mss = (__u16)bpf_ntohl(o[0]);
 		s->syn_sack = 1;
 		s->has_ts = 1;
@@ -194,7 +196,7 @@ static __always_inline int blitz_seg_opts(void *ctx, const int kind,
 		s->syn_wscale = (__u8)bpf_ntohl(o[4]);
 		return 0;
 	}
-	if (optlen > 40)
+	if (optlen > TCPOLEN_MAX)
 		return BLITZ_CNT_PASS_MALFORMED;
 	if (blitz_pkt_load(ctx, kind, l4 + 20, buf, optlen))
 		return BLITZ_CNT_PASS_MALFORMED;
@@ -203,7 +205,7 @@ static __always_inline int blitz_seg_opts(void *ctx, const int kind,
 			.buf = buf, .off = off0, .len = optlen};
 
 		r.o.wscale = BLITZ_CK2_WS_NONE;
-		bpf_loop(40, blitz_seg_opt_step, &r, 0);
+		bpf_loop(TCPOLEN_MAX, blitz_seg_opt_step, &r, 0);
 		if (r.o.has_ts) {
 			s->has_ts = 1;
 			s->tsval_be = r.o.tsval_be;
@@ -535,7 +537,7 @@ static __always_inline int blitz_seg_icmp(void *ctx, const int kind,
 	/* Our reply's layout: ACK (no SYN, RST), doff 8, NOP NOP TS. */
 	fl = ((const __u8 *)th)[13];
 	if (th->source != cfg->port_be || ((const __u8 *)th)[12] >> 4 != 8 ||
-	    o[0] != bpf_htonl(0x0101080a) || !(fl & TCPHDR_ACK) ||
+	    o[0] != bpf_htonl(BLITZ_OPTW_NOP_NOP_TS) || !(fl & TCPHDR_ACK) ||
 	    (fl & (TCPHDR_SYN | TCPHDR_RST)))
 		return BLITZ_CNT_ICMP_PMTU_BAD;
 	/* Only what is ours (blitz_addr.h), as for the client's segment. */

@@ -57,9 +57,6 @@
 #define TC_ACT_OK 0
 #define TC_ACT_SHOT 2
 
-/* The XDP program's window-scale shift, offered when the client offers
- * scaling (blitz_xdp.bpf.c OUR_WSCALE): the kernel must use the same. */
-#define OUR_WSCALE 7
 /* Ethernet + the largest IPv4 header + the largest TCP header. */
 #define HDR_MAX (14 + 60 + 60)
 
@@ -230,7 +227,7 @@ static __always_inline int hand_off(struct __sk_buff *skb, struct seg *s,
 	if (blitz_ck2_opts_wscale_ok(opts)) {
 		attrs.wscale_ok = 1;
 		attrs.snd_wscale = (__u8)blitz_ck2_opts_wscale(opts);
-		attrs.rcv_wscale = OUR_WSCALE;
+		attrs.rcv_wscale = BLITZ_WSCALE; /* XDP's, in its SYN-ACK */
 	}
 	/* SACK-permitted from a SYN-ACK sent while net.ipv4.tcp_sack was on
 	 * (before a change the loader has not read yet): handed off without
@@ -341,11 +338,10 @@ static __always_inline int pipe_try(struct __sk_buff *skb,
 		tsval = blitz_ck2_q_tsval(&rc->r, &rc->q);
 	}
 	sc->tsval = tsval;
-	if (blitz_pipe_headers(sc->ack,
-			       blitz_ck2_opts_wscale_ok(rc->q.h.opts)
-				       ? PIPE_WINDOW >> PIPE_WSCALE
-				       : PIPE_WINDOW,
-			       tsval))
+	if (blitz_pipe_headers(
+		    sc->ack,
+		    BLITZ_WINDOW_FIELD(blitz_ck2_opts_wscale_ok(rc->q.h.opts)),
+		    tsval))
 		return PIPE_NOT_MINE;
 	for (k = 0; k < PIPE_BURST_SEGS; k++) {
 		if (k >= sc->nseg)

@@ -47,11 +47,8 @@
 #define L4_V4 BLITZ_L4_V4
 #define L4_V6 BLITZ_L4_V6
 
-#define DEFAULT_MSS 1460 /* Ethernet MTU 1500 - IPv4 - TCP */
 #define PAYLOAD_MAX 2048 /* longest request segment parsed here */
 #define MAX_PIPELINE 8	 /* most responses put in one reply */
-#define OUR_WINDOW 65535 /* bytes; scaled by OUR_WSCALE after the SYN */
-#define OUR_WSCALE 7	 /* our shift, when the client offers scaling */
 #define HEAD_GROW 192	 /* headroom surely left after the xdp_frame */
 
 char LICENSE[] SEC("license") = "GPL";
@@ -233,7 +230,7 @@ static __always_inline int kernel_owns(struct xdp_md *ctx, const struct seg *s)
 static __always_inline __u32 our_mss(const struct blitz_config *cfg,
 				     const struct seg *s)
 {
-	__u32 mss = cfg->mss ? cfg->mss : DEFAULT_MSS;
+	__u32 mss = cfg->mss ? cfg->mss : BLITZ_DEFAULT_MSS;
 
 	return s->v6 ? mss - 20 : mss;
 }
@@ -257,10 +254,12 @@ struct reply {
  * before either alone; NOP and window scale. At most 40 bytes. */
 static __always_inline __u32 reply_thlen(const struct reply *r)
 {
-	__u32 n = 20 + (r->ts || r->sack ? (r->ts ? 12 : 4) : 0);
+	__u32 w = sizeof(__u32); /* an option word */
+	__u32 n = sizeof(struct tcphdr) +
+		  (r->ts || r->sack ? (r->ts ? TCPOLEN_TSTAMP_ALIGNED : w) : 0);
 
 	if (r->mss)
-		n += 4 + (r->wscale != BLITZ_CK2_WS_NONE ? 4 : 0);
+		n += w + (r->wscale != BLITZ_CK2_WS_NONE ? w : 0);
 	return n;
 }
 
@@ -351,25 +350,26 @@ write_headers(struct xdp_md *ctx, const struct seg *s, const struct reply *r)
 	PUT(2, bpf_htonl(r->ack));
 	PUT(3, bpf_htonl((thlen / 4) << 28 | (__u32)r->flags << 16 | r->win));
 	if (r->mss) { /* SYN-ACK */
-		__u32 ws = bpf_htonl(0x01030300 | r->wscale);
+		__u32 ws = bpf_htonl(BLITZ_OPTW_NOP_WS(r->wscale));
 		int has_ws = r->wscale != BLITZ_CK2_WS_NONE;
 
-		PUT(5, bpf_htonl(0x02040000 | r->mss));
+		PUT(5, bpf_htonl(BLITZ_OPTW_MSS(r->mss)));
 		if (r->ts) {
-			PUT(6, bpf_htonl(r->sack ? 0x0402080a : 0x0101080a));
+			PUT(6, bpf_htonl(r->sack ? BLITZ_OPTW_SACKP_TS
+						 : BLITZ_OPTW_NOP_NOP_TS));
 			PUT(7, bpf_htonl(r->tsval));
 			PUT(8, s->tsval_be);
 			if (has_ws)
 				PUT(9, ws);
 		} else if (r->sack) {
-			PUT(6, bpf_htonl(0x01010402));
+			PUT(6, bpf_htonl(BLITZ_OPTW_NOP_NOP_SACKP));
 			if (has_ws)
 				PUT(7, ws);
 		} else if (has_ws) {
 			PUT(6, ws);
 		}
 	} else if (r->ts) {
-		PUT(5, bpf_htonl(0x0101080a));
+		PUT(5, bpf_htonl(BLITZ_OPTW_NOP_NOP_TS));
 		PUT(6, bpf_htonl(r->tsval));
 		PUT(7, s->tsval_be);
 	}
@@ -763,8 +763,7 @@ rendered(__u32 kind, const struct blitz_resp_meta *m,
 /* Our window field on a segment after the SYN-ACK. */
 static __always_inline __u16 our_win(__u32 opts)
 {
-	return blitz_ck2_opts_wscale_ok(opts) ? OUR_WINDOW >> OUR_WSCALE
-					      : OUR_WINDOW;
+	return BLITZ_WINDOW_FIELD(blitz_ck2_opts_wscale_ok(opts));
 }
 
 /*
@@ -808,7 +807,7 @@ answer(struct xdp_md *ctx, const struct blitz_config *cfg, const struct seg *s,
 	limit = blitz_ck2_opts_mss(opts, s->v6);
 	if (limit > our_mss(cfg, s))
 		limit = our_mss(cfg, s);
-	limit -= s->has_ts ? 12 : 0;
+	limit -= s->has_ts ? TCPOLEN_TSTAMP_ALIGNED : 0;
 	limit = blitz_pmtu_limit(s, limit); /* ICMP said less (blitz_pmtu.h) */
 	if (total > limit)
 		return pass(BLITZ_CNT_PASS_TOO_BIG);
@@ -1197,11 +1196,11 @@ static __always_inline int handle_tcp(struct xdp_md *ctx,
 		r.ack = s->seq + 1;
 		r.flags = TCPHDR_SYN | TCPHDR_ACK;
 		r.mss = (__u16)our_mss(cfg, s);
-		r.win = OUR_WINDOW;
+		r.win = BLITZ_WINDOW; /* never scaled on a SYN */
 		r.ts = s->has_ts;
 		r.sack = (__u8)blitz_ck2_opts_sack(q->opts);
 		if (blitz_ck2_opts_wscale_ok(q->opts))
-			r.wscale = OUR_WSCALE;
+			r.wscale = BLITZ_WSCALE;
 		return send_bare(ctx, s, &r, BLITZ_CNT_SYNACK);
 	}
 	if (s->flags & TCPHDR_RST)
