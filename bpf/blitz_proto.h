@@ -43,7 +43,8 @@
 #define BLITZ_IP_DF 0x4000
 #define BLITZ_IP_MF 0x2000
 #define BLITZ_IP_OFFSET 0x1fff
-#define BLITZ_IP_TTL 64 /* our replies' TTL and hop limit */
+#define BLITZ_IP_TTL 64	      /* our replies' TTL and hop limit */
+#define BLITZ_IP4_HLEN_MAX 60 /* IHL is a count of 4-byte words */
 /* glibc's IPPROTO_ICMPV6 is an enum constant: ours has another name */
 #define BLITZ_IPPROTO_ICMPV6 58
 /* IPv6 extension headers (net/ipv6.h's NEXTHDR_*) */
@@ -84,6 +85,7 @@
 /* Where the flag byte sits in struct tcphdr (bit-fields there): the
  * byte before the window. */
 #define BLITZ_TCP_FLAGS_OFF (offsetof(struct tcphdr, window) - 1)
+#define BLITZ_TCP_HLEN_MAX 60 /* doff is a count of 4-byte words */
 
 /* Option kinds (RFC 9293, 7323, 2018) and lengths, as <netinet/tcp.h>
  * names them (same values: a file may include both). */

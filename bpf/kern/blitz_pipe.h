@@ -35,6 +35,13 @@
 #define PIPE_SEG_MAX 4096     /* payload bytes per segment (<= MSS too) */
 #define PIPE_BURST_SEGS 10    /* IW10 (RFC 6928): segments per burst */
 #define PIPE_HDR_MAX 128      /* Ethernet + IP + TCP with timestamps */
+/* The reply's header lengths: where TCP starts (no IP options, no
+ * extension headers), and all headers with and without timestamps. */
+#define PIPE_L4_V4 (ETH_HLEN + sizeof(struct iphdr))
+#define PIPE_L4_V6 (ETH_HLEN + sizeof(struct ipv6hdr))
+#define PIPE_HLEN_MIN (PIPE_L4_V4 + sizeof(struct tcphdr))
+#define PIPE_HLEN_MAX \
+	(PIPE_L4_V6 + sizeof(struct tcphdr) + TCPOLEN_TSTAMP_ALIGNED)
 
 /* What the caller parsed out of the verified segment. */
 struct pipe_in {
@@ -236,59 +243,65 @@ bad:
  * left for pipe_emit(). */
 __noinline int blitz_pipe_headers(__u32 ack, __u32 win, __u32 tsval)
 {
-	__u32 key = 0, i, l3, sum = 0;
+	__u32 key = 0, i, sum = 0;
 	struct pipe_scratch *sc = bpf_map_lookup_elem(&pipe_scratch, &key);
 	const struct pipe_in *in;
+	struct ethhdr *eth;
+	struct tcphdr *th;
 	__u64 *z;
-	__u8 *h;
-	__u32 *tcp;
 
 	if (!sc)
 		return -1;
 	in = &sc->in;
-	h = sc->hdr;
-	l3 = in->v6 ? 40 : 20;
-	z = (__u64 *)h;
+	z = (__u64 *)sc->hdr;
 	for (i = 0; i < PIPE_HDR_MAX / 8; i++)
 		z[i] = 0;
-	__builtin_memcpy(h, in->mac_src, 6);
-	__builtin_memcpy(h + 6, in->mac_dst, 6);
+	eth = (struct ethhdr *)sc->hdr;
+	__builtin_memcpy(eth->h_dest, in->mac_src, ETH_ALEN);
+	__builtin_memcpy(eth->h_source, in->mac_dst, ETH_ALEN);
 	if (in->v6) {
-		h[12] = 0x86;
-		h[13] = 0xdd;
-		h[14] = 0x60;
-		h[14 + 6] = IPPROTO_TCP;
-		h[14 + 7] = 64;
-		__builtin_memcpy(h + 14 + 8, in->daddr, 16);
-		__builtin_memcpy(h + 14 + 24, in->saddr, 16);
+		struct ipv6hdr *ip6 = (void *)(eth + 1);
+
+		eth->h_proto = bpf_htons(ETH_P_IPV6);
+		ip6->version = 6;
+		ip6->nexthdr = IPPROTO_TCP;
+		ip6->hop_limit = BLITZ_IP_TTL;
+		__builtin_memcpy(&ip6->saddr, in->daddr, sizeof(ip6->saddr));
+		__builtin_memcpy(&ip6->daddr, in->saddr, sizeof(ip6->daddr));
 		for (i = 0; i < 4; i++)
 			sum += (in->saddr[i] & 0xffff) + (in->saddr[i] >> 16) +
 			       (in->daddr[i] & 0xffff) + (in->daddr[i] >> 16);
 	} else {
-		h[12] = 0x08;
-		h[14] = 0x45;
-		h[14 + 6] = 0x40; /* DF */
-		h[14 + 8] = 64;
-		h[14 + 9] = IPPROTO_TCP;
-		__builtin_memcpy(h + 14 + 12, &in->daddr[0], 4);
-		__builtin_memcpy(h + 14 + 16, &in->saddr[0], 4);
+		struct iphdr *ip = (void *)(eth + 1);
+
+		eth->h_proto = bpf_htons(ETH_P_IP);
+		ip->version = 4;
+		ip->ihl = sizeof(*ip) / 4;
+		ip->frag_off = bpf_htons(BLITZ_IP_DF);
+		ip->ttl = BLITZ_IP_TTL;
+		ip->protocol = IPPROTO_TCP;
+		ip->saddr = in->daddr[0];
+		ip->daddr = in->saddr[0];
 		sum = (in->saddr[0] & 0xffff) + (in->saddr[0] >> 16) +
 		      (in->daddr[0] & 0xffff) + (in->daddr[0] >> 16);
 	}
 	sc->addrsum = sum;
-	sc->l4 = 14 + l3;
-	sc->thlen = in->has_ts ? 32 : 20;
+	sc->l4 = in->v6 ? PIPE_L4_V6 : PIPE_L4_V4;
+	sc->thlen = sizeof(struct tcphdr) +
+		    (in->has_ts ? TCPOLEN_TSTAMP_ALIGNED : 0);
 	sc->hlen = sc->l4 + sc->thlen;
-	tcp = (__u32 *)(h + (in->v6 ? 54 : 34));
-	*(__u16 *)&tcp[0] = in->dport;
-	*((__u16 *)&tcp[0] + 1) = in->sport;
-	tcp[2] = bpf_htonl(ack);
-	*((__u8 *)tcp + 12) = (__u8)((sc->thlen / 4) << 4);
-	*((__u16 *)tcp + 7) = bpf_htons((__u16)win);
+	th = (struct tcphdr *)(sc->hdr + (in->v6 ? PIPE_L4_V6 : PIPE_L4_V4));
+	th->source = in->dport;
+	th->dest = in->sport;
+	th->ack_seq = bpf_htonl(ack);
+	th->doff = sc->thlen / 4;
+	th->window = bpf_htons((__u16)win);
 	if (in->has_ts) {
-		tcp[5] = bpf_htonl(BLITZ_OPTW_NOP_NOP_TS);
-		tcp[6] = bpf_htonl(tsval);
-		tcp[7] = in->tsval_be;
+		__u32 *opt = (__u32 *)(th + 1);
+
+		opt[0] = bpf_htonl(BLITZ_OPTW_NOP_NOP_TS);
+		opt[1] = bpf_htonl(tsval);
+		opt[2] = in->tsval_be;
 	}
 	return 0;
 }
@@ -331,6 +344,7 @@ __noinline int blitz_pipe_emit(struct __sk_buff *skb, __u32 off)
 {
 	__u32 key = 0, len, last, tlen, sum, j, hl, seglen;
 	struct pipe_scratch *sc = bpf_map_lookup_elem(&pipe_scratch, &key);
+	struct tcphdr *th;
 	__u16 *w;
 	__s64 ps = 0;
 	__u8 flags;
@@ -339,8 +353,8 @@ __noinline int blitz_pipe_emit(struct __sk_buff *skb, __u32 off)
 		return -1;
 	hl = sc->hlen;
 	seglen = sc->seglen;
-	if (seglen > PIPE_SEG_MAX || seglen < 4 || hl > 86 || hl < 54 ||
-	    sc->l4 > 54)
+	if (seglen > PIPE_SEG_MAX || seglen < 4 || hl > PIPE_HLEN_MAX ||
+	    hl < PIPE_HLEN_MIN || sc->l4 > PIPE_L4_V6)
 		return -1;
 	if (!sc->total) {
 		len = 0;
@@ -360,21 +374,24 @@ __noinline int blitz_pipe_emit(struct __sk_buff *skb, __u32 off)
 	tlen = sc->thlen + len;
 
 	/* The per-segment fields. */
-	w = (__u16 *)(sc->hdr + (sc->l4 & 63));
-	*(__u32 *)(w + 2) = bpf_htonl(sc->seq0 + off);
-	*((__u8 *)w + 13) = flags;
-	w[8] = 0;
+	th = (struct tcphdr *)(sc->hdr + (sc->l4 & 63));
+	th->seq = bpf_htonl(sc->seq0 + off);
+	((__u8 *)th)[BLITZ_TCP_FLAGS_OFF] = flags;
+	th->check = 0;
 	if (sc->in.v6) {
-		*(__u16 *)(sc->hdr + 18) = bpf_htons((__u16)tlen);
-	} else {
-		__u16 *ip = (__u16 *)(sc->hdr + 14);
+		struct ipv6hdr *ip6 = (void *)(sc->hdr + ETH_HLEN);
 
-		ip[1] = bpf_htons((__u16)(20 + tlen));
-		ip[5] = 0;
+		ip6->payload_len = bpf_htons((__u16)tlen);
+	} else {
+		struct iphdr *ip = (void *)(sc->hdr + ETH_HLEN);
+		__u16 *iw = (__u16 *)ip;
+
+		ip->tot_len = bpf_htons((__u16)(sizeof(*ip) + tlen));
+		ip->check = 0;
 		sum = 0;
-		for (j = 0; j < 10; j++)
-			sum += ip[j];
-		ip[5] = (__u16)~pipe_fold(sum);
+		for (j = 0; j < sizeof(*ip) / 2; j++)
+			sum += iw[j];
+		ip->check = (__u16)~pipe_fold(sum);
 	}
 	if (len) {
 		ps = pipe_stream_sum(sc, off, (len + 3) & ~3U);
@@ -383,15 +400,16 @@ __noinline int blitz_pipe_emit(struct __sk_buff *skb, __u32 off)
 	}
 	sum = pipe_fold((__u32)ps) + sc->addrsum + bpf_htons(IPPROTO_TCP) +
 	      bpf_htons((__u16)tlen);
-	for (j = 0; j < 16; j++) {
+	w = (__u16 *)th;
+	for (j = 0; j < (sizeof(*th) + TCPOLEN_TSTAMP_ALIGNED) / 2; j++) {
 		if (j * 2 >= sc->thlen)
 			break;
 		sum += w[j];
 	}
-	w[8] = (__u16)~pipe_fold(sum);
+	th->check = (__u16)~pipe_fold(sum);
 
-	/* 54..86 in a form the verifier keeps */
-	hl = pipe_mask(hl - 54, 63) + 54;
+	/* PIPE_HLEN_MIN..MAX in a form the verifier keeps */
+	hl = pipe_mask(hl - PIPE_HLEN_MIN, 63) + PIPE_HLEN_MIN;
 	if (bpf_skb_change_tail(skb, hl + len, 0) ||
 	    bpf_skb_store_bytes(skb, 0, sc->hdr, hl, 0))
 		return -1;

@@ -58,7 +58,7 @@
 #define TC_ACT_SHOT 2
 
 /* Ethernet + the largest IPv4 header + the largest TCP header. */
-#define HDR_MAX (14 + 60 + 60)
+#define HDR_MAX (ETH_HLEN + BLITZ_IP4_HLEN_MAX + BLITZ_TCP_HLEN_MAX)
 
 /*
  * The connections this program handed over in the last moment, and the
@@ -288,8 +288,10 @@ static __always_inline int pipe_in_of(struct __sk_buff *skb,
 	in->has_ts = s->has_ts;
 	in->fin = s->flags & TCPHDR_FIN;
 	in->gso = skb->gso_segs > 1;
-	if (bpf_skb_load_bytes(skb, 6, in->mac_src, 6) ||
-	    bpf_skb_load_bytes(skb, 0, in->mac_dst, 6))
+	if (bpf_skb_load_bytes(skb, offsetof(struct ethhdr, h_source),
+			       in->mac_src, ETH_ALEN) ||
+	    bpf_skb_load_bytes(skb, offsetof(struct ethhdr, h_dest),
+			       in->mac_dst, ETH_ALEN))
 		return -1;
 	return 0;
 }
