@@ -43,6 +43,10 @@
 #define BLITZ_IP_DF 0x4000
 #define BLITZ_IP_MF 0x2000
 #define BLITZ_IP_OFFSET 0x1fff
+/* Header lengths without options, as 32-bit numbers (a bare sizeof is
+ * 64 bits wide, and widens the arithmetic it enters). */
+#define BLITZ_IP4_HLEN ((__u32)sizeof(struct iphdr))
+#define BLITZ_IP6_HLEN ((__u32)sizeof(struct ipv6hdr))
 #define BLITZ_IP_TTL 64	      /* our replies' TTL and hop limit */
 #define BLITZ_IP4_HLEN_MAX 60 /* IHL is a count of 4-byte words */
 /* glibc's IPPROTO_ICMPV6 is an enum constant: ours has another name */
@@ -82,9 +86,14 @@
 #define TCPHDR_URG 0x20
 #define TCPHDR_ECE 0x40
 #define TCPHDR_CWR 0x80
+/* A member's offset as a 32-bit constant. libbpf's offsetof() takes the
+ * member's address, which clang makes a CO-RE relocation for a vmlinux.h
+ * struct: a value computed at run time, and more instructions. */
+#define BLITZ_OFF(type, member) ((__u32) __builtin_offsetof(type, member))
 /* Where the flag byte sits in struct tcphdr (bit-fields there): the
  * byte before the window. */
-#define BLITZ_TCP_FLAGS_OFF (offsetof(struct tcphdr, window) - 1)
+#define BLITZ_TCP_FLAGS_OFF (BLITZ_OFF(struct tcphdr, window) - 1)
+#define BLITZ_TCP_HLEN ((__u32)sizeof(struct tcphdr))
 #define BLITZ_TCP_HLEN_MAX 60 /* doff is a count of 4-byte words */
 
 /* Option kinds (RFC 9293, 7323, 2018) and lengths, as <netinet/tcp.h>

@@ -35,6 +35,8 @@
 #include "blitz_maps.h"
 #include <bpf/bpf_endian.h>
 
+#include "blitz_proto.h"
+
 #define BLITZ_AF_INET 2
 #define BLITZ_AF_INET6 10
 
@@ -93,7 +95,7 @@ blitz_dst4_ours(void *ctx, const struct blitz_config *cfg, __u32 ifindex,
 	p.l4_protocol = IPPROTO_TCP;
 	p.sport = sport;
 	p.dport = dport;
-	p.tot_len = 40;
+	p.tot_len = BLITZ_IP4_HLEN + BLITZ_TCP_HLEN;
 	p.ifindex = ifindex;
 	p.ipv4_src = saddr;
 	p.ipv4_dst = daddr;
@@ -127,7 +129,7 @@ static __always_inline int blitz_dst6_ours(void *ctx,
 	p.l4_protocol = IPPROTO_TCP;
 	p.sport = sport;
 	p.dport = dport;
-	p.tot_len = 60;
+	p.tot_len = BLITZ_IP6_HLEN + BLITZ_TCP_HLEN;
 	p.ifindex = ifindex;
 	__builtin_memcpy(p.ipv6_src, saddr, 16);
 	__builtin_memcpy(p.ipv6_dst, daddr, 16);

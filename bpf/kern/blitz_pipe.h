@@ -37,11 +37,10 @@
 #define PIPE_HDR_MAX 128      /* Ethernet + IP + TCP with timestamps */
 /* The reply's header lengths: where TCP starts (no IP options, no
  * extension headers), and all headers with and without timestamps. */
-#define PIPE_L4_V4 (ETH_HLEN + sizeof(struct iphdr))
-#define PIPE_L4_V6 (ETH_HLEN + sizeof(struct ipv6hdr))
-#define PIPE_HLEN_MIN (PIPE_L4_V4 + sizeof(struct tcphdr))
-#define PIPE_HLEN_MAX \
-	(PIPE_L4_V6 + sizeof(struct tcphdr) + TCPOLEN_TSTAMP_ALIGNED)
+#define PIPE_L4_V4 (ETH_HLEN + BLITZ_IP4_HLEN)
+#define PIPE_L4_V6 (ETH_HLEN + BLITZ_IP6_HLEN)
+#define PIPE_HLEN_MIN (PIPE_L4_V4 + BLITZ_TCP_HLEN)
+#define PIPE_HLEN_MAX (PIPE_L4_V6 + BLITZ_TCP_HLEN + TCPOLEN_TSTAMP_ALIGNED)
 
 /* What the caller parsed out of the verified segment. */
 struct pipe_in {
@@ -276,7 +275,7 @@ __noinline int blitz_pipe_headers(__u32 ack, __u32 win, __u32 tsval)
 
 		eth->h_proto = bpf_htons(ETH_P_IP);
 		ip->version = 4;
-		ip->ihl = sizeof(*ip) / 4;
+		ip->ihl = BLITZ_IP4_HLEN / 4;
 		ip->frag_off = bpf_htons(BLITZ_IP_DF);
 		ip->ttl = BLITZ_IP_TTL;
 		ip->protocol = IPPROTO_TCP;
@@ -287,8 +286,7 @@ __noinline int blitz_pipe_headers(__u32 ack, __u32 win, __u32 tsval)
 	}
 	sc->addrsum = sum;
 	sc->l4 = in->v6 ? PIPE_L4_V6 : PIPE_L4_V4;
-	sc->thlen = sizeof(struct tcphdr) +
-		    (in->has_ts ? TCPOLEN_TSTAMP_ALIGNED : 0);
+	sc->thlen = BLITZ_TCP_HLEN + (in->has_ts ? TCPOLEN_TSTAMP_ALIGNED : 0);
 	sc->hlen = sc->l4 + sc->thlen;
 	th = (struct tcphdr *)(sc->hdr + (in->v6 ? PIPE_L4_V6 : PIPE_L4_V4));
 	th->source = in->dport;
@@ -386,10 +384,10 @@ __noinline int blitz_pipe_emit(struct __sk_buff *skb, __u32 off)
 		struct iphdr *ip = (void *)(sc->hdr + ETH_HLEN);
 		__u16 *iw = (__u16 *)ip;
 
-		ip->tot_len = bpf_htons((__u16)(sizeof(*ip) + tlen));
+		ip->tot_len = bpf_htons((__u16)(BLITZ_IP4_HLEN + tlen));
 		ip->check = 0;
 		sum = 0;
-		for (j = 0; j < sizeof(*ip) / 2; j++)
+		for (j = 0; j < BLITZ_IP4_HLEN / 2; j++)
 			sum += iw[j];
 		ip->check = (__u16)~pipe_fold(sum);
 	}
@@ -401,7 +399,7 @@ __noinline int blitz_pipe_emit(struct __sk_buff *skb, __u32 off)
 	sum = pipe_fold((__u32)ps) + sc->addrsum + bpf_htons(IPPROTO_TCP) +
 	      bpf_htons((__u16)tlen);
 	w = (__u16 *)th;
-	for (j = 0; j < (sizeof(*th) + TCPOLEN_TSTAMP_ALIGNED) / 2; j++) {
+	for (j = 0; j < (BLITZ_TCP_HLEN + TCPOLEN_TSTAMP_ALIGNED) / 2; j++) {
 		if (j * 2 >= sc->thlen)
 			break;
 		sum += w[j];
@@ -513,7 +511,7 @@ __noinline int blitz_pipe_plan(__u32 opts)
 		return PIPE_NOT_MINE;
 	limit = cfg->mss ? cfg->mss : BLITZ_DEFAULT_MSS;
 	if (sc->in.v6)
-		limit -= 20;
+		limit -= BLITZ_IP6_HLEN - BLITZ_IP4_HLEN;
 	if (limit > blitz_ck2_opts_mss(opts, sc->in.v6))
 		limit = blitz_ck2_opts_mss(opts, sc->in.v6);
 	limit -= sc->in.has_ts ? TCPOLEN_TSTAMP_ALIGNED : 0;

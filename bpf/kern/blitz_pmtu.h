@@ -71,9 +71,12 @@ static __always_inline void blitz_pmtu_note(const struct seg *s, __u32 mtu)
 	__u64 now = bpf_ktime_get_ns();
 
 	if (s->v6)
-		v.mss = (mtu < BLITZ_PMTU_MIN6 ? BLITZ_PMTU_MIN6 : mtu) - 60;
+		v.mss = (mtu < BLITZ_PMTU_MIN6 ? BLITZ_PMTU_MIN6 : mtu) -
+			(BLITZ_IP6_HLEN + BLITZ_TCP_HLEN);
 	else
-		v.mss = mtu < BLITZ_PMTU_MIN4 ? 0 : mtu - 40;
+		v.mss = mtu < BLITZ_PMTU_MIN4
+				? 0
+				: mtu - (BLITZ_IP4_HLEN + BLITZ_TCP_HLEN);
 	v.expires_ns = now + BLITZ_PMTU_EXPIRES_NS;
 	blitz_pmtu_key_of(s, &k);
 	old = bpf_map_lookup_elem(&pmtu, &k);

@@ -45,9 +45,13 @@
 /* XDP only: an ICMP or ICMPv6 message, for blitz_seg_icmp(). */
 #define BLITZ_SEG_ICMP (-2)
 
+/* The quoted reply an ICMP error must carry (blitz_seg_icmp): our TCP
+ * header with timestamps, after an IPv4 header without options. */
+#define BLITZ_ICMP_QUOTE_TCP (BLITZ_TCP_HLEN + TCPOLEN_TSTAMP_ALIGNED)
+#define BLITZ_ICMP_QUOTE_V4 (BLITZ_IP4_HLEN + BLITZ_ICMP_QUOTE_TCP)
 /* Where TCP starts without IPv4 options or IPv6 extension headers. */
-#define BLITZ_L4_V4 (ETH_HLEN + 20)
-#define BLITZ_L4_V6 (ETH_HLEN + 40)
+#define BLITZ_L4_V4 (ETH_HLEN + BLITZ_IP4_HLEN)
+#define BLITZ_L4_V6 (ETH_HLEN + BLITZ_IP6_HLEN)
 
 /* What the headers of one service segment say. */
 struct seg {
@@ -164,14 +168,14 @@ static __always_inline int blitz_seg_opts(void *ctx, const int kind,
 {
 	void *data = blitz_pkt_data(ctx, kind);
 	void *end = blitz_pkt_end(ctx, kind);
-	__u32 optlen = s->thlen - 20, *o;
+	__u32 optlen = s->thlen - BLITZ_TCP_HLEN, *o;
 
 	s->syn_wscale = BLITZ_CK2_WS_NONE;
 	if (!optlen)
 		return 0;
-	l4 &= 0x7f; /* at most 14 + 60: a bound the verifier can see */
+	l4 &= 0x7f; /* <= ETH_HLEN + BLITZ_IP4_HLEN_MAX, for the verifier */
 	/* What Linux puts on every segment after the handshake. */
-	o = data + l4 + 20;
+	o = data + l4 + BLITZ_TCP_HLEN;
 	if (optlen == TCPOLEN_TSTAMP_ALIGNED && (void *)(o + 3) <= end &&
 	    o[0] == bpf_htonl(BLITZ_OPTW_NOP_NOP_TS)) {
 		s->has_ts = 1;
@@ -198,7 +202,7 @@ static __always_inline int blitz_seg_opts(void *ctx, const int kind,
 	}
 	if (optlen > TCPOLEN_MAX)
 		return BLITZ_CNT_PASS_MALFORMED;
-	if (blitz_pkt_load(ctx, kind, l4 + 20, buf, optlen))
+	if (blitz_pkt_load(ctx, kind, l4 + BLITZ_TCP_HLEN, buf, optlen))
 		return BLITZ_CNT_PASS_MALFORMED;
 	{
 		struct blitz_seg_optrun r = {
@@ -221,9 +225,9 @@ static __always_inline int blitz_seg_opts(void *ctx, const int kind,
 /* The fixed TCP header (s->seglen already set): 0 or a counter. */
 static __always_inline int blitz_seg_tcp(struct seg *s, const struct tcphdr *th)
 {
-	__u32 doff = (__u32)(((const __u8 *)th)[12] >> 4) * 4;
+	__u32 doff = (__u32)th->doff * 4;
 
-	if (doff < 20 || doff > s->seglen)
+	if (doff < BLITZ_TCP_HLEN || doff > s->seglen)
 		return BLITZ_CNT_PASS_MALFORMED;
 	s->thlen = doff;
 	s->plen = s->seglen - doff;
@@ -233,7 +237,7 @@ static __always_inline int blitz_seg_tcp(struct seg *s, const struct tcphdr *th)
 	s->ack = bpf_ntohl(th->ack_seq);
 	s->win = bpf_ntohs(th->window);
 	s->csum = th->check;
-	s->flags = ((const __u8 *)th)[13];
+	s->flags = ((const __u8 *)th)[BLITZ_TCP_FLAGS_OFF];
 	return 0;
 }
 
@@ -308,15 +312,15 @@ static __always_inline int blitz_seg_v4(void *ctx, const int kind,
 
 	if ((void *)(iph + 1) > end)
 		return blitz_seg_short(kind);
-	ihl = (__u32)(((__u8 *)iph)[0] & 0x0f) * 4;
-	if ((((__u8 *)iph)[0] >> 4) != 4 || ihl < 20)
+	ihl = (__u32)iph->ihl * 4;
+	if (iph->version != 4 || ihl < BLITZ_IP4_HLEN)
 		return BLITZ_CNT_PASS_MALFORMED;
 	tot = bpf_ntohs(iph->tot_len);
 	if (tot < ihl || (__u64)ETH_HLEN + tot > blitz_pkt_len(ctx, kind))
 		return BLITZ_CNT_PASS_MALFORMED;
 	if (iph->protocol != IPPROTO_TCP) {
 		if (kind == BLITZ_PKT_XDP && iph->protocol == IPPROTO_ICMP &&
-		    ihl == 20 &&
+		    ihl == BLITZ_IP4_HLEN &&
 		    !(iph->frag_off & bpf_htons(BLITZ_IP_MF | BLITZ_IP_OFFSET)))
 			return BLITZ_SEG_ICMP;
 		return BLITZ_CNT_PASS_HOST;
@@ -324,20 +328,20 @@ static __always_inline int blitz_seg_v4(void *ctx, const int kind,
 	/* Fragments: the kernel reassembles them (after TC, too). */
 	if (iph->frag_off & bpf_htons(BLITZ_IP_MF | BLITZ_IP_OFFSET))
 		return BLITZ_CNT_PASS_FRAGMENT;
-	if (kind == BLITZ_PKT_XDP && ihl != 20)
+	if (kind == BLITZ_PKT_XDP && ihl != BLITZ_IP4_HLEN)
 		return BLITZ_CNT_PASS_IP_OPTIONS;
 	l4 = kind == BLITZ_PKT_XDP ? BLITZ_L4_V4 : ETH_HLEN + ihl;
 	th = data + l4;
 	if ((void *)(th + 1) > end)
 		return blitz_seg_short(kind);
-	if (tot < ihl + 20)
+	if (tot < ihl + BLITZ_TCP_HLEN)
 		return BLITZ_CNT_PASS_MALFORMED;
 	if (th->dest != cfg->port_be)
 		return BLITZ_CNT_PASS_HOST;
-	if (ihl == 20 && blitz_ip4_csum_bad(iph))
+	if (ihl == BLITZ_IP4_HLEN && blitz_ip4_csum_bad(iph))
 		return BLITZ_CNT_PASS_MALFORMED;
 	/* With options (TC only: XDP passed them): summed like a segment. */
-	if (kind == BLITZ_PKT_SKB && ihl > 20 &&
+	if (kind == BLITZ_PKT_SKB && ihl > BLITZ_IP4_HLEN &&
 	    blitz_csum_span_skb(ctx, ETH_HLEN, ihl) != 0xffff)
 		return BLITZ_CNT_PASS_MALFORMED;
 	s->saddr[0] = iph->saddr;
@@ -349,8 +353,11 @@ static __always_inline int blitz_seg_v4(void *ctx, const int kind,
 
 static __always_inline int blitz_ipv6_ext_hdr(__u8 nh)
 {
-	return nh == 0 || nh == 43 || nh == 44 || nh == 51 || nh == 60 ||
-	       nh == 135 || nh == 139 || nh == 140 || nh == 253 || nh == 254;
+	return nh == BLITZ_NEXTHDR_HOP || nh == BLITZ_NEXTHDR_ROUTING ||
+	       nh == BLITZ_NEXTHDR_FRAGMENT || nh == BLITZ_NEXTHDR_AUTH ||
+	       nh == BLITZ_NEXTHDR_DEST || nh == BLITZ_NEXTHDR_MOBILITY ||
+	       nh == BLITZ_NEXTHDR_HIP || nh == BLITZ_NEXTHDR_SHIM6 ||
+	       nh == BLITZ_NEXTHDR_EXP1 || nh == BLITZ_NEXTHDR_EXP2;
 }
 
 static __always_inline int blitz_seg_v6(void *ctx, const int kind,
@@ -365,25 +372,26 @@ static __always_inline int blitz_seg_v6(void *ctx, const int kind,
 
 	if ((void *)(ip6 + 1) > end)
 		return blitz_seg_short(kind);
-	if ((((__u8 *)ip6)[0] >> 4) != 6)
+	if (ip6->version != 6)
 		return BLITZ_CNT_PASS_MALFORMED;
 	plen = bpf_ntohs(ip6->payload_len);
-	if ((__u64)ETH_HLEN + 40 + plen > blitz_pkt_len(ctx, kind))
+	if ((__u64)ETH_HLEN + BLITZ_IP6_HLEN + plen > blitz_pkt_len(ctx, kind))
 		return BLITZ_CNT_PASS_MALFORMED;
 	/* Extension headers (a fragment's among them) are the kernel's. */
-	if (ip6->nexthdr == 44)
+	if (ip6->nexthdr == BLITZ_NEXTHDR_FRAGMENT)
 		return BLITZ_CNT_PASS_FRAGMENT;
 	if (blitz_ipv6_ext_hdr(ip6->nexthdr))
 		return BLITZ_CNT_PASS_IP_OPTIONS;
 	if (ip6->nexthdr != IPPROTO_TCP) {
-		if (kind == BLITZ_PKT_XDP && ip6->nexthdr == 58 /* ICMPv6 */)
+		if (kind == BLITZ_PKT_XDP &&
+		    ip6->nexthdr == BLITZ_IPPROTO_ICMPV6)
 			return BLITZ_SEG_ICMP;
 		return BLITZ_CNT_PASS_HOST;
 	}
 	th = (void *)(ip6 + 1);
 	if ((void *)(th + 1) > end)
 		return blitz_seg_short(kind);
-	if (plen < 20)
+	if (plen < BLITZ_TCP_HLEN)
 		return BLITZ_CNT_PASS_MALFORMED;
 	if (th->dest != cfg->port_be)
 		return BLITZ_CNT_PASS_HOST;
@@ -471,7 +479,6 @@ static __always_inline int blitz_seg_icmp(void *ctx, const int kind,
 	void *end = blitz_pkt_end(ctx, kind);
 	struct ethhdr *eth = data;
 	const struct tcphdr *th;
-	const __u8 *ic;
 	const __u32 *o;
 	__u32 qlen, i;
 	__u8 fl;
@@ -479,44 +486,45 @@ static __always_inline int blitz_seg_icmp(void *ctx, const int kind,
 	if ((void *)(eth + 1) > end)
 		return BLITZ_CNT_PASS_MALFORMED;
 	if (eth->h_proto == bpf_htons(ETH_P_IP)) {
-		struct iphdr *ip = data + ETH_HLEN;
-		const struct iphdr *q = data + ETH_HLEN + 28;
+		struct iphdr *ip = (void *)(eth + 1);
+		const struct icmphdr *ic = (void *)(ip + 1);
+		const struct iphdr *q = (const void *)(ic + 1);
 
-		ic = data + ETH_HLEN + 20;
-		if ((void *)(ic + 8) > end || ic[0] != 3 || ic[1] != 4)
+		if ((void *)(ic + 1) > end || ic->type != ICMP_DEST_UNREACH ||
+		    ic->code != ICMP_FRAG_NEEDED)
 			return BLITZ_CNT_PASS_HOST;
-		*mtu = (__u32)ic[6] << 8 | ic[7];
-		th = data + ETH_HLEN + 48;
+		*mtu = bpf_ntohs(ic->un.frag.mtu);
+		th = (const void *)(q + 1);
 		o = (const void *)(th + 1);
 		if ((void *)(o + 3) > end)
 			return BLITZ_CNT_ICMP_PMTU_BAD;
-		if (((const __u8 *)q)[0] != 0x45 ||
+		if (q->version != 4 || q->ihl != BLITZ_IP4_HLEN / 4 ||
 		    q->protocol != IPPROTO_TCP || q->saddr != ip->daddr)
 			return BLITZ_CNT_ICMP_PMTU_BAD;
 		qlen = bpf_ntohs(q->tot_len);
-		if (qlen < 20 + 32 || *mtu >= qlen)
+		if (qlen < BLITZ_ICMP_QUOTE_V4 || *mtu >= qlen)
 			return BLITZ_CNT_ICMP_PMTU_BAD;
-		qlen -= 20 + 32;
+		qlen -= BLITZ_ICMP_QUOTE_V4;
 		s->saddr[0] = q->daddr;
 		s->daddr[0] = q->saddr;
 		/* The message, for blitz_seg_icmp_csum() (the parser checked
 		 * tot_len: at least the header, within the frame). */
 		s->l4off = BLITZ_L4_V4;
-		s->seglen = bpf_ntohs(ip->tot_len) - 20;
+		s->seglen = bpf_ntohs(ip->tot_len) - BLITZ_IP4_HLEN;
 	} else if (eth->h_proto == bpf_htons(ETH_P_IPV6)) {
-		struct ipv6hdr *ip6 = data + ETH_HLEN;
-		const struct ipv6hdr *q = data + ETH_HLEN + 48;
+		struct ipv6hdr *ip6 = (void *)(eth + 1);
+		const struct icmp6hdr *ic = (void *)(ip6 + 1);
+		const struct ipv6hdr *q = (const void *)(ic + 1);
 
-		ic = data + ETH_HLEN + 40;
-		if ((void *)(ic + 8) > end || ic[0] != 2 || ic[1] != 0)
+		if ((void *)(ic + 1) > end ||
+		    ic->icmp6_type != ICMPV6_PKT_TOOBIG || ic->icmp6_code != 0)
 			return BLITZ_CNT_PASS_HOST;
-		*mtu = bpf_ntohl(*(const __u32 *)(ic + 4));
-		th = data + ETH_HLEN + 88;
+		*mtu = bpf_ntohl(ic->icmp6_dataun.un_data32[0]);
+		th = (const void *)(q + 1);
 		o = (const void *)(th + 1);
 		if ((void *)(o + 3) > end)
 			return BLITZ_CNT_ICMP_PMTU_BAD;
-		if ((((const __u8 *)q)[0] >> 4) != 6 ||
-		    q->nexthdr != IPPROTO_TCP)
+		if (q->version != 6 || q->nexthdr != IPPROTO_TCP)
 			return BLITZ_CNT_ICMP_PMTU_BAD;
 		for (i = 0; i < 4; i++) {
 			s->saddr[i] = q->daddr.in6_u.u6_addr32[i];
@@ -525,18 +533,20 @@ static __always_inline int blitz_seg_icmp(void *ctx, const int kind,
 				return BLITZ_CNT_ICMP_PMTU_BAD;
 		}
 		qlen = bpf_ntohs(q->payload_len);
-		if (qlen < 32 || *mtu >= qlen + 40)
+		if (qlen < BLITZ_ICMP_QUOTE_TCP ||
+		    *mtu >= qlen + BLITZ_IP6_HLEN)
 			return BLITZ_CNT_ICMP_PMTU_BAD;
-		qlen -= 32;
+		qlen -= BLITZ_ICMP_QUOTE_TCP;
 		s->v6 = 1;
 		s->l4off = BLITZ_L4_V6;
 		s->seglen = bpf_ntohs(ip6->payload_len);
 	} else {
 		return BLITZ_CNT_PASS_HOST;
 	}
-	/* Our reply's layout: ACK (no SYN, RST), doff 8, NOP NOP TS. */
-	fl = ((const __u8 *)th)[13];
-	if (th->source != cfg->port_be || ((const __u8 *)th)[12] >> 4 != 8 ||
+	/* Our reply's layout: ACK (no SYN, RST), NOP NOP TS, nothing else. */
+	fl = ((const __u8 *)th)[BLITZ_TCP_FLAGS_OFF];
+	if (th->source != cfg->port_be ||
+	    th->doff * 4 != BLITZ_ICMP_QUOTE_TCP ||
 	    o[0] != bpf_htonl(BLITZ_OPTW_NOP_NOP_TS) || !(fl & TCPHDR_ACK) ||
 	    (fl & (TCPHDR_SYN | TCPHDR_RST)))
 		return BLITZ_CNT_ICMP_PMTU_BAD;

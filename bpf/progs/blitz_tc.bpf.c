@@ -288,9 +288,9 @@ static __always_inline int pipe_in_of(struct __sk_buff *skb,
 	in->has_ts = s->has_ts;
 	in->fin = s->flags & TCPHDR_FIN;
 	in->gso = skb->gso_segs > 1;
-	if (bpf_skb_load_bytes(skb, offsetof(struct ethhdr, h_source),
+	if (bpf_skb_load_bytes(skb, BLITZ_OFF(struct ethhdr, h_source),
 			       in->mac_src, ETH_ALEN) ||
-	    bpf_skb_load_bytes(skb, offsetof(struct ethhdr, h_dest),
+	    bpf_skb_load_bytes(skb, BLITZ_OFF(struct ethhdr, h_dest),
 			       in->mac_dst, ETH_ALEN))
 		return -1;
 	return 0;

@@ -232,7 +232,7 @@ static __always_inline __u32 our_mss(const struct blitz_config *cfg,
 {
 	__u32 mss = cfg->mss ? cfg->mss : BLITZ_DEFAULT_MSS;
 
-	return s->v6 ? mss - 20 : mss;
+	return s->v6 ? mss - (BLITZ_IP6_HLEN - BLITZ_IP4_HLEN) : mss;
 }
 
 /* What the reply's TCP header says. */
@@ -255,7 +255,7 @@ struct reply {
 static __always_inline __u32 reply_thlen(const struct reply *r)
 {
 	__u32 w = sizeof(__u32); /* an option word */
-	__u32 n = sizeof(struct tcphdr) +
+	__u32 n = BLITZ_TCP_HLEN +
 		  (r->ts || r->sack ? (r->ts ? TCPOLEN_TSTAMP_ALIGNED : w) : 0);
 
 	if (r->mss)
@@ -293,6 +293,20 @@ static __always_inline int resize(struct xdp_md *ctx, __u32 newlen)
 	}
 	return -1;
 }
+
+/* The TCP header's 32-bit words by what they hold, as write_headers()
+ * builds them: ports; seq; ack; data offset, flags and window; checksum
+ * and urgent pointer; then the options. */
+#define TCPW_PORTS (BLITZ_OFF(struct tcphdr, source) / 4)
+#define TCPW_SEQ (BLITZ_OFF(struct tcphdr, seq) / 4)
+#define TCPW_ACK (BLITZ_OFF(struct tcphdr, ack_seq) / 4)
+#define TCPW_FLAGS (BLITZ_OFF(struct tcphdr, window) / 4)
+#define TCPW_CSUM (BLITZ_OFF(struct tcphdr, check) / 4)
+#define TCPW_OPT (BLITZ_TCP_HLEN / 4)
+/* The first word of each IP header: the version (and IPv4's IHL, no
+ * options) above the rest. */
+#define IP4_W0 (4U << 28 | (BLITZ_IP4_HLEN / 4) << 24)
+#define IP6_W0 (6U << 28)
 
 /* A 64-bit sum of native 32-bit words folded to 16 bits: the same ones'
  * complement sum as adding the 16-bit halves one by one. */
@@ -345,75 +359,81 @@ write_headers(struct xdp_md *ctx, const struct seg *s, const struct reply *r)
 		tcp[i] = v_;                       \
 		sum += v_;                         \
 	} while (0)
-	PUT(0, ports.l);
-	PUT(1, bpf_htonl(r->seq));
-	PUT(2, bpf_htonl(r->ack));
-	PUT(3, bpf_htonl((thlen / 4) << 28 | (__u32)r->flags << 16 | r->win));
+	PUT(TCPW_PORTS, ports.l);
+	PUT(TCPW_SEQ, bpf_htonl(r->seq));
+	PUT(TCPW_ACK, bpf_htonl(r->ack));
+	/* the data offset in words in the top 4 bits, flags, window */
+	PUT(TCPW_FLAGS,
+	    bpf_htonl((thlen / 4) << 28 | (__u32)r->flags << 16 | r->win));
 	if (r->mss) { /* SYN-ACK */
 		__u32 ws = bpf_htonl(BLITZ_OPTW_NOP_WS(r->wscale));
 		int has_ws = r->wscale != BLITZ_CK2_WS_NONE;
 
-		PUT(5, bpf_htonl(BLITZ_OPTW_MSS(r->mss)));
+		PUT(TCPW_OPT, bpf_htonl(BLITZ_OPTW_MSS(r->mss)));
 		if (r->ts) {
-			PUT(6, bpf_htonl(r->sack ? BLITZ_OPTW_SACKP_TS
-						 : BLITZ_OPTW_NOP_NOP_TS));
-			PUT(7, bpf_htonl(r->tsval));
-			PUT(8, s->tsval_be);
+			PUT(TCPW_OPT + 1,
+			    bpf_htonl(r->sack ? BLITZ_OPTW_SACKP_TS
+					      : BLITZ_OPTW_NOP_NOP_TS));
+			PUT(TCPW_OPT + 2, bpf_htonl(r->tsval));
+			PUT(TCPW_OPT + 3, s->tsval_be);
 			if (has_ws)
-				PUT(9, ws);
+				PUT(TCPW_OPT + 4, ws);
 		} else if (r->sack) {
-			PUT(6, bpf_htonl(BLITZ_OPTW_NOP_NOP_SACKP));
+			PUT(TCPW_OPT + 1, bpf_htonl(BLITZ_OPTW_NOP_NOP_SACKP));
 			if (has_ws)
-				PUT(7, ws);
+				PUT(TCPW_OPT + 2, ws);
 		} else if (has_ws) {
-			PUT(6, ws);
+			PUT(TCPW_OPT + 1, ws);
 		}
 	} else if (r->ts) {
-		PUT(5, bpf_htonl(BLITZ_OPTW_NOP_NOP_TS));
-		PUT(6, bpf_htonl(r->tsval));
-		PUT(7, s->tsval_be);
+		PUT(TCPW_OPT, bpf_htonl(BLITZ_OPTW_NOP_NOP_TS));
+		PUT(TCPW_OPT + 1, bpf_htonl(r->tsval));
+		PUT(TCPW_OPT + 2, s->tsval_be);
 	}
 #undef PUT
 	ports.w[0] = csum_field(fold64(sum));
 	ports.w[1] = 0; /* the urgent pointer */
-	if ((void *)(tcp + 5) > end)
+	if ((void *)(tcp + TCPW_CSUM + 1) > end)
 		return -1;
-	tcp[4] = ports.l;
+	tcp[TCPW_CSUM] = ports.l;
 
 	eth = data;
 	if (s->v6) {
-		struct ipv6hdr *ip6 = data + ETH_HLEN;
+		struct ipv6hdr *ip6 = (void *)(eth + 1);
 
 		if ((void *)(ip6 + 1) > end)
 			return -1;
-		*(__u32 *)ip6 = bpf_htonl(0x60000000);
-		/* payload length, next header TCP, hop limit 64 */
-		((__u32 *)ip6)[1] = bpf_htonl((thlen + r->paylen) << 16 |
-					      IPPROTO_TCP << 8 | 64);
+		/* version 6, traffic class and flow label 0 */
+		*(__u32 *)ip6 = bpf_htonl(IP6_W0);
+		/* payload length, next header TCP, hop limit */
+		*(__u32 *)&ip6->payload_len =
+			bpf_htonl((thlen + r->paylen) << 16 | IPPROTO_TCP << 8 |
+				  BLITZ_IP_TTL);
 		for (i = 0; i < 4; i++) {
 			ip6->saddr.in6_u.u6_addr32[i] = s->daddr[i];
 			ip6->daddr.in6_u.u6_addr32[i] = s->saddr[i];
 		}
 	} else {
-		__u32 *ip = data + ETH_HLEN, w0;
+		struct iphdr *ip = (void *)(eth + 1);
+		__u32 w0;
 
-		if ((void *)(ip + 5) > end)
+		if ((void *)(ip + 1) > end)
 			return -1;
-		/* version 4, IHL 5, TOS 0, total length; ID 0, DF; TTL 64,
+		/* version 4, no options, TOS 0, total length; ID 0, DF; TTL,
 		 * TCP, then the checksum */
-		w0 = bpf_htonl(0x45000000 | (20 + thlen + r->paylen));
-		ports.w[0] = bpf_htons(64 << 8 | IPPROTO_TCP);
+		w0 = bpf_htonl(IP4_W0 | (BLITZ_IP4_HLEN + thlen + r->paylen));
+		ports.w[0] = bpf_htons(BLITZ_IP_TTL << 8 | IPPROTO_TCP);
 		ports.w[1] = 0;
 		sum = asum + w0 + bpf_htonl(BLITZ_IP_DF) + ports.l;
 		ports.w[1] = csum_field(fold64(sum));
-		ip[0] = w0;
-		ip[1] = bpf_htonl(BLITZ_IP_DF);
-		ip[2] = ports.l;
-		ip[3] = s->daddr[0];
-		ip[4] = s->saddr[0];
+		*(__u32 *)ip = w0;
+		*(__u32 *)&ip->id = bpf_htonl(BLITZ_IP_DF);
+		*(__u32 *)&ip->ttl = ports.l;
+		ip->saddr = s->daddr[0];
+		ip->daddr = s->saddr[0];
 	}
-	__builtin_memcpy(eth->h_dest, s->mac_src, 6);
-	__builtin_memcpy(eth->h_source, s->mac_dst, 6);
+	__builtin_memcpy(eth->h_dest, s->mac_src, ETH_ALEN);
+	__builtin_memcpy(eth->h_source, s->mac_dst, ETH_ALEN);
 	eth->h_proto = bpf_htons(s->v6 ? ETH_P_IPV6 : ETH_P_IP);
 	return 0;
 }
@@ -1312,8 +1332,8 @@ int blitz_xdp(struct xdp_md *ctx)
 	eth = data;
 	if ((void *)(eth + 1) > end)
 		return pass(BLITZ_CNT_PASS_MALFORMED);
-	__builtin_memcpy(s.mac_src, eth->h_source, 6);
-	__builtin_memcpy(s.mac_dst, eth->h_dest, 6);
+	__builtin_memcpy(s.mac_src, eth->h_source, ETH_ALEN);
+	__builtin_memcpy(s.mac_dst, eth->h_dest, ETH_ALEN);
 
 	if (cfg->mode == BLITZ_MODE_AFXDP) {
 		__u32 q = ctx->rx_queue_index;
