@@ -657,16 +657,123 @@ static __always_inline __u32 blitz_csum_span(void *ctx, const int kind,
 	return blitz_csum_fold64(sum);
 }
 
-/* One copy of the loop per program, verified once (global functions):
- * every caller of it shares the verifier's work. */
+/*
+ * The sum in place: the bytes of the linear part (data..data_end: an XDP
+ * frame's first buffer, an skb's head) summed where they lie, without the
+ * copy's map lookup and helper calls; the copy only for what lies past it
+ * (fragments, a non-linear skb). Packet pointers need a constant bound per
+ * access, so the span goes in 512-byte blocks, then one block per bit of
+ * the rest (256 and 128 by bpf_csum_diff(), 64 down to 4 by loads, whose
+ * helper call would cost more), then the last 1-3 bytes: a GET of 71
+ * bytes is 17 loads and one for the tail. Each block's offset is masked to
+ * BLITZ_CSUM_LIN_SPAN (a no-op: the span was checked to end below it) and
+ * moves by bits of a copy of the length that no branch tests, so every
+ * path reaches the next block in the same state and the verifier prunes
+ * (it would walk 2^7 paths per caller otherwise).
+ */
+#define BLITZ_CSUM_LIN_SPAN 0x1fff  /* offset + length, at most */
+#define BLITZ_CSUM_LIN_LOADS 128    /* smaller blocks: loads, no helper */
+#define BLITZ_CSUM_LIN_NONE (~0ULL) /* not all in the linear part */
+
+/* The sum of the k bytes at o (k a constant), into *sum: 0, or -1 when
+ * they pass data_end. */
+static __always_inline int blitz_csum_lin_block(void *data, void *end, __u32 o,
+						const __u32 k, __u64 *sum)
+{
+	const __u32 *w;
+	__u32 i;
+
+	barrier_var(o);
+	w = data + (o & BLITZ_CSUM_LIN_SPAN);
+	if ((void *)w + k > end)
+		return -1;
+	if (k >= BLITZ_CSUM_LIN_LOADS) {
+		*sum += (__u32)bpf_csum_diff(NULL, 0, (__be32 *)w, k, 0);
+		return 0;
+	}
+#pragma unroll
+	for (i = 0; i < k / 4; i++)
+		*sum += w[i];
+	return 0;
+}
+
+/* The ones' complement sum of len bytes at off, unfolded, read in place;
+ * BLITZ_CSUM_LIN_NONE when they do not all lie in the linear part. */
+static __always_inline __u64 blitz_csum_lin(void *ctx, const int kind,
+					    __u32 off, __u32 len)
+{
+	void *data = blitz_pkt_data(ctx, kind);
+	void *end = blitz_pkt_end(ctx, kind);
+	__u32 rest = len & (BLITZ_CSUM_CHUNK - 1), i, e, m, v;
+	const __u32 *w;
+	__u64 sum = 0;
+
+	if ((__u64)off + len > BLITZ_CSUM_LIN_SPAN || len < 4)
+		return BLITZ_CSUM_LIN_NONE;
+	/* The usual way out for fragments and non-linear skbs: at once. */
+	e = off + len;
+	barrier_var(e);
+	if (data + (e & BLITZ_CSUM_LIN_SPAN) > end)
+		return BLITZ_CSUM_LIN_NONE;
+	for (i = 0; i < BLITZ_CSUM_LIN_SPAN / BLITZ_CSUM_CHUNK; i++) {
+		if (len - rest <= i * BLITZ_CSUM_CHUNK)
+			break;
+		if (blitz_csum_lin_block(data, end, off + i * BLITZ_CSUM_CHUNK,
+					 BLITZ_CSUM_CHUNK, &sum))
+			return BLITZ_CSUM_LIN_NONE;
+	}
+	m = len;
+	barrier_var(m);
+	off += m & ~(BLITZ_CSUM_CHUNK - 1);
+#define BLITZ_CSUM_LIN_BIT(k)                                        \
+	do {                                                         \
+		if ((rest & (k)) &&                                  \
+		    blitz_csum_lin_block(data, end, off, (k), &sum)) \
+			return BLITZ_CSUM_LIN_NONE;                  \
+		off += m & (k);                                      \
+	} while (0)
+	BLITZ_CSUM_LIN_BIT(256);
+	BLITZ_CSUM_LIN_BIT(128);
+	BLITZ_CSUM_LIN_BIT(64);
+	BLITZ_CSUM_LIN_BIT(32);
+	BLITZ_CSUM_LIN_BIT(16);
+	BLITZ_CSUM_LIN_BIT(8);
+	BLITZ_CSUM_LIN_BIT(4);
+#undef BLITZ_CSUM_LIN_BIT
+	/* The last 1-3 bytes: the word that ends the span (len >= 4), its
+	 * bytes already summed shifted out, zeros in their place. */
+	if (rest & 3) {
+		w = data + ((e - 4) & BLITZ_CSUM_LIN_SPAN);
+		if ((void *)(w + 1) > end)
+			return BLITZ_CSUM_LIN_NONE;
+		v = *w;
+#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+		sum += v >> (8 * (4 - (rest & 3)));
+#else
+		sum += v << (8 * (4 - (rest & 3)));
+#endif
+	}
+	return sum;
+}
+
+/* One copy of the sum per program, verified once (global functions):
+ * every caller of it shares the verifier's work. Folded to 16 bits. */
 __noinline __u32 blitz_csum_span_xdp(struct xdp_md *ctx, __u32 off, __u32 len)
 {
+	__u64 sum = blitz_csum_lin(ctx, BLITZ_PKT_XDP, off, len);
+
+	if (sum != BLITZ_CSUM_LIN_NONE)
+		return blitz_csum_fold64(sum);
 	return blitz_csum_span(ctx, BLITZ_PKT_XDP, off, len);
 }
 
 __noinline __u32 blitz_csum_span_skb(struct __sk_buff *ctx, __u32 off,
 				     __u32 len)
 {
+	__u64 sum = blitz_csum_lin(ctx, BLITZ_PKT_SKB, off, len);
+
+	if (sum != BLITZ_CSUM_LIN_NONE)
+		return blitz_csum_fold64(sum);
 	return blitz_csum_span(ctx, BLITZ_PKT_SKB, off, len);
 }
 

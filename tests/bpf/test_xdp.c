@@ -4007,6 +4007,69 @@ static void t_csum_long_segments(void)
 	}
 }
 
+/* The sum in place (blitz_seg.h): what is left after whole 512-byte
+ * blocks takes its own mix of blocks, loads and tail bytes, so a GET of
+ * every request length from 40 to 551 bytes (IPv4; IPv6 every 7th) is
+ * answered, and dropped with its last byte or a middle one changed. */
+static void t_csum_every_length(void)
+{
+	static char buf[1024];
+	const char *head = "GET / HTTP/1.1\r\nHost: h\r\nX-Pad: ";
+	size_t hl = strlen(head), l4;
+	struct fspec f;
+	int v6, n;
+
+	for (v6 = 0; v6 <= 1; v6++) {
+		l4 = ETH_HLEN + (v6 ? 40 : 20);
+		for (n = 40; n < 40 + 512; n += v6 ? 7 : 1) {
+			memcpy(buf, head, hl);
+			memset(buf + hl, 'p', (size_t)n - hl - 4);
+			memcpy(buf + n - 4, "\r\n\r\n", 5);
+			data_spec(&f, v6, 1, buf);
+			csum_case("every length, last byte", &f,
+				  l4 + 32 + (size_t)n - 1, XDP_TX, XDP_DROP,
+				  BLITZ_CNT_BAD_CSUM);
+			csum_case("every length, middle", &f,
+				  l4 + 32 + (size_t)n / 2, XDP_TX, XDP_DROP,
+				  BLITZ_CNT_BAD_CSUM);
+		}
+	}
+}
+
+/* A frame longer than the test run's first buffer (xdp.frags: past 3,520
+ * bytes it puts the rest in a fragment): not all in the linear part, so
+ * summed by the copy; a byte changed in the fragment is dropped. */
+static void t_csum_fragment(void)
+{
+	static char buf[4096];
+	const char *head = "GET / HTTP/1.1\r\nHost: h\r\nX-Pad: ";
+	size_t hl = strlen(head), l4 = ETH_HLEN + 20, len;
+	uint8_t in[OUT_MAX];
+	struct cnt_snap s;
+	struct fspec f;
+	struct run r;
+	int n = 3800;
+
+	memcpy(buf, head, hl);
+	memset(buf + hl, 'p', (size_t)n - hl - 4);
+	memcpy(buf + n - 4, "\r\n\r\n", 5);
+	data_spec(&f, 0, 1, buf);
+	len = build(in, &f);
+	T_CHECK(len > 3600 && len <= OUT_MAX);
+	snap(&s);
+	run_frame(&r, in, len);
+	T_CHECK_MSG(r.err == 0 && r.retval != XDP_DROP,
+		    "control: err %d verdict %u", r.err, r.retval);
+	T_EQ_INT(moved(&s, BLITZ_CNT_BAD_CSUM), 0);
+	in[l4 + 32 + (size_t)n - 100] ^= 0x04;
+	snap(&s);
+	run_frame(&r, in, len);
+	T_CHECK_MSG(r.err == 0 && r.retval == XDP_DROP,
+		    "changed in the fragment: err %d verdict %u", r.err,
+		    r.retval);
+	T_EQ_INT(moved(&s, BLITZ_CNT_BAD_CSUM), 1);
+}
+
 /* The partial form (a local stack's CHECKSUM_PARTIAL: the field holds the
  * folded pseudo-header sum): answered only with BLITZ_CFG_CSUM_PARTIAL
  * (veth and its kin), dropped and counted without it (a NIC driver). A
@@ -4141,6 +4204,8 @@ int main(void)
 	T_RUN(t_csum_v4);
 	T_RUN(t_csum_v6);
 	T_RUN(t_csum_long_segments);
+	T_RUN(t_csum_every_length);
+	T_RUN(t_csum_fragment);
 	T_RUN(t_csum_partial_form);
 	T_RUN(t_truncated);
 	T_RUN(t_bad_headers);
