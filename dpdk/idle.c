@@ -92,13 +92,14 @@ static int cmp_int(const void *a, const void *b)
 
 /* Queue q's descriptors: its own when there is one per queue (the PMDs
  * open them in queue order), else all of them (a wake-up too many). */
-static void give(struct worker *w, uint16_t nq, const int *fds, int n)
+static void give(struct worker *w, uint16_t q, uint16_t nq, const int *fds,
+		 int n)
 {
 	int i;
 
 	if (n == nq) {
 		if (w->n_idle_fds < IDLE_MAX_FDS)
-			w->idle_fds[w->n_idle_fds++].fd = fds[w->queue];
+			w->idle_fds[w->n_idle_fds++].fd = fds[q];
 		return;
 	}
 	for (i = 0; i < n && w->n_idle_fds < IDLE_MAX_FDS; i++)
@@ -148,8 +149,8 @@ int idle_setup(struct engine *eng, const char *ifname, bool port_xdp)
 		int i;
 
 		w->n_idle_fds = 0;
-		give(w, eng->nb_queues, port_fds, n_port);
-		give(w, eng->nb_queues, tap_fds, n_tap);
+		give(w, q, eng->nb_queues, port_fds, n_port);
+		give(w, q, eng->nb_queues, tap_fds, n_tap);
 		for (i = 0; i < w->n_idle_fds; i++)
 			w->idle_fds[i].events = POLLIN;
 		/* Without the TAP's descriptors the kernel's frames would

@@ -155,6 +155,9 @@ start_engine() { # engine [serve args]; 1 when it does not come up (the log says
 		server_pid=$!
 		;;
 	esac
+	# serve's epoll fallback answers before the afxdp/dpdk child is up (and
+	# dpdk's takeover breaks what it accepted): wait for the child first.
+	wait_fast_path "$e" "$log" || return 1
 	wait_ready && sleep 0.3 && { [ -z "$server_pid" ] || kill -0 "$server_pid" 2>/dev/null; }
 }
 
@@ -181,6 +184,8 @@ measure() { # engine permille run
 	stalled=false
 	if [ "$rc" -ne 0 ] || [ "${ok:-0}" != "$N" ]; then
 		stalled=true
+		# The server's log, kept for the post-mortem (tmp goes at exit).
+		cp "$tmp/$e.log" "${OUT%.jsonl}-$e-$pm-$r.log" 2>/dev/null || true
 	fi
 	jq -nc --arg e "$e" --argjson pm "$pm" --argjson run "$r" --argjson t "$t" \
 		--argjson n "$N" --argjson c "$C" --argjson m "$M" --argjson rc "$rc" \
