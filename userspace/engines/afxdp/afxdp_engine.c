@@ -21,10 +21,7 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
-#include <linux/ethtool.h>
 #include <linux/if_xdp.h>
-#include <linux/sockios.h>
-#include <sys/ioctl.h>
 #include <sys/socket.h>
 
 #include <bpf/bpf.h>
@@ -293,25 +290,15 @@ static void *xq_thread(void *arg)
 
 static int rx_queue_count(const char *ifname)
 {
-	struct ethtool_channels ch = {.cmd = ETHTOOL_GCHANNELS};
-	struct ifreq ifr;
-	int fd, n = 1;
+	struct nic_channels c;
+	uint32_t m;
+	int n = 1;
 
-	fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
-	if (fd < 0)
-		return 1;
-	memset(&ifr, 0, sizeof(ifr));
-	snprintf(ifr.ifr_name, sizeof(ifr.ifr_name), "%s", ifname);
-	ifr.ifr_data = (void *)&ch;
-	if (!ioctl(fd, SIOCETHTOOL, &ifr)) {
-		uint32_t m = ch.rx_count > ch.combined_count
-				     ? ch.rx_count
-				     : ch.combined_count;
-
+	if (!nic_channels(ifname, &c)) {
+		m = c.rx > c.combined ? c.rx : c.combined;
 		if (m)
 			n = (int)m;
 	}
-	close(fd);
 	return n > AFXDP_MAX_QUEUES ? AFXDP_MAX_QUEUES : n;
 }
 

@@ -47,7 +47,7 @@ struct http_responses;
 struct afxdp_engine_opts {
 	const char *ifname;
 	/* RX queues served, 0..queues-1; 0: every RX queue of ifname
-	 * (ETHTOOL_GCHANNELS, or 1 when the driver does not say). */
+	 * (nic_channels(), or 1 when the driver does not say). */
 	int queues;
 	/* The loader's xsks map (blitz_loaded_xsks_fd()). */
 	int xsks_fd;
