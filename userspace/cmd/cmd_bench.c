@@ -20,6 +20,7 @@
 #include <ifaddrs.h>
 #include <net/if.h>
 #include <signal.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -582,12 +583,35 @@ static void print_series_json(const struct bench_result *r)
 	printf("]");
 }
 
+/* The kinds of error, in the order both outputs list them. */
+static const struct {
+	const char *name;
+	size_t off; /* of its uint64_t count in struct bench_result */
+} err_kinds[] = {
+	{"status", offsetof(struct bench_result, err_status)},
+	{"parse", offsetof(struct bench_result, err_parse)},
+	{"reset", offsetof(struct bench_result, err_reset)},
+	{"closed", offsetof(struct bench_result, err_closed)},
+	{"timeout", offsetof(struct bench_result, err_timeout)},
+	{"connect", offsetof(struct bench_result, err_connect)},
+};
+#define N_ERR_KINDS (sizeof(err_kinds) / sizeof(err_kinds[0]))
+
+static unsigned long long err_count(const struct bench_result *r, size_t i)
+{
+	uint64_t v;
+
+	memcpy(&v, (const char *)r + err_kinds[i].off, sizeof(v));
+	return (unsigned long long)v;
+}
+
 static void print_summary(const struct bench_params *p,
 			  const struct bench_result *r)
 {
 	const struct bench_hist *h = &r->hist;
 	double rps = r->elapsed_s > 0 ? (double)r->responses / r->elapsed_s : 0;
 	char why[200];
+	size_t i;
 
 	printf("\n%s  %u connections, pipeline %u, %.2f s, AF_XDP %s mode "
 	       "on %s (XDP %s)\n",
@@ -607,15 +631,11 @@ static void print_summary(const struct bench_params *p,
 	       (double)bench_hist_percentile(h, 0.999) / 1e3,
 	       (double)bench_hist_percentile(h, 0.9999) / 1e3,
 	       (double)h->max_ns / 1e3, p->rate ? " (from when due)" : "");
-	printf("  errors     %llu (status %llu, parse %llu, reset %llu, "
-	       "closed %llu, timeout %llu, connect %llu)\n",
-	       (unsigned long long)bench_errors(r),
-	       (unsigned long long)r->err_status,
-	       (unsigned long long)r->err_parse,
-	       (unsigned long long)r->err_reset,
-	       (unsigned long long)r->err_closed,
-	       (unsigned long long)r->err_timeout,
-	       (unsigned long long)r->err_connect);
+	printf("  errors     %llu (", (unsigned long long)bench_errors(r));
+	for (i = 0; i < N_ERR_KINDS; i++)
+		printf("%s%s %llu", i ? ", " : "", err_kinds[i].name,
+		       err_count(r, i));
+	printf(")\n");
 	if (r->ramp_s > 0)
 		printf("  connect    %.2f s to open the connections before the "
 		       "run (its clock starts when all are established)\n",
@@ -655,27 +675,22 @@ static void print_json(const struct bench_params *p,
 	double rps = r->elapsed_s > 0 ? (double)r->responses / r->elapsed_s : 0;
 	char why[200];
 	const char *lim = self_limit(p, r, why, sizeof(why));
+	size_t i;
 
 	printf("{\"target\":\"%s\",\"interface\":\"%s\",\"conns\":%u,"
 	       "\"pipeline\":%u,\"duration_s\":%.3f,\"xsk_mode\":\"%s\","
 	       "\"xdp_mode\":\"%s\",\"requests\":%llu,\"ok\":%llu,"
-	       "\"rps\":%.1f,\"bytes\":%llu,\"errors\":%llu,"
-	       "\"err_status\":%llu,\"err_parse\":%llu,\"err_reset\":%llu,"
-	       "\"err_closed\":%llu,\"err_timeout\":%llu,"
-	       "\"err_connect\":%llu,\"connects\":%llu,\"retransmits\":%llu,"
-	       "\"lat_mean_us\":%.1f,\"lat_p50_us\":%.1f,\"lat_p95_us\":%.1f,"
-	       "\"lat_p99_us\":%.1f,\"lat_max_us\":%.1f,"
-	       "\"client_busy_pct\":%.1f",
+	       "\"rps\":%.1f,\"bytes\":%llu,\"errors\":%llu",
 	       p->host, p->ifname, p->conns, p->pipeline, r->elapsed_s,
 	       r->xsk_mode, r->xdp_mode, (unsigned long long)r->responses,
 	       (unsigned long long)r->ok, rps, (unsigned long long)r->bytes_rx,
-	       (unsigned long long)bench_errors(r),
-	       (unsigned long long)r->err_status,
-	       (unsigned long long)r->err_parse,
-	       (unsigned long long)r->err_reset,
-	       (unsigned long long)r->err_closed,
-	       (unsigned long long)r->err_timeout,
-	       (unsigned long long)r->err_connect,
+	       (unsigned long long)bench_errors(r));
+	for (i = 0; i < N_ERR_KINDS; i++)
+		printf(",\"err_%s\":%llu", err_kinds[i].name, err_count(r, i));
+	printf(",\"connects\":%llu,\"retransmits\":%llu,"
+	       "\"lat_mean_us\":%.1f,\"lat_p50_us\":%.1f,\"lat_p95_us\":%.1f,"
+	       "\"lat_p99_us\":%.1f,\"lat_max_us\":%.1f,"
+	       "\"client_busy_pct\":%.1f",
 	       (unsigned long long)r->connects,
 	       (unsigned long long)r->retransmits,
 	       h->n ? (double)h->sum_ns / (double)h->n / 1e3 : 0.0,
