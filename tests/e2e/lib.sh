@@ -405,3 +405,23 @@ real_clients() {
 	rc_ab "${t}_ab_keepalive" "$url" 2000 -k
 	return 0
 }
+
+# A scapy client in the client namespace that sends from unconfigured
+# addresses (each SRC: the server reaches it by a static neighbour, so the
+# client's kernel drops the replies, not its address, and never RSTs).
+# Sets SMAC and DMAC; returns 1 after a SKIP line for NAME when scapy is
+# missing.
+scapy_peer() { # name src...
+	local name=$1 src
+	shift
+	if ! "$PY" -c 'import scapy' 2>/dev/null; then
+		skip "$name" "scapy is not installed for $PY (scripts/install-deps.sh)"
+		return 1
+	fi
+	SMAC=$($CLI ip -br link show dev "$CLI_IF" | awk '{print $3}')
+	# shellcheck disable=SC2034 # the caller's
+	DMAC=$($SRV ip -br link show dev "$SRV_IF" | awk '{print $3}')
+	for src in "$@"; do
+		$SRV ip neigh replace "$src" lladdr "$SMAC" dev "$SRV_IF" nud permanent
+	done
+}

@@ -17,18 +17,10 @@ T=csum
 PORT=8080
 BODY="Hello World!"
 e2e_begin "$T" "${CSUM_TB:-csum}"
-if ! "$PY" -c 'import scapy' 2>/dev/null; then
-	skip "${T}_wire" "scapy is not installed for $PY (scripts/install-deps.sh)"
-	exit 0
-fi
-SMAC=$($CLI ip -br link show dev "$CLI_IF" | awk '{print $3}')
-DMAC=$($SRV ip -br link show dev "$SRV_IF" | awk '{print $3}')
-# Unconfigured client addresses the server reaches by static neighbours:
-# the client's kernel drops the replies (not its address), never RSTs.
+# Unconfigured client addresses (scapy_peer: static neighbours).
 SRC4=${SRV_IP%.*}.50
 SRC6=${SRV_IP6%::*}::50
-$SRV ip neigh replace "$SRC4" lladdr "$SMAC" dev "$SRV_IF" nud permanent
-$SRV ip -6 neigh replace "$SRC6" lladdr "$SMAC" dev "$SRV_IF" nud permanent
+scapy_peer "${T}_wire" "$SRC4" "$SRC6" || exit 0
 
 if ! $SRV "$BLITZ" load "$SRV_IF" -p "$PORT" >"$TMP/load" 2>&1; then
 	fail "${T}_load" "blitz load: $(tr '\n' ' ' <"$TMP/load")"

@@ -11,16 +11,9 @@ source "$(dirname "$0")/lib.sh"
 T=qa_wire
 PORT=8080
 e2e_begin "$T" "${QA_WIRE_TB:-qwire}"
-if ! "$PY" -c 'import scapy' 2>/dev/null; then
-	skip "${T}_ip_csum" "scapy is not installed for $PY (scripts/install-deps.sh)"
-	exit 0
-fi
-SMAC=$($CLI ip -br link show dev "$CLI_IF" | awk '{print $3}')
-DMAC=$($SRV ip -br link show dev "$SRV_IF" | awk '{print $3}')
-# An unconfigured client address the server reaches by a static neighbour:
-# the client's kernel drops the replies (not its address), never RSTs.
+# An unconfigured client address (scapy_peer: a static neighbour).
 SRC=${SRV_IP%.*}.50
-$SRV ip neigh replace "$SRC" lladdr "$SMAC" dev "$SRV_IF" nud permanent
+scapy_peer "${T}_ip_csum" "$SRC" || exit 0
 
 # ---- a GET whose IPv4 header checksum is wrong ----
 # Linux drops it in ip_rcv(); the XDP program answered it (200, acking the
