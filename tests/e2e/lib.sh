@@ -164,6 +164,19 @@ counter() {
 		echo -1
 }
 
+# wait_counter IFNAME NAME MIN [SECONDS] - `counter` until NAME reaches MIN,
+# at most SECONDS (default 5): the userspace engines publish their counters
+# every 100-250 ms, later on a loaded machine. Prints the last value read.
+wait_counter() {
+	local v i
+	for ((i = 0; i < ${4:-5} * 10; i++)); do
+		v=$(counter "$1" "$2")
+		[ "$v" -ge "$3" ] 2>/dev/null && break
+		sleep 0.1
+	done
+	echo "$v"
+}
+
 # has_xdp IFNAME - the interface (in the server namespace) has an XDP program.
 has_xdp() {
 	# shellcheck disable=SC2086 # $SRV is a command prefix

@@ -96,9 +96,8 @@ COUNTER_SETTLE=0.6 RC_SYNACK_IF=$SRV_IF RC_WRK_CONNS=50 \
 
 # The answers came from the engine, not the epoll fallback behind it: ab
 # alone made 4000 requests.
-sleep 0.6
-req=$(counter "$SRV_IF" requests)
-redir=$(counter "$SRV_IF" redirect)
+req=$(wait_counter "$SRV_IF" requests 4000)
+redir=$(wait_counter "$SRV_IF" redirect 10)
 if ! has_xdp "$SRV_IF"; then
 	fail "${T}_counters" "the XDP program is no longer attached to $SRV_IF"
 elif [ "$req" -ge 4000 ] && [ "$redir" -ge 10 ]; then
@@ -277,8 +276,7 @@ if start_serve "$TMP/serve_kill.log"; then
 	else
 		fail "${T}_engine_child" "engine pid '$child' (parent '$ppid', serve $SERVE_PID): $(tr '\n' ' ' <"$TMP/serve_kill.log")"
 	fi
-	sleep 0.6 # the engine publishes its counters every 250 ms
-	req_before_kill=$(counter "$SRV_IF" requests)
+	req_before_kill=$(wait_counter "$SRV_IF" requests 1)
 	nx0=$(counter "$SRV_IF" pass_no_xsk)
 	kill -9 "${child:-0}" 2>/dev/null
 	for ((i = 0; i < 30; i++)); do
@@ -304,8 +302,7 @@ if start_serve "$TMP/serve_kill.log"; then
 		sleep 0.1
 	done
 	child2=$(engine_pids "$TMP/serve_kill.log" | tail -1)
-	sleep 0.6
-	req0=$(counter "$SRV_IF" requests)
+	req0=$(wait_counter "$SRV_IF" requests "$req_before_kill")
 	nx0=$(counter "$SRV_IF" pass_no_xsk)
 	# The restarted engine carries on from the counters the killed one
 	# published: `blitz stats` never goes back to zero.
@@ -318,8 +315,7 @@ if start_serve "$TMP/serve_kill.log"; then
 	for ((i = 0; i < 3; i++)); do
 		[ "$($CLI timeout 10 curl -sS --max-time 5 "$URL" 2>/dev/null)" = "$BODY" ] && ok=$((ok + 1))
 	done
-	sleep 0.6
-	req1=$(counter "$SRV_IF" requests)
+	req1=$(wait_counter "$SRV_IF" requests $((req0 + 3)))
 	nx1=$(counter "$SRV_IF" pass_no_xsk)
 	if [ "$child2" != "$child" ] && kill -0 "${child2:-0}" 2>/dev/null && [ "$ok" = 3 ] &&
 		[ $((req1 - req0)) -ge 3 ] && [ "$nx1" = "$nx0" ]; then
