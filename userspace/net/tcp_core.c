@@ -50,65 +50,60 @@ static int copy_responses(struct tcp_core *c, const struct http_responses *r)
 	return 0;
 }
 
-struct tcp_core *tcp_core_new(const struct tcp_core_params *p)
+/* What tcp_core_new() refuses: 0, or the errno to fail with. */
+static int params_check(const struct tcp_core_params *p)
 {
-	struct tcp_core *c;
-	struct timespec rt, mono;
-	uint32_t n, slots, i;
-	int err = ENOMEM, ret;
-
 	if (!p || !p->ops || !p->ops->tx_alloc || !p->ops->tx_send ||
 	    !p->port) {
 		pr_warn("tcp core: missing port or TX operations\n");
-		errno = EINVAL;
-		return NULL;
+		return EINVAL;
 	}
 	if (!p->resp) {
 		pr_warn("tcp core: no responses to send\n");
-		errno = EINVAL;
-		return NULL;
+		return EINVAL;
 	}
 	if (p->resp->body_len > BLITZ_BODY_MAX ||
 	    (!p->resp->body_inline && p->resp->body_len && !p->resp->body)) {
 		pr_warn("tcp core: body of %zu bytes: at most %u bytes\n",
 			p->resp->body_len, BLITZ_BODY_MAX);
-		errno = EMSGSIZE;
-		return NULL;
+		return EMSGSIZE;
 	}
 	if (p->n_addr4 < 0 || p->n_addr6 < 0 || p->n_addr4 > BLITZ_MAX_ADDRS ||
 	    p->n_addr6 > BLITZ_MAX_ADDRS) {
 		pr_warn("tcp core: bad address count\n");
-		errno = EINVAL;
-		return NULL;
+		return EINVAL;
 	}
-	c = calloc(1, sizeof(*c));
-	if (!c)
-		goto fail;
-	c->p = *p;
-	c->p.resp = NULL; /* read during tcp_core_new only */
-	if (!c->p.table_size)
-		c->p.table_size = TCP_CORE_DEFAULT_TABLE;
-	if (!c->p.rx_bufs)
-		c->p.rx_bufs = default_rx_bufs(c->p.table_size);
-	if (!c->p.frame_cap)
-		c->p.frame_cap = 2048;
-	if (!c->p.rto_initial_ms)
-		c->p.rto_initial_ms = 200;
-	if (!c->p.rto_max_ms)
-		c->p.rto_max_ms = 3000;
-	if (!c->p.max_retries)
-		c->p.max_retries = 6;
-	if (!c->p.idle_ms)
-		c->p.idle_ms = 60000;
-	if (!c->p.header_ms)
-		c->p.header_ms = 10000;
-	if (!c->p.persist_max_ms)
-		c->p.persist_max_ms = 30000;
-	if (c->p.frame_cap < 256) {
-		pr_warn("tcp core: frame_cap %u too small\n", c->p.frame_cap);
-		err = EINVAL;
-		goto fail;
-	}
+	return 0;
+}
+
+/* The defaults of the parameters left 0. */
+static void params_defaults(struct tcp_core_params *p)
+{
+	if (!p->table_size)
+		p->table_size = TCP_CORE_DEFAULT_TABLE;
+	if (!p->rx_bufs)
+		p->rx_bufs = default_rx_bufs(p->table_size);
+	if (!p->frame_cap)
+		p->frame_cap = 2048;
+	if (!p->rto_initial_ms)
+		p->rto_initial_ms = 200;
+	if (!p->rto_max_ms)
+		p->rto_max_ms = 3000;
+	if (!p->max_retries)
+		p->max_retries = 6;
+	if (!p->idle_ms)
+		p->idle_ms = 60000;
+	if (!p->header_ms)
+		p->header_ms = 10000;
+	if (!p->persist_max_ms)
+		p->persist_max_ms = 30000;
+}
+
+/* Our MSS per family, MAC and addresses (frames to others are not ours). */
+static void local_init(struct tcp_core *c, const struct tcp_core_params *p)
+{
+	uint32_t i;
+
 	c->mss4 = (uint16_t)min_u32(p->mss ? p->mss : 1460,
 				    c->p.frame_cap - ETH_HLEN - WIRE_IP4_HLEN -
 					    WIRE_TCP_HLEN);
@@ -126,16 +121,13 @@ struct tcp_core *tcp_core_new(const struct tcp_core_params *p)
 	}
 	for (i = 0; i < (uint32_t)p->n_addr6; i++)
 		c->laddr[c->nladdr++] = p->addr6[i];
+}
 
-	if (p->secret[0] || p->secret[1]) {
-		c->key[0] = p->secret[0];
-		c->key[1] = p->secret[1];
-	} else if (getrandom(c->key, sizeof(c->key), 0) !=
-		   (ssize_t)sizeof(c->key)) {
-		err = errno;
-		pr_warn("tcp core: getrandom: %s\n", strerror(err));
-		goto fail;
-	}
+/* The table, the reassembly buffers and the wheels (tcp_table.c sizes
+ * them): 0, or -ENOMEM. */
+static int table_alloc(struct tcp_core *c)
+{
+	uint32_t n, slots, i;
 
 	n = c->p.table_size;
 	slots = table_slots(n);
@@ -159,7 +151,7 @@ struct tcp_core *tcp_core_new(const struct tcp_core_params *p)
 		pr_warn("tcp core: cannot allocate a table of %u "
 			"connections\n",
 			n);
-		goto fail;
+		return -ENOMEM;
 	}
 	for (i = 0; i < n; i++)
 		c->free_stack[i] = n - 1 - i;
@@ -171,6 +163,46 @@ struct tcp_core *tcp_core_new(const struct tcp_core_params *p)
 		c->wheel[i] = NIL;
 	for (i = 0; i < L1_SLOTS; i++)
 		c->wheel1[i] = NIL;
+	return 0;
+}
+
+struct tcp_core *tcp_core_new(const struct tcp_core_params *p)
+{
+	struct tcp_core *c;
+	struct timespec rt, mono;
+	int err, ret;
+
+	err = params_check(p);
+	if (err) {
+		errno = err;
+		return NULL;
+	}
+	err = ENOMEM;
+	c = calloc(1, sizeof(*c));
+	if (!c)
+		goto fail;
+	c->p = *p;
+	c->p.resp = NULL; /* read during tcp_core_new only */
+	params_defaults(&c->p);
+	if (c->p.frame_cap < 256) {
+		pr_warn("tcp core: frame_cap %u too small\n", c->p.frame_cap);
+		err = EINVAL;
+		goto fail;
+	}
+	local_init(c, p);
+
+	if (p->secret[0] || p->secret[1]) {
+		c->key[0] = p->secret[0];
+		c->key[1] = p->secret[1];
+	} else if (getrandom(c->key, sizeof(c->key), 0) !=
+		   (ssize_t)sizeof(c->key)) {
+		err = errno;
+		pr_warn("tcp core: getrandom: %s\n", strerror(err));
+		goto fail;
+	}
+
+	if (table_alloc(c))
+		goto fail;
 
 	clock_gettime(CLOCK_REALTIME, &rt);
 	clock_gettime(CLOCK_MONOTONIC, &mono);

@@ -302,13 +302,17 @@ static void cc_on_ack(struct tcp_core *c, struct tcp_conn *k, uint32_t acked)
 		k->cwnd = TCP_CORE_MAX_INFLIGHT;
 }
 
-void conn_handle(struct tcp_core *c, struct tcp_conn *k, const struct seg *s)
+/*
+ * The checks before a segment may touch a connection (RFC 5961, RFC 9293
+ * 3.10.7.4): a RST, a SYN, no ACK, a segment wholly outside the receive
+ * window, an unacceptable ACK. True when the segment stops here (the
+ * connection may then be gone).
+ */
+static bool seg_refused(struct tcp_core *c, struct tcp_conn *k,
+			const struct seg *s)
 {
-	const uint8_t *data = s->data;
 	uint32_t len = s->len, seq = s->seq;
-	bool fin = s->flags & TCPHDR_FIN, need_ack = false;
-
-	uint32_t una0 = k->snd_una, wnd = (uint32_t)s->win << k->snd_wscale;
+	bool fin = s->flags & TCPHDR_FIN;
 
 	if (s->flags & TCPHDR_RST) {
 		/* RFC 5961 3.2: only a RST at exactly RCV.NXT resets (or at
@@ -324,7 +328,7 @@ void conn_handle(struct tcp_core *c, struct tcp_conn *k, const struct seg *s)
 			   seq_lt(seq, k->rcv_nxt + OUR_WINDOW)) {
 			send_ack_limited(c, k, true);
 		}
-		return;
+		return true;
 	}
 	if (s->flags & TCPHDR_SYN) {
 		/* RFC 5961 4.2: a SYN, wherever it falls, on a synchronized
@@ -332,16 +336,16 @@ void conn_handle(struct tcp_core *c, struct tcp_conn *k, const struct seg *s)
 		 * really restarted answers it with a RST at RCV.NXT and its
 		 * next SYN finds the tuple free. */
 		send_ack_limited(c, k, true);
-		return;
+		return true;
 	}
 	if (!(s->flags & TCPHDR_ACK))
-		return;
+		return true;
 	if (seq_lt(seq + len + fin, k->rcv_nxt) ||
 	    seq_gt(seq, k->rcv_nxt + OUR_WINDOW)) {
 		/* Wholly outside the receive window (RFC 9293 3.10.7.4):
 		 * an ACK of where we are, rate-limited; nothing else. */
 		send_ack_limited(c, k, false);
-		return;
+		return true;
 	}
 	if (seq_gt(s->ack, k->snd_max) ||
 	    seq_lt(s->ack, k->snd_una - k->max_snd_wnd)) {
@@ -350,8 +354,21 @@ void conn_handle(struct tcp_core *c, struct tcp_conn *k, const struct seg *s)
 		 * rate-limited ACK tells the peer where we are. */
 		c->cnt.ack_unacceptable++;
 		send_ack_limited(c, k, true);
-		return;
+		return true;
 	}
+	return false;
+}
+
+/*
+ * What an acceptable ACK tells: what it and its SACK blocks deliver, an
+ * RTT sample, the queue and cwnd on new data; duplicate ACKs and
+ * NewReno's fast retransmit. wnd: the segment's window, scaled.
+ */
+static void ack_in(struct tcp_core *c, struct tcp_conn *k, const struct seg *s,
+		   uint32_t wnd)
+{
+	bool fin = s->flags & TCPHDR_FIN;
+
 	if (k->sack_ok) {
 		/* What the cumulative ACK delivers first: it was sent before
 		 * what the blocks report. */
@@ -372,7 +389,7 @@ void conn_handle(struct tcp_core *c, struct tcp_conn *k, const struct seg *s)
 		conn_ack(c, k, s->ack);
 		cc_on_ack(c, k, acked);
 		k->dupacks = 0;
-	} else if (s->ack == k->snd_una && !len && !fin &&
+	} else if (s->ack == k->snd_una && !s->len && !fin &&
 		   k->snd_una != k->snd_max && wnd == k->snd_wnd) {
 		/* Duplicate ACKs: the third starts NewReno fast recovery
 		 * (the segment at snd_una was lost: resend it now, not at
@@ -395,7 +412,13 @@ void conn_handle(struct tcp_core *c, struct tcp_conn *k, const struct seg *s)
 			k->bytes_acked = 0;
 		}
 	}
-	k->idle_at = c->now_ms + (k->fin_acked ? FIN_WAIT_MS : c->p.idle_ms);
+}
+
+static void window_update(struct tcp_conn *k, const struct seg *s,
+			  uint32_t una0, uint32_t wnd)
+{
+	uint32_t seq = s->seq;
+
 	/* The send window, only from a segment newer than the one that set
 	 * it last (RFC 9293 3.10.7.4, SND.WL1/WL2), as Linux's
 	 * tcp_may_update_window reads "newer": an ACK of new data, a later
@@ -419,54 +442,76 @@ void conn_handle(struct tcp_core *c, struct tcp_conn *k, const struct seg *s)
 	 * towards max_retries. */
 	if (!k->snd_wnd)
 		k->retries = 0;
+}
 
-	if (len || fin) {
-		if (seq != k->rcv_nxt) {
-			uint32_t d = k->rcv_nxt - seq;
+/*
+ * The segment's payload and FIN: in order into the request loop (of a
+ * retransmission overlapping what we have, the new part); out of order,
+ * held (SACK peers) or dropped, and an ACK owed. False when the
+ * connection was reset (no buffer for a partial request).
+ */
+static bool data_in(struct tcp_core *c, struct tcp_conn *k, const struct seg *s,
+		    bool *need_ack)
+{
+	const uint8_t *data = s->data;
+	uint32_t len = s->len, seq = s->seq;
+	bool fin = s->flags & TCPHDR_FIN;
 
-			if (seq_lt(seq, k->rcv_nxt) &&
-			    seq_gt(seq + len + fin, k->rcv_nxt)) {
-				/* Overlaps what we have: keep the new part. */
-				if (d >= len) {
-					data += len;
-					len = 0;
-				} else {
-					data += d;
-					len -= d;
-				}
-			} else {
-				c->cnt.ooo++;
-				if (k->sack_ok && seq_gt(seq, k->rcv_nxt) &&
-				    !k->fin_rcvd)
-					ooo_hold(c, k, seq, data, len);
-				need_ack = true;
+	if (!len && !fin)
+		return true;
+	if (seq != k->rcv_nxt) {
+		uint32_t d = k->rcv_nxt - seq;
+
+		if (seq_lt(seq, k->rcv_nxt) &&
+		    seq_gt(seq + len + fin, k->rcv_nxt)) {
+			/* Overlaps what we have: keep the new part. */
+			if (d >= len) {
+				data += len;
 				len = 0;
-				fin = false;
+			} else {
+				data += d;
+				len -= d;
 			}
-		}
-		if (len) {
-			long acc = 0;
-
-			if (!k->fin_rcvd)
-				acc = conn_consume(c, k, data, len);
-			else
-				acc = len;
-			if (acc < 0) {
-				conn_reset(c, k, true);
-				return;
-			}
-			k->rcv_nxt += (uint32_t)acc;
-			if ((uint32_t)acc < len)
-				fin = false;
-			need_ack = true;
-		}
-		if (fin && !k->fin_rcvd) {
-			k->rcv_nxt++;
-			k->fin_rcvd = 1;
-			k->fin_pending = 1;
-			need_ack = true;
+		} else {
+			c->cnt.ooo++;
+			if (k->sack_ok && seq_gt(seq, k->rcv_nxt) &&
+			    !k->fin_rcvd)
+				ooo_hold(c, k, seq, data, len);
+			*need_ack = true;
+			len = 0;
+			fin = false;
 		}
 	}
+	if (len) {
+		long acc = 0;
+
+		if (!k->fin_rcvd)
+			acc = conn_consume(c, k, data, len);
+		else
+			acc = len;
+		if (acc < 0) {
+			conn_reset(c, k, true);
+			return false;
+		}
+		k->rcv_nxt += (uint32_t)acc;
+		if ((uint32_t)acc < len)
+			fin = false;
+		*need_ack = true;
+	}
+	if (fin && !k->fin_rcvd) {
+		k->rcv_nxt++;
+		k->fin_rcvd = 1;
+		k->fin_pending = 1;
+		*need_ack = true;
+	}
+	return true;
+}
+
+/* After a segment: RACK, requests still buffered, what may be sent, the
+ * ACK owed, and the connection's end or its timers. */
+static void conn_after_seg(struct tcp_core *c, struct tcp_conn *k,
+			   bool need_ack)
+{
 	if (k->sack_ok && (k->nsb || k->sack_rec || k->rack_tmr))
 		rack_step(c, k);
 	/* The queue may have room again: answer requests still buffered. */
@@ -484,6 +529,21 @@ void conn_handle(struct tcp_core *c, struct tcp_conn *k, const struct seg *s)
 		k->rto_at = 0;
 	tlp_arm(c, k);
 	timer_update(c, k);
+}
+
+void conn_handle(struct tcp_core *c, struct tcp_conn *k, const struct seg *s)
+{
+	uint32_t una0 = k->snd_una, wnd = (uint32_t)s->win << k->snd_wscale;
+	bool need_ack = false;
+
+	if (seg_refused(c, k, s))
+		return;
+	ack_in(c, k, s, wnd);
+	k->idle_at = c->now_ms + (k->fin_acked ? FIN_WAIT_MS : c->p.idle_ms);
+	window_update(k, s, una0, wnd);
+	if (!data_in(c, k, s, &need_ack))
+		return;
+	conn_after_seg(c, k, need_ack);
 }
 
 /* The SACK blocks of a non-SYN segment's options (RFC 2018 3); other
