@@ -424,28 +424,39 @@ static bool parse_content_length(const uint8_t *s, size_t n, uint64_t *out)
 	return true;
 }
 
-enum http_parse_result http_parse_request(const uint8_t *buf, size_t len,
-					  struct http_request *req)
+/* Where a step of the request parser stopped. */
+enum req_step {
+	STEP_OK,
+	STEP_MORE, /* the buffer ends first */
+	STEP_BAD,  /* at buf[p], a byte the grammar refuses */
+};
+
+/* What the header fields said. */
+struct req_fields {
+	struct list_scan conn, te;
+	bool have_cl;
+	unsigned int hosts;
+	uint64_t cl;
+};
+
+/*
+ * The request line from buf[0]: a method of *mlen tchars, SP, a target,
+ * SP, "HTTP/" DIGIT "." DIGIT CRLF; *pp past it (or at the byte that
+ * stopped it). Every byte is judged as soon as it is seen, so a garbage
+ * sender gets its 400 before any end of line.
+ */
+static enum req_step parse_request_line(const uint8_t *buf, size_t lim,
+					size_t *pp, size_t *mlen)
 {
-	size_t lim = len < HTTP_MAX_HEADER ? len : HTTP_MAX_HEADER;
-	size_t p = 0, mlen, t0, i;
-	struct list_scan conn = {0}, te = {0};
-	bool have_cl = false, not_allowed;
-	unsigned int hosts = 0;
-	uint64_t cl = 0;
-	int version;
+	size_t p = 0, t0, i;
 
-	memset(req, 0, sizeof(*req));
-
-	/* Request line. Every byte is judged as soon as it is seen, so a
-	 * garbage sender gets its 400 before any end of line. */
 	while (p < lim && is_tchar[buf[p]])
 		p++;
 	if (p == lim)
 		goto more;
 	if (buf[p] != ' ' || p == 0)
 		goto bad;
-	mlen = p++;
+	*mlen = p++;
 	t0 = p;
 	while (p < lim && (uint8_t)(buf[p] - 0x21) < 0x5e)
 		p++;
@@ -467,18 +478,23 @@ enum http_parse_result http_parse_request(const uint8_t *buf, size_t len,
 			goto bad;
 		}
 	}
-	if (buf[p - 5] != '1' || (buf[p - 3] != '0' && buf[p - 3] != '1')) {
-		/* Well-formed, but a version we do not speak: say so now. */
-		req->resp = BLITZ_RESP_505;
-		req->close = true;
-		req->header_len = p;
-		return HTTP_ERROR;
-	}
-	version = buf[p - 3] == '0' ? 10 : 11;
-	not_allowed = !((mlen == 3 && !memcmp(buf, "GET", 3)) ||
-			(mlen == 4 && !memcmp(buf, "HEAD", 4)));
+	*pp = p;
+	return STEP_OK;
+more:
+	*pp = p;
+	return STEP_MORE;
+bad:
+	*pp = p;
+	return STEP_BAD;
+}
 
-	/* Header fields up to the empty line. */
+/* The header fields from buf[*pp] up to the empty line, *pp past it; the
+ * four names that matter into f. version: 10 or 11. */
+static enum req_step parse_fields(const uint8_t *buf, size_t lim, size_t *pp,
+				  int version, struct req_fields *f)
+{
+	size_t p = *pp;
+
 	for (;;) {
 		size_t n0, nlen, v0, v1;
 
@@ -522,39 +538,55 @@ enum http_parse_result http_parse_request(const uint8_t *buf, size_t len,
 
 		/* Only four names matter; their lengths pick the compare. */
 		if (nlen == 4 && LC_EQ(buf + n0, nlen, "host")) {
-			hosts++;
+			f->hosts++;
 		} else if (nlen == 10 && LC_EQ(buf + n0, nlen, "connection")) {
-			scan_list(buf + v0, v1 - v0, &conn, false);
+			scan_list(buf + v0, v1 - v0, &f->conn, false);
 		} else if (nlen == 14 &&
 			   LC_EQ(buf + n0, nlen, "content-length")) {
 			uint64_t v;
 
 			if (!parse_content_length(buf + v0, v1 - v0, &v) ||
-			    (have_cl && v != cl) || te.any)
+			    (f->have_cl && v != f->cl) || f->te.any)
 				goto bad;
-			have_cl = true;
-			cl = v;
+			f->have_cl = true;
+			f->cl = v;
 		} else if (nlen == 17 &&
 			   LC_EQ(buf + n0, nlen, "transfer-encoding")) {
 			/* HTTP/1.0 has no chunked framing (RFC 9112 6.1). */
-			if (have_cl || version == 10)
+			if (f->have_cl || version == 10)
 				goto bad;
 			/* Even an empty list: a coding we cannot frame. */
-			te.any = true;
-			scan_list(buf + v0, v1 - v0, &te, true);
+			f->te.any = true;
+			scan_list(buf + v0, v1 - v0, &f->te, true);
 		}
 		p++;
 	}
 
 	/* The last coding must be chunked, or the body has no end we know. */
-	if (te.any && !te.last_chunked) {
+	if (f->te.any && !f->te.last_chunked) {
 		p--;
 		goto bad;
 	}
+	*pp = p;
+	return STEP_OK;
+more:
+	*pp = p;
+	return STEP_MORE;
+bad:
+	*pp = p;
+	return STEP_BAD;
+}
+
+/* The answer to a request whose header section (p bytes) parsed. */
+static enum http_parse_result request_verdict(struct http_request *req,
+					      const struct req_fields *f,
+					      size_t p, size_t mlen,
+					      int version, bool not_allowed)
+{
 	/* RFC 9112 3.2: HTTP/1.1 needs exactly one Host line; more than one
 	 * is a 400 in any version. Judged on the whole header section, so
 	 * header_len covers it. */
-	if (hosts > 1 || (version == 11 && !hosts)) {
+	if (f->hosts > 1 || (version == 11 && !f->hosts)) {
 		memset(req, 0, sizeof(*req));
 		req->resp = BLITZ_RESP_400;
 		req->close = true;
@@ -563,9 +595,9 @@ enum http_parse_result http_parse_request(const uint8_t *buf, size_t len,
 	}
 	req->version = version;
 	req->header_len = p;
-	req->content_length = cl;
-	req->chunked = te.any;
-	req->close = conn.close || (version == 10 && !conn.keep_alive);
+	req->content_length = f->cl;
+	req->chunked = f->te.any;
+	req->close = f->conn.close || (version == 10 && !f->conn.keep_alive);
 	if (not_allowed) {
 		req->resp = BLITZ_RESP_405;
 		req->close = true;
@@ -581,22 +613,60 @@ enum http_parse_result http_parse_request(const uint8_t *buf, size_t len,
 	else
 		req->resp = req->head ? BLITZ_RESP_HEAD_KA : BLITZ_RESP_GET_KA;
 	return HTTP_OK;
+}
 
-more:
-	if (len < HTTP_MAX_HEADER)
-		return HTTP_INCOMPLETE;
-	memset(req, 0, sizeof(*req));
-	req->resp = BLITZ_RESP_431;
-	req->close = true;
-	req->header_len = HTTP_MAX_HEADER;
-	return HTTP_ERROR;
-bad:
+/* A request that stopped at step st: incomplete while the buffer can
+ * still grow, else 431 (more) or 400 through the offending byte p. */
+static enum http_parse_result request_stopped(enum req_step st,
+					      struct http_request *req,
+					      size_t len, size_t p)
+{
+	if (st == STEP_MORE) {
+		if (len < HTTP_MAX_HEADER)
+			return HTTP_INCOMPLETE;
+		memset(req, 0, sizeof(*req));
+		req->resp = BLITZ_RESP_431;
+		req->close = true;
+		req->header_len = HTTP_MAX_HEADER;
+		return HTTP_ERROR;
+	}
 	/* header_len: through the offending byte (it is within len). */
 	memset(req, 0, sizeof(*req));
 	req->resp = BLITZ_RESP_400;
 	req->close = true;
 	req->header_len = p + 1;
 	return HTTP_ERROR;
+}
+
+enum http_parse_result http_parse_request(const uint8_t *buf, size_t len,
+					  struct http_request *req)
+{
+	size_t lim = len < HTTP_MAX_HEADER ? len : HTTP_MAX_HEADER;
+	size_t p = 0, mlen = 0;
+	struct req_fields f = {0};
+	enum req_step st;
+	bool not_allowed;
+	int version;
+
+	memset(req, 0, sizeof(*req));
+	st = parse_request_line(buf, lim, &p, &mlen);
+	if (st != STEP_OK)
+		return request_stopped(st, req, len, p);
+	if (buf[p - 5] != '1' || (buf[p - 3] != '0' && buf[p - 3] != '1')) {
+		/* Well-formed, but a version we do not speak: say so now. */
+		req->resp = BLITZ_RESP_505;
+		req->close = true;
+		req->header_len = p;
+		return HTTP_ERROR;
+	}
+	version = buf[p - 3] == '0' ? 10 : 11;
+	not_allowed = !((mlen == 3 && !memcmp(buf, "GET", 3)) ||
+			(mlen == 4 && !memcmp(buf, "HEAD", 4)));
+
+	st = parse_fields(buf, lim, &p, version, &f);
+	if (st != STEP_OK)
+		return request_stopped(st, req, len, p);
+	return request_verdict(req, &f, p, mlen, version, not_allowed);
 }
 
 enum chunked_state {
