@@ -288,6 +288,8 @@ static void *xq_thread(void *arg)
 /* Engine                                                              */
 /* ------------------------------------------------------------------ */
 
+/* The RX queues to serve: the channels in use (rx or combined), 1 when
+ * the driver has no `ethtool -l`. */
 static int rx_queue_count(const char *ifname)
 {
 	struct nic_channels c;
@@ -392,17 +394,9 @@ static void write_mode_report(const struct afxdp_engine_opts *o,
 		unlink(tmp);
 }
 
-int afxdp_engine_run(const struct afxdp_engine_opts *o,
-		     volatile sig_atomic_t *stop)
+/* The options' checks and the number of queues: 0 or -errno. */
+static int opts_check(const struct afxdp_engine_opts *o, int *nq)
 {
-	struct xq *qs;
-	struct tcp_core_counters tot;
-	cpu_set_t allowed;
-	int nq, i, ret = 0, ncpu;
-	uint64_t busy = 0, polls = 0, rxf = 0, kick = 0, kicks = 0;
-	struct registry reg = {0};
-	bool csum_partial;
-
 	if (!o || !o->ifname || !o->svc || o->xsks_fd < 0) {
 		pr_warn("afxdp engine: missing interface, service or xsks "
 			"map\n");
@@ -412,20 +406,29 @@ int afxdp_engine_run(const struct afxdp_engine_opts *o,
 		pr_warn("afxdp engine: no interface %s\n", o->ifname);
 		return -ENODEV;
 	}
-	nq = o->queues > 0 ? o->queues : rx_queue_count(o->ifname);
-	if (nq > AFXDP_MAX_QUEUES) {
-		pr_warn("afxdp engine: %d queues: at most %d\n", nq,
+	*nq = o->queues > 0 ? o->queues : rx_queue_count(o->ifname);
+	if (*nq > AFXDP_MAX_QUEUES) {
+		pr_warn("afxdp engine: %d queues: at most %d\n", *nq,
 			AFXDP_MAX_QUEUES);
 		return -EINVAL;
 	}
+	return 0;
+}
+
+/* Each queue's socket, UMEM and core, on its CPU: 0 or -errno (the
+ * queues made so far are left for queues_finish). */
+static int queues_init(struct xq *qs, int nq, const struct afxdp_engine_opts *o,
+		       volatile sig_atomic_t *stop)
+{
+	cpu_set_t allowed;
+	bool csum_partial;
+	int i, ret, ncpu;
+
 	ncpu = (int)sysconf(_SC_NPROCESSORS_ONLN);
 	if (ncpu < 1)
 		ncpu = 1;
 	if (sched_getaffinity(0, sizeof(allowed), &allowed))
 		CPU_ZERO(&allowed);
-	qs = calloc((size_t)nq, sizeof(*qs));
-	if (!qs)
-		return -ENOMEM;
 	/* veth and its kin hand over a local stack's frames with the TCP
 	 * sum of the pseudo-header alone: the cores take that form from
 	 * such a device only (a NIC's frames carry the full sum). */
@@ -442,7 +445,7 @@ int afxdp_engine_run(const struct afxdp_engine_opts *o,
 					      : nth_cpu(&allowed, i);
 		ret = xq_init(&qs[i], o);
 		if (ret)
-			goto out;
+			return ret;
 		pr_info("afxdp: %s queue %d: %s mode (%s), %u UMEM frames of "
 			"%u bytes, need_wakeup%s, CPU %d, checksums %s, "
 			"%u connections (%zu MiB)\n",
@@ -458,8 +461,17 @@ int afxdp_engine_run(const struct afxdp_engine_opts *o,
 						 : TCP_CORE_DEFAULT_TABLE) >>
 				20);
 	}
-	if (o->mode_report)
-		write_mode_report(o, qs, nq);
+	return 0;
+}
+
+/* Run the poll threads until *stop; this thread publishes the counters
+ * meanwhile. Returns 0 or the -errno of a thread that did not start. */
+static int queues_run(struct xq *qs, int nq, const struct afxdp_engine_opts *o,
+		      volatile sig_atomic_t *stop)
+{
+	struct registry reg = {0};
+	int i, ret = 0;
+
 	registry_open(&reg, o, nq);
 	for (i = 0; i < nq; i++) {
 		ret = -pthread_create(&qs[i].th, NULL, xq_thread, &qs[i]);
@@ -483,9 +495,17 @@ int afxdp_engine_run(const struct afxdp_engine_opts *o,
 			pthread_join(qs[i].th, NULL);
 	registry_publish(&reg, qs);
 	registry_close(&reg);
-out:
-	if (o->mode_report)
-		unlink(o->mode_report);
+	return ret;
+}
+
+/* Sum the queues' counters into last_totals, free the queues, and say
+ * what was done (when ret is 0: the run went as asked). */
+static void queues_finish(struct xq *qs, int nq, int ret)
+{
+	struct tcp_core_counters tot;
+	uint64_t busy = 0, polls = 0, rxf = 0, kick = 0, kicks = 0;
+	int i;
+
 	memset(&tot, 0, sizeof(tot));
 	for (i = 0; i < nq; i++) {
 		if (qs[i].core) {
@@ -537,5 +557,28 @@ out:
 				(double)kick / (double)tot.requests,
 				(unsigned long long)kicks);
 	}
+}
+
+int afxdp_engine_run(const struct afxdp_engine_opts *o,
+		     volatile sig_atomic_t *stop)
+{
+	struct xq *qs;
+	int nq, ret;
+
+	ret = opts_check(o, &nq);
+	if (ret)
+		return ret;
+	qs = calloc((size_t)nq, sizeof(*qs));
+	if (!qs)
+		return -ENOMEM;
+	ret = queues_init(qs, nq, o, stop);
+	if (!ret) {
+		if (o->mode_report)
+			write_mode_report(o, qs, nq);
+		ret = queues_run(qs, nq, o, stop);
+	}
+	if (o->mode_report)
+		unlink(o->mode_report);
+	queues_finish(qs, nq, ret);
 	return ret;
 }
