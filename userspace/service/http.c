@@ -16,6 +16,7 @@
 #include <arpa/inet.h>
 
 #include "csum.h"
+#include "hex.h"
 #include "http.h"
 
 /* ---------------------------------------------------------------------- */
@@ -686,16 +687,6 @@ enum chunked_state {
 	CH_BAD,
 };
 
-static int hex_val(uint8_t c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	c |= 0x20;
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	return -1;
-}
-
 long http_chunked_skip(struct http_chunked *st, const uint8_t *buf, size_t len,
 		       bool *done)
 {
@@ -709,7 +700,7 @@ long http_chunked_skip(struct http_chunked *st, const uint8_t *buf, size_t len,
 		switch (st->state) {
 		case CH_SIZE_FIRST:
 		case CH_SIZE:
-			h = hex_val(c);
+			h = hex_digit(c);
 			if (h >= 0) {
 				if (st->remaining > (UINT64_MAX >> 4))
 					goto bad;

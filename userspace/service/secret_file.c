@@ -13,22 +13,13 @@
 #include <unistd.h>
 #include <sys/stat.h>
 
+#include "hex.h"
 #include "log.h"
 #include "secret_file.h"
 
 #define MAKE_ONE                                                  \
 	"make one with `umask 077; head -c 16 /dev/urandom | od " \
 	"-An -tx1 | tr -d ' \\n' >%s`"
-
-static int hex_digit(unsigned char c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	c |= 0x20;
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	return -1;
-}
 
 /* Owner, type and mode of the open file: root's alone. */
 static int check_file(int fd, const char *path)
