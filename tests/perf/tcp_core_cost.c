@@ -6,9 +6,9 @@
  * interface. Prints ns per request (frame building included); for a figure
  * that does not depend on the machine's load, count instructions:
  *
- *   cc -O2 -Iuserspace -Ibpf -Ibuild tests/perf/tcp_core_cost.c \
- *      build/libblitz.a -o /tmp/tcp_core_cost -lxdp -lbpf -lelf -lz \
- *      -lpthread -lm
+ *   cc -O2 $(find userspace -name '*.h' -printf '-I%h\n' | sort -u) \
+ *      -Ibpf -Ibuild tests/perf/tcp_core_cost.c build/libblitz.a \
+ *      -o /tmp/tcp_core_cost -lxdp -lbpf -lelf -lz -lpthread -lm
  *   valgrind --tool=callgrind /tmp/tcp_core_cost 100 1
  *   valgrind --tool=callgrind /tmp/tcp_core_cost 300 1
  * (instructions per request = difference of the totals / (200 * 256)).
