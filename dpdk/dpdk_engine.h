@@ -166,6 +166,7 @@ struct engine {
 	struct http_responses *resp; /* built once from svc (main.c) */
 	unsigned int stats_interval; /* seconds; 0: only at exit */
 	uint32_t table_size; /* connections per queue; 0: core default */
+	uint32_t idle_ms;    /* keep-alive idle timeout; 0: core default */
 	/* Learn neighbours from IP packets' source MAC too (default), or
 	 * from ARP only (--learn arp: makes the ARP request path testable). */
 	bool learn_from_ip;

@@ -98,6 +98,16 @@ static int parse_args(struct engine *eng, int argc, char **argv)
 				return -1;
 			eng->table_size = (uint32_t)v;
 			break;
+		case DPDK_OPT_IDLE:
+			if (parse_uint("--idle-timeout", optarg, 86400, &v))
+				return -1;
+			if (!v) {
+				pr_warn("bad --idle-timeout '0': give 1 to "
+					"86400 seconds\n");
+				return -1;
+			}
+			eng->idle_ms = (uint32_t)v * 1000;
+			break;
 		case DPDK_OPT_STATS:
 			if (parse_uint("--stats", optarg, 3600, &v))
 				return -1;

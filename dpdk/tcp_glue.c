@@ -88,6 +88,7 @@ int tcp_glue_init(struct worker *w)
 	p.secret[0] = eng->svc.secret[0]; /* --secret-file; 0: random */
 	p.secret[1] = eng->svc.secret[1];
 	p.table_size = eng->table_size;
+	p.idle_ms = eng->idle_ms;
 	p.csum_partial_ok = eng->csum_partial_ok;
 	p.frame_cap = RTE_MBUF_DEFAULT_DATAROOM;
 	p.ops = &glue_ops;

@@ -17,10 +17,11 @@
 #
 # Environment: ENGINES (afxdp dpdk), SMALL (100), BIG (100000), MILLION
 # (1000000; "" for none), RUNS (3), DURATION (5 s a row; BIG rows at least
-# that after their connections are open), PLACEMENTS ("default fair"),
-# WINDOW (blitz bench --window for the million, 512), BUILD, CONNS_OUT
-# (bench-results), BENCH_PORT (8080), CONNS_PREFIX (bzc), BENCH_CLIENT_CPU
-# (0), BENCH_SERVER_CPU (1).
+# that after their connections are open), PLACEMENTS ("default fair"; ""
+# for the million alone), MILLION_PLACEMENT (default), WINDOW (blitz bench
+# --window for the million, 512), MILLION_IDLE (serve --idle-timeout for
+# the million, 600 s), BUILD, CONNS_OUT (bench-results), BENCH_PORT (8080),
+# CONNS_PREFIX (bzc), BENCH_CLIENT_CPU (0), BENCH_SERVER_CPU (1).
 #
 # Owns: its testbed (prefix CONNS_PREFIX) and bench-results/conns-*.jsonl.
 # Never benchmarks an address outside the testbed's namespaces; tears the
@@ -38,8 +39,10 @@ BIG=${BIG:-100000}
 MILLION=${MILLION-1000000}
 RUNS=${RUNS:-3}
 DURATION=${DURATION:-5}
-PLACEMENTS=${PLACEMENTS:-default fair}
+PLACEMENTS=${PLACEMENTS-default fair}
+MILLION_PLACEMENT=${MILLION_PLACEMENT:-default}
 WINDOW=${WINDOW:-512}
+MILLION_IDLE=${MILLION_IDLE:-600}
 OUT=${CONNS_OUT:-$here/bench-results}
 PORT=${BENCH_PORT:-8080}
 PREFIX=${CONNS_PREFIX:-bzc}
@@ -60,7 +63,7 @@ for t in jq taskset nsenter curl prlimit; do
 	command -v "$t" >/dev/null || die "$t missing: run scripts/install-deps.sh"
 done
 [ -x "$BLITZ" ] || die "$BLITZ missing: run make"
-for v in "$SMALL" "$BIG" $MILLION "$RUNS" "$DURATION" "$WINDOW"; do
+for v in "$SMALL" "$BIG" $MILLION "$RUNS" "$DURATION" "$WINDOW" "$MILLION_IDLE"; do
 	if ! [[ $v =~ ^[0-9]+$ ]] || [ "$v" -lt 1 ]; then
 		die "SMALL, BIG, MILLION, RUNS, DURATION and WINDOW are positive numbers, not '$v'"
 	fi
@@ -127,7 +130,7 @@ tree_mem_kb() {
 
 start_server() { # engine table log
 	$SRV prlimit --nofile="$NOFILE:$NOFILE" taskset -c "$SCPU" "$BLITZ" serve \
-		"$SRV_IF" --engine "$1" -p "$PORT" --max-conns "$2" >"$3" 2>&1 &
+		"$SRV_IF" --engine "$1" -p "$PORT" --max-conns "$2" "${serve_extra[@]}" >"$3" 2>&1 &
 	server_pid=$!
 	# Until the fast path is up (its line in the log), serve's kernel
 	# listener answers, and a connection it accepts stays the kernel's.
@@ -187,6 +190,7 @@ row() {
 		  rss_before_kb: $rss0, rss_peak_kb: $hwm}' | tee -a "$results" >&2
 }
 
+serve_extra=()
 for pl in $PLACEMENTS; do
 	PLACEMENT=$pl
 	case $pl in default | fair) ;; *) die "PLACEMENTS: default or fair, not '$pl'" ;; esac
@@ -199,8 +203,12 @@ for pl in $PLACEMENTS; do
 	done
 done
 if [ -n "$MILLION" ]; then
-	PLACEMENT=${PLACEMENTS%% *}
+	PLACEMENT=$MILLION_PLACEMENT
 	placement_apply >&2 || true
+	# Opening a million takes a minute or more on a loaded machine: the
+	# first connections must not reach the 60 s idle timeout before
+	# their turn comes.
+	serve_extra=(--idle-timeout "$MILLION_IDLE")
 	for e in $ENGINES; do
 		# Each connection sends one request, after all of them are
 		# open: -n MILLION, and time enough for the ramp and the answers.

@@ -18,6 +18,8 @@ static const struct opt_spec dpdk_opts[] = {
 	 "connections per queue (default %d), at most " TCP_CORE_CONN_BYTES_STR
 	 " bytes of memory a connection, allocated at start",
 	 TCP_CORE_DEFAULT_TABLE, 0},
+	{DPDK_OPT_IDLE, "idle-timeout", "SEC",
+	 "close a keep-alive connection idle this long (default 60)", 0, 0},
 	{DPDK_OPT_LEARN, "learn", "arp|all",
 	 "neighbours from ARP only, or also from IP packets (default)", 0, 0},
 	{DPDK_OPT_BUSY_POLL, "busy-poll", NULL,

@@ -180,6 +180,7 @@ static int parse_args(int argc, char **argv, struct serve_args *a)
 	if (cli_operands("serve", argc, argv, 0, 1, "<ifname>"))
 		return -1;
 	a->c.max_conns = a->eo.max_conns;
+	a->c.idle_ms = a->eo.idle_timeout_ms;
 	if (optind < argc)
 		a->c.ifname = argv[optind];
 	if (!a->engine_given && !a->c.ifname)

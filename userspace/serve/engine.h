@@ -47,6 +47,8 @@ struct serve_ctx {
 	/* --max-conns; 0: each engine's default. afxdp and dpdk split it
 	 * over their queues' connection tables. */
 	int max_conns;
+	/* --idle-timeout in ms; 0: each engine's default (60 s). */
+	int idle_ms;
 	const struct blitz_service *svc;
 	const struct http_responses *resp; /* built once from svc */
 	/* The service options as typed, for a child binary's command line. */

@@ -41,7 +41,7 @@ struct dpdk_child {
 	char *args[SERVE_MAX_FWD + 32];
 	char bin[PATH_MAX + 16], vdev[IF_NAMESIZE + 96], port[16],
 		prefix[IF_NAMESIZE + 16], tap[IF_NAMESIZE], lcores[256],
-		table[16];
+		table[16], idle[16];
 	struct netif_state st;
 };
 
@@ -127,6 +127,11 @@ static int dpdk_args(struct serve_ctx *c, struct dpdk_child *d)
 			 (c->max_conns + nq - 1) / nq);
 		d->args[k++] = "--table";
 		d->args[k++] = d->table;
+	}
+	if (c->idle_ms > 0) {
+		snprintf(d->idle, sizeof(d->idle), "%d", c->idle_ms / 1000);
+		d->args[k++] = "--idle-timeout";
+		d->args[k++] = d->idle;
 	}
 	if (blitz_log_level >= LOG_DEBUG)
 		d->args[k++] = "-v";

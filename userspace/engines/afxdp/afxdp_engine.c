@@ -173,6 +173,7 @@ static int xq_init(struct xq *q, const struct afxdp_engine_opts *o)
 		.resp = o->resp,
 		.secret = {svc->secret[0], svc->secret[1]}, /* 0: random */
 		.table_size = q->table_size,
+		.idle_ms = o->idle_ms,
 		.frame_cap = FRAME_SIZE,
 		.csum_partial_ok = q->csum_partial_ok,
 		.ops = &xq_ops,

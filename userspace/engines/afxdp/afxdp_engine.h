@@ -60,6 +60,8 @@ struct afxdp_engine_opts {
 	/* Connections over all queues (serve --max-conns), split evenly:
 	 * overrides table_size; 0: table_size per queue. */
 	uint32_t max_conns;
+	/* Keep-alive idle timeout (serve --idle-timeout); 0: the core's. */
+	uint32_t idle_ms;
 	/* Pin queue i's thread to CPU (cpu_first + i) % online CPUs;
 	 * -1: to the i-th CPU (wrapping) the process may run on, so
 	 * `taskset` still decides where the engine runs. */
