@@ -11,6 +11,8 @@
 #                generator started only once the fast path was up (serve's
 #                kernel listener answers first, and a connection it accepts
 #                stays the kernel's)
+# and afxdp_idle_timeout: serve --idle-timeout 1 closes an idle keep-alive
+# connection of the afxdp engine within 6 s (the core's default is 60 s).
 # Bounded: every run under `timeout`, about 15 s an engine on a quiet
 # machine.
 #
@@ -77,4 +79,29 @@ for e in ${CONNS_ENGINES:-afxdp dpdk}; do
 	check "${T}_${e}_fast_path" "the kernel path accepted ${kern:-?} connections, pass_kernel_owns ${owned:-?}" \
 		test "${kern:-x}" = 0 -a "${owned:-x}" = 0
 done
+
+# serve --idle-timeout reaches the engine's TCP core: a keep-alive
+# connection left idle after its answer is closed by the server (EOF)
+# within 6 s with --idle-timeout 1 (the core's own default is 60 s).
+idle_closed() {
+	# shellcheck disable=SC2016 # expanded by the inner bash
+	$CLI timeout 12 bash -c '
+		exec 3<>"/dev/tcp/$0/$1" || exit 2
+		printf "GET / HTTP/1.1\r\nHost: x\r\n\r\n" >&3
+		read -r -t 3 line <&3 || exit 3
+		case $line in "HTTP/1.1 200"*) ;; *) exit 4 ;; esac
+		timeout 6 cat <&3 >/dev/null' "$SRV_IP" "$PORT"
+}
+rm -rf "$PINS"
+$SRV "$BLITZ" serve "$SRV_IF" --engine afxdp -p "$PORT" --idle-timeout 1 >"$TMP/idle.log" 2>&1 &
+SERVE_PID=$!
+on_exit "kill -9 $SERVE_PID"
+if wait_line "$TMP/idle.log" "^afxdp: $SRV_IF queue 0" "$SERVE_PID" 15; then
+	idle_closed
+	rc=$?
+	check "${T}_afxdp_idle_timeout" "an idle keep-alive connection was not closed within 6 s of --idle-timeout 1 (status $rc; 124: still open)" [ "$rc" = 0 ]
+else
+	fail "${T}_afxdp_idle_timeout" "serve did not start: $(tail -2 "$TMP/idle.log" | tr '\n' ' ')"
+fi
+stop_pid "$SERVE_PID" INT 10
 e2e_status
