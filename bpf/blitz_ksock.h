@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * blitz_ksock.h - the kernel-socket filter in front of the XDP program's
- * socket lookup (kernel_owns() in blitz_xdp.bpf.c; docs/cost.md).
+ * socket lookup (kernel_owns() in blitz_xdp_tcp.h; docs/cost.md).
  *
  * A bitmap of hashed (remote address, remote port, local port) tuples: a
  * bit is set for every TCP socket with the service's local port that the

@@ -65,11 +65,11 @@ struct blitz_resp_meta {
 	__u16 csum_nodate;
 	/* Which http_responses_meta() call wrote it (a new number each
 	 * call): the XDP program's per-CPU copies rendered with the Date
-	 * (blitz_xdp.bpf.c, rendered()) are rebuilt when any field here
+	 * (blitz_xdp_answer.h, rendered()) are rebuilt when any field here
 	 * changes, so templates are written with their meta. */
 	__u16 gen;
 };
-/* rendered() in blitz_xdp.bpf.c compares the whole meta as one u64. */
+/* rendered() in blitz_xdp_answer.h compares the whole meta as one u64. */
 _Static_assert(sizeof(struct blitz_resp_meta) == 8,
 	       "blitz_resp_meta is compared as one 64-bit word");
 

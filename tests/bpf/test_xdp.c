@@ -1,10 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * test_xdp.c - the xdp engine (bpf/blitz_xdp.bpf.c) under BPF_PROG_TEST_RUN
- * with crafted frames: every case asserts the verdict, the output bytes
- * (checksums recomputed by tests/frame.h, independently of the program;
- * seq/ack/flags/options, the payload against
- * http_responses_build()) and the counters it should move.
+ * test_xdp.c - the xdp engine (bpf/progs/blitz_xdp.bpf.c) under
+ * BPF_PROG_TEST_RUN with crafted frames: every case asserts the verdict, the
+ * output bytes (checksums recomputed by tests/frame.h, independently of the
+ * program; seq/ack/flags/options, the payload against http_responses_build())
+ * and the counters it should move.
  *
  * Runs in a private network namespace (unshare) so bpf_skc_lookup_tcp()
  * sees only the sockets this test makes. Also checks the request DFA
@@ -817,9 +817,9 @@ static void push_templates(const struct blitz_config *c,
 
 /*
  * The per-CPU copies of the responses rendered with this second's Date and
- * their sums (blitz_xdp.bpf.c, rendered()) follow every change exactly:
- * the Date clock moved on a day and 7 s (cfg.tai_to_unix_ns; the cookie
- * clock kept where it was), templates that differ only in their bytes
+ * their sums (bpf/kern/blitz_xdp_answer.h, rendered()) follow every change
+ * exactly: the Date clock moved on a day and 7 s (cfg.tai_to_unix_ns; the
+ * cookie clock kept where it was), templates that differ only in their bytes
  * (the same length, Date offset and sum without the Date: only their meta's
  * generation tells them apart), a length of the other parity (pipelined:
  * a response at an odd offset adds its sum byte-swapped), and back again. A
