@@ -11,6 +11,8 @@
 #ifndef BLITZ_DATE_H
 #define BLITZ_DATE_H
 
+#include "blitz_csum.h"
+
 /* The Date header of the current second, recomputed when it changes. */
 struct blitz_date {
 	__u64 jiffies; /* when the clock was last read */
@@ -25,13 +27,6 @@ struct {
 	__type(key, __u32);
 	__type(value, struct blitz_date);
 } date_cache SEC(".maps");
-
-static __always_inline __u32 blitz_date_fold(__u32 s)
-{
-	s = (s & 0xffff) + (s >> 16);
-	s = (s & 0xffff) + (s >> 16);
-	return s;
-}
 
 /* Brace lists: clang 14 puts string literals in a section its BTF
  * misplaces; 40 bytes keeps it out of a mergeable .rodata.cst32. */
@@ -99,7 +94,7 @@ static __noinline void date_fill(struct blitz_date *d, __u64 sec)
 		sum += *(__u16 *)(b + i);
 	b[29] = 0;
 	sum += *(__u16 *)(b + 28);
-	d->sum = blitz_date_fold(sum);
+	d->sum = blitz_fold(sum);
 	d->sec = sec;
 }
 

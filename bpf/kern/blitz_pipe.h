@@ -29,6 +29,8 @@
 #ifndef BLITZ_PIPE_H
 #define BLITZ_PIPE_H
 
+#include "blitz_csum.h"
+
 #define PIPE_REQ_MAX 8192     /* request bytes parsed per segment */
 #define PIPE_MAX_REQS 128     /* requests answered per segment */
 #define PIPE_STREAM_MAX 16384 /* reply bytes per burst */
@@ -97,13 +99,6 @@ struct {
 	__type(key, __u32);
 	__type(value, struct pipe_scratch);
 } pipe_scratch SEC(".maps");
-
-static __always_inline __u32 pipe_fold(__u32 s)
-{
-	s = (s & 0xffff) + (s >> 16);
-	s = (s & 0xffff) + (s >> 16);
-	return s;
-}
 
 /* v & mask, kept: clang drops a mask it proves useless, the verifier
  * needs to see it. */
@@ -389,14 +384,14 @@ __noinline int blitz_pipe_emit(struct __sk_buff *skb, __u32 off)
 		sum = 0;
 		for (j = 0; j < BLITZ_IP4_HLEN / 2; j++)
 			sum += iw[j];
-		ip->check = (__u16)~pipe_fold(sum);
+		ip->check = (__u16)~blitz_fold(sum);
 	}
 	if (len) {
 		ps = pipe_stream_sum(sc, off, (len + 3) & ~3U);
 		if (ps < 0)
 			return -1;
 	}
-	sum = pipe_fold((__u32)ps) + sc->addrsum + bpf_htons(IPPROTO_TCP) +
+	sum = blitz_fold((__u32)ps) + sc->addrsum + bpf_htons(IPPROTO_TCP) +
 	      bpf_htons((__u16)tlen);
 	w = (__u16 *)th;
 	for (j = 0; j < (BLITZ_TCP_HLEN + TCPOLEN_TSTAMP_ALIGNED) / 2; j++) {
@@ -404,7 +399,7 @@ __noinline int blitz_pipe_emit(struct __sk_buff *skb, __u32 off)
 			break;
 		sum += w[j];
 	}
-	th->check = (__u16)~pipe_fold(sum);
+	th->check = (__u16)~blitz_fold(sum);
 
 	/* PIPE_HLEN_MIN..MAX in a form the verifier keeps */
 	hl = pipe_mask(hl - PIPE_HLEN_MIN, 63) + PIPE_HLEN_MIN;

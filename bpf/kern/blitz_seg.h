@@ -34,6 +34,7 @@
 
 #include "blitz_addr.h"
 #include "blitz_cookie2.h"
+#include "blitz_csum.h"
 #include "blitz_proto.h"
 #include "blitz_tcpopt.h"
 
@@ -293,11 +294,9 @@ static __always_inline int blitz_ip4_csum_bad(const struct iphdr *iph)
 	__u32 sum = 0;
 	int i;
 
-	for (i = 0; i < 10; i++)
+	for (i = 0; i < BLITZ_IP4_HLEN / 2; i++)
 		sum += w[i];
-	sum = (sum & 0xffff) + (sum >> 16);
-	sum = (sum & 0xffff) + (sum >> 16);
-	return sum != 0xffff;
+	return blitz_fold(sum) != 0xffff;
 }
 
 static __always_inline int blitz_seg_v4(void *ctx, const int kind,
@@ -604,11 +603,7 @@ struct {
 
 static __always_inline __u32 blitz_csum_fold64(__u64 s)
 {
-	s = (s & 0xffffffff) + (s >> 32);
-	s = (s & 0xffffffff) + (s >> 32);
-	s = (s & 0xffff) + (s >> 16);
-	s = (s & 0xffff) + (s >> 16);
-	return (__u32)((s & 0xffff) + (s >> 16));
+	return blitz_fold64(s); /* the one fold, blitz_csum.h */
 }
 
 /* The ones' complement sum of len bytes at off, folded to 16 bits in
@@ -856,8 +851,8 @@ static __always_inline int blitz_seg_icmp_csum(void *ctx, const int kind,
 		if ((void *)(ip6 + 1) > end)
 			return BLITZ_CNT_PASS_MALFORMED;
 		ph = blitz_csum_pseudo(ip6->saddr.in6_u.u6_addr32,
-				       ip6->daddr.in6_u.u6_addr32, 1, 58,
-				       s->seglen);
+				       ip6->daddr.in6_u.u6_addr32, 1,
+				       BLITZ_IPPROTO_ICMPV6, s->seglen);
 	}
 	sum = blitz_csum_span_of(ctx, kind, s->l4off, s->seglen);
 	if (sum == BLITZ_CSUM_NONE)

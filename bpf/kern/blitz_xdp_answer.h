@@ -66,8 +66,8 @@ __noinline int blitz_render(struct blitz_rendered *e,
 		e->bytes[opaque_mask(doff + i, BLITZ_RESP_MAX - 1)] =
 			d->bytes[i];
 	/* The Date's sum is from an even offset: swapped at an odd one. */
-	e->sum = fold((__u32)m->csum_nodate +
-		      (doff & 1 ? swab16(d->sum) : d->sum));
+	e->sum = blitz_fold((__u32)m->csum_nodate +
+			    (doff & 1 ? blitz_swab16(d->sum) : d->sum));
 	e->meta = *m;
 	e->sec = d->sec;
 	return 0;
@@ -153,7 +153,7 @@ put_responses(struct xdp_md *ctx, const struct blitz_config *cfg,
 		(void)bytes;
 #endif
 		/* A block at an odd offset adds its sum byte-swapped. */
-		*paysum += po & 1 ? swab16(sum) : sum;
+		*paysum += po & 1 ? blitz_swab16(sum) : sum;
 		po += len;
 	}
 	return 0;

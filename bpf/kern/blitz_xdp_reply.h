@@ -14,27 +14,14 @@
 
 #include "blitz_xdp.h"
 
-static __always_inline __u32 fold(__u32 s)
-{
-	s = (s & 0xffff) + (s >> 16);
-	s = (s & 0xffff) + (s >> 16);
-	return s;
-}
-
-static __always_inline __u32 swab16(__u32 s)
-{
-	return ((s & 0xff) << 8) | ((s >> 8) & 0xff);
-}
-
 /* The checksum field of a sum: ~fold. make cost's ablation build
  * (BLITZ_COST_NO_CSUM) writes 0, and the sums become dead code. */
 static __always_inline __u16 csum_field(__u32 sum)
 {
 #ifdef BLITZ_COST_NO_CSUM
-	(void)fold; /* its other user moved to blitz_date.h */
 	return 0;
 #else
-	return (__u16)~fold(sum);
+	return (__u16)~blitz_fold(sum);
 #endif
 }
 
@@ -120,15 +107,6 @@ static __always_inline int resize(struct xdp_md *ctx, __u32 newlen)
 #define IP4_W0 (4U << 28 | (BLITZ_IP4_HLEN / 4) << 24)
 #define IP6_W0 (6U << 28)
 
-/* A 64-bit sum of native 32-bit words folded to 16 bits: the same ones'
- * complement sum as adding the 16-bit halves one by one. */
-static __always_inline __u32 fold64(__u64 s)
-{
-	s = (s & 0xffffffff) + (s >> 32);
-	s = (s & 0xffffffff) + (s >> 32);
-	return fold((__u32)(s & 0xffff) + (__u32)(s >> 16));
-}
-
 /*
  * Turn the (already resized) frame into the reply: swap the Ethernet and
  * IP addresses, write a fresh IP header and the TCP header with its
@@ -203,7 +181,7 @@ write_headers(struct xdp_md *ctx, const struct seg *s, const struct reply *r)
 		PUT(TCPW_OPT + 2, s->tsval_be);
 	}
 #undef PUT
-	ports.w[0] = csum_field(fold64(sum));
+	ports.w[0] = csum_field(blitz_fold64(sum));
 	ports.w[1] = 0; /* the urgent pointer */
 	if ((void *)(tcp + TCPW_CSUM + 1) > end)
 		return -1;
@@ -237,7 +215,7 @@ write_headers(struct xdp_md *ctx, const struct seg *s, const struct reply *r)
 		ports.w[0] = bpf_htons(BLITZ_IP_TTL << 8 | IPPROTO_TCP);
 		ports.w[1] = 0;
 		sum = asum + w0 + bpf_htonl(BLITZ_IP_DF) + ports.l;
-		ports.w[1] = csum_field(fold64(sum));
+		ports.w[1] = csum_field(blitz_fold64(sum));
 		*(__u32 *)ip = w0;
 		*(__u32 *)&ip->id = bpf_htonl(BLITZ_IP_DF);
 		*(__u32 *)&ip->ttl = ports.l;
