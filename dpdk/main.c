@@ -310,11 +310,92 @@ static int first_port(uint16_t *port)
 	return -ENODEV;
 }
 
+/* The mbuf pool, the neighbour table and the workers' array; what was
+ * made before a failure is freed by main's cleanup. */
+static int tables_init(struct engine *eng)
+{
+	eng->pool = make_pool(eng->nb_queues, eng->tap_ifname != NULL);
+	if (!eng->pool) {
+		pr_warn("rte_pktmbuf_pool_create: %s (more memory: -m, or "
+			"hugepages: scripts/hugepages.sh)\n",
+			rte_strerror(rte_errno));
+		return -1;
+	}
+	eng->neigh = neigh_create();
+	eng->workers = rte_zmalloc("blitz_workers",
+				   sizeof(struct worker) * eng->nb_queues,
+				   RTE_CACHE_LINE_SIZE);
+	if (!eng->neigh || !eng->workers) {
+		pr_warn("out of DPDK memory for the tables\n");
+		return -1;
+	}
+	return 0;
+}
+
+/* One worker and its TCP core per queue, queue i on the i-th lcore. */
+static int cores_init(struct engine *eng)
+{
+	unsigned int lcore;
+	uint16_t q = 0;
+
+	RTE_LCORE_FOREACH(lcore)
+	{
+		struct worker *w = &eng->workers[q];
+
+		if (q == eng->nb_queues)
+			break;
+		w->eng = eng;
+		w->queue = q++;
+		w->lcore = lcore;
+		if (tcp_glue_init(w)) {
+			pr_warn("TCP core for queue %u: %s\n", w->queue,
+				strerror(errno));
+			return -1;
+		}
+	}
+	return 0;
+}
+
+/* The start line that scripts and tests wait for: the fast path is up. */
+static void print_serving(const struct engine *eng, const char *name)
+{
+	char abuf[INET6_ADDRSTRLEN];
+
+	if (eng->n_addr4)
+		inet_ntop(AF_INET, &eng->addr4_be[0], abuf, sizeof(abuf));
+	else
+		inet_ntop(AF_INET6, eng->addr6[0], abuf, sizeof(abuf));
+	printf("blitz-dpdk: serving %s port %u on %s (" RTE_ETHER_ADDR_PRT_FMT
+	       "), %u queue(s), exception path: %s\n",
+	       abuf, eng->svc.port, name, RTE_ETHER_ADDR_BYTES(&eng->mac),
+	       eng->nb_queues, eng->have_tap ? eng->tap_ifname : "none");
+	fflush(stdout);
+}
+
+/* Runs every queue until a signal stops them, then prints the totals. */
+static void queues_run(struct engine *eng)
+{
+	unsigned int lcore;
+	uint16_t q = 1;
+
+	registry_open(eng);
+	/* Queue 0 runs on the main lcore, queue i on the i-th worker. */
+	RTE_LCORE_FOREACH_WORKER(lcore)
+	{
+		if (q == eng->nb_queues)
+			break;
+		rte_eal_remote_launch(worker_main, &eng->workers[q++], lcore);
+	}
+	worker_main(&eng->workers[0]);
+	rte_eal_mp_wait_lcore();
+	engine_print_stats(eng, true);
+	registry_close();
+}
+
 int main(int argc, char **argv)
 {
 	static struct engine eng;
-	char name[RTE_ETH_NAME_MAX_LEN] = "?", abuf[INET6_ADDRSTRLEN];
-	unsigned int lcore;
+	char name[RTE_ETH_NAME_MAX_LEN] = "?";
 	uint16_t q;
 	int ret, status = 1;
 
@@ -356,21 +437,8 @@ int main(int argc, char **argv)
 	if (!eng.nb_queues)
 		goto out_opts;
 	eng.tsc_hz = rte_get_tsc_hz();
-	eng.pool = make_pool(eng.nb_queues, eng.tap_ifname != NULL);
-	if (!eng.pool) {
-		pr_warn("rte_pktmbuf_pool_create: %s (more memory: -m, or "
-			"hugepages: scripts/hugepages.sh)\n",
-			rte_strerror(rte_errno));
-		goto out_opts;
-	}
-	eng.neigh = neigh_create();
-	eng.workers = rte_zmalloc("blitz_workers",
-				  sizeof(struct worker) * eng.nb_queues,
-				  RTE_CACHE_LINE_SIZE);
-	if (!eng.neigh || !eng.workers) {
-		pr_warn("out of DPDK memory for the tables\n");
+	if (tables_init(&eng))
 		goto out_mem;
-	}
 	ret = rte_eth_macaddr_get(eng.port_id, &eng.mac);
 	if (ret) {
 		pr_warn("rte_eth_macaddr_get(%s): %s\n", name, strerror(-ret));
@@ -388,46 +456,10 @@ int main(int argc, char **argv)
 		goto out_ports;
 	idle_report(&eng);
 
-	q = 0;
-	RTE_LCORE_FOREACH(lcore)
-	{
-		struct worker *w = &eng.workers[q];
-
-		if (q == eng.nb_queues)
-			break;
-		w->eng = &eng;
-		w->queue = q++;
-		w->lcore = lcore;
-		if (tcp_glue_init(w)) {
-			pr_warn("TCP core for queue %u: %s\n", w->queue,
-				strerror(errno));
-			goto out_cores;
-		}
-	}
-
-	if (eng.n_addr4)
-		inet_ntop(AF_INET, &eng.addr4_be[0], abuf, sizeof(abuf));
-	else
-		inet_ntop(AF_INET6, eng.addr6[0], abuf, sizeof(abuf));
-	printf("blitz-dpdk: serving %s port %u on %s (" RTE_ETHER_ADDR_PRT_FMT
-	       "), %u queue(s), exception path: %s\n",
-	       abuf, eng.svc.port, name, RTE_ETHER_ADDR_BYTES(&eng.mac),
-	       eng.nb_queues, eng.have_tap ? eng.tap_ifname : "none");
-	fflush(stdout);
-
-	registry_open(&eng);
-	/* Queue 0 runs on the main lcore, queue i on the i-th worker. */
-	q = 1;
-	RTE_LCORE_FOREACH_WORKER(lcore)
-	{
-		if (q == eng.nb_queues)
-			break;
-		rte_eal_remote_launch(worker_main, &eng.workers[q++], lcore);
-	}
-	worker_main(&eng.workers[0]);
-	rte_eal_mp_wait_lcore();
-	engine_print_stats(&eng, true);
-	registry_close();
+	if (cores_init(&eng))
+		goto out_cores;
+	print_serving(&eng, name);
+	queues_run(&eng);
 	status = 0;
 
 out_cores:
