@@ -187,15 +187,6 @@ placement_apply || true
 
 # --- measuring a server ---------------------------------------------------
 
-# The server process and its descendants.
-pid_tree() {
-	local p=$1 c
-	[ -d "/proc/$p" ] || return 0
-	echo "$p"
-	for c in $(pgrep -P "$p" 2>/dev/null || true); do
-		pid_tree "$c"
-	done
-}
 
 # utime+stime in ticks summed over the tree (threads are included in a
 # process's /proc/PID/stat).

@@ -109,15 +109,6 @@ stamp=$(date -u +%Y%m%dT%H%M%SZ)
 results=$OUT/conns-$stamp.jsonl
 : >"$results"
 
-# The server process and its descendants (the engine is serve's child).
-pid_tree() {
-	local p=$1 c
-	[ -d "/proc/$p" ] || return 0
-	echo "$p"
-	for c in $(pgrep -P "$p" 2>/dev/null || true); do
-		pid_tree "$c"
-	done
-}
 # kB of FIELD (VmRSS, VmHWM) summed over the server's processes.
 tree_mem_kb() {
 	local sum=0 p v

@@ -1,5 +1,6 @@
 #!/bin/bash
-# lib_server.sh - sourced by the benchmark scripts (bench.sh, bench/loss.sh):
+# lib_server.sh - sourced by the benchmark scripts (bench.sh, bench/loss.sh,
+# bench/conns.sh):
 # stopping the server under test, waiting until it answers and until its
 # fast path is up.
 #
@@ -9,6 +10,17 @@
 # namespace's prefix), URL and READY_BODY (what the body begins with when
 # the server is up; default "Hello World!").
 # Owns: nothing but those steps; never touches another process.
+
+# The server process and its descendants (serve's engine is its child),
+# one pid a line.
+pid_tree() {
+	local p=$1 c
+	[ -d "/proc/$p" ] || return 0
+	echo "$p"
+	for c in $(pgrep -P "$p" 2>/dev/null || true); do
+		pid_tree "$c"
+	done
+}
 
 # Stop the server (TERM, then KILL after STOP_WAIT_S, default 5 s) and
 # unload what load put on the interface; clears server_pid and xdp_loaded.

@@ -48,6 +48,24 @@ need_root() {
 	fi
 }
 
+# need_dpdk_tap NAME BIN - exit the script unless blitz-dpdk (BIN) and a TAP
+# can run: a FAIL when DPDK is installed but BIN was not built, a SKIP when
+# DPDK or /dev/net/tun is missing.
+need_dpdk_tap() {
+	if [ ! -x "$2" ]; then
+		if pkg-config --exists libdpdk 2>/dev/null; then
+			fail "${1}_build" "$2 is missing: run make"
+			exit 1
+		fi
+		skip "$1" "DPDK is not installed (pkg-config libdpdk): no blitz-dpdk"
+		exit 0
+	fi
+	if [ ! -c /dev/net/tun ]; then
+		skip "$1" "no /dev/net/tun: no TAP exception path"
+		exit 0
+	fi
+}
+
 # need_cmds NAME cmd... - 0 when every command exists, else SKIP NAME.
 need_cmds() {
 	local name=$1 c

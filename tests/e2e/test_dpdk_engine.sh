@@ -40,18 +40,7 @@ PREFIX=${DPDK_TB:-e2edk}
 TAP=${PREFIX}tap
 
 need_root "$T"
-if [ ! -x "$DPDK" ]; then
-	if pkg-config --exists libdpdk 2>/dev/null; then
-		fail "${T}_build" "$DPDK is missing: run make"
-		exit 1
-	fi
-	skip "$T" "DPDK is not installed (pkg-config libdpdk): no blitz-dpdk"
-	exit 0
-fi
-if [ ! -c /dev/net/tun ]; then
-	skip "$T" "no /dev/net/tun: the TAP exception path cannot exist"
-	exit 0
-fi
+need_dpdk_tap "$T" "$DPDK"
 e2e_up "$T" "$PREFIX"
 URL="http://$SRV_IP:$PORT/"
 SRV_MAC=$($SRV ip -br link show dev "$SRV_IF" | awk '{print $3}')

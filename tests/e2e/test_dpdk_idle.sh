@@ -28,18 +28,7 @@ CPU=$(($(nproc) - 1))
 HZ=$(getconf CLK_TCK)
 
 need_root "$T"
-if [ ! -x "$DPDK" ]; then
-	if pkg-config --exists libdpdk 2>/dev/null; then
-		fail "${T}_build" "$DPDK is missing: run make"
-		exit 1
-	fi
-	skip "$T" "DPDK is not installed (pkg-config libdpdk): no blitz-dpdk"
-	exit 0
-fi
-if [ ! -c /dev/net/tun ]; then
-	skip "$T" "no /dev/net/tun: no TAP exception path"
-	exit 0
-fi
+need_dpdk_tap "$T" "$DPDK"
 e2e_up "$T" "$PREFIX"
 URL="http://$SRV_IP:$PORT/"
 
