@@ -1368,6 +1368,15 @@ static void t_pipeline_burst_bound(void)
 		pipe_case(false, 60, 64240, 48, 0);
 }
 
+/* bpf_ktime_get_ns()'s clock, as the test sees it */
+static uint64_t mono_ns(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return t.tv_sec * 1000000000ULL + t.tv_nsec;
+}
+
 /*
  * A burst under loss (blitz_pipe_burst_on): 16 GETs answered in 4
  * segments that ack all but the last request. The client lost segments
@@ -1401,6 +1410,8 @@ static void pipe_loss_case(bool v6)
 	};
 	struct seg_spec c;
 	uint32_t rl = sizeof(req) - 1, end_req, held, end, got = 0, i;
+	uint64_t t0;
+	bool again;
 	uint64_t resent0 = counter(BLITZ_CNT_RETRANSMITS),
 		 acked0 = counter(BLITZ_CNT_TC_WITHHELD_ACK),
 		 bad0 = counter(BLITZ_CNT_DROP_BAD_COOKIE);
@@ -1439,6 +1450,7 @@ static void pipe_loss_case(bool v6)
 	c.tsecr = orig[0].tsval;
 	T_EQ_INT(run_frame_on(f, build(f, &c), ifx, 0), TC_ACT_SHOT);
 	T_CHECK(pipe_recv(fd, v6, client_mac, &seg) < 0);
+	t0 = mono_ns();
 	T_EQ_INT(run_frame_on(f, build(f, &c), ifx, 0), TC_ACT_SHOT);
 	T_CHECK(pipe_recv(fd, v6, client_mac, &seg) == 0);
 	T_EQ_INT(seg.seq, orig[1].seq);
@@ -1449,10 +1461,17 @@ static void pipe_loss_case(bool v6)
 	T_EQ_INT(seg.flags, F_ACK);
 	T_CHECK(seg.csum_ok && seg.mac_ok);
 	T_CHECK(!memcmp(seg.payload, orig[1].payload, orig[1].len));
-	/* the same again at once: not sent twice */
+	/* the same again at once (within the program's 1 ms): not sent
+	 * twice. A loaded machine may let more than 1 ms pass between the
+	 * two runs; then a second copy is the design, and is counted. */
 	T_EQ_INT(run_frame_on(f, build(f, &c), ifx, 0), TC_ACT_SHOT);
-	T_CHECK(pipe_recv(fd, v6, client_mac, &seg) < 0);
-	T_EQ_INT(counter(BLITZ_CNT_RETRANSMITS), resent0 + 1);
+	again = pipe_recv(fd, v6, client_mac, &seg) == 0;
+	if (mono_ns() - t0 < 1000000)
+		T_CHECK(!again);
+	else if (again)
+		T_EQ_INT(seg.seq, orig[1].seq);
+	T_EQ_INT(counter(BLITZ_CNT_RETRANSMITS), resent0 + 1 + again);
+	resent0 += again;
 
 	/* spoofs: TSecr off by one, seq far off: nothing */
 	c.tsecr ^= 1;
