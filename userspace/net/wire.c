@@ -108,14 +108,8 @@ uint16_t wire_tcp_csum_of(const void *frame, bool v6, uint32_t l4_off,
 			  uint32_t tcp_len)
 {
 	const uint8_t *f = frame;
-	uint64_t sum;
+	uint64_t sum = wire_tcp_ph_sum(frame, v6, tcp_len);
 
-	/* The pseudo-header: both addresses, protocol and TCP length. */
-	if (!v6)
-		sum = csum_add(0, f + ETH_HLEN + 12, 8);
-	else
-		sum = csum_add(0, f + ETH_HLEN + 8, 32);
-	sum += IPPROTO_TCP + tcp_len;
 	/* The checksum field itself counts as zero. */
 	sum = csum_add(sum, f + l4_off, 16);
 	sum = csum_add(sum, f + l4_off + 18, tcp_len - 18);
@@ -148,24 +142,26 @@ uint32_t wire_opt_sack_perm(uint8_t *o)
 	return 4;
 }
 
+/* The timestamps option's 10 bytes, after the two a caller chose. */
+static uint32_t opt_ts_tail(uint8_t *o, uint32_t tsval, uint32_t tsecr)
+{
+	o[0] = TCPOPT_TIMESTAMP;
+	o[1] = TCPOLEN_TIMESTAMP;
+	wire_put32(o + 2, tsval);
+	wire_put32(o + 6, tsecr);
+	return TCPOLEN_TIMESTAMP;
+}
+
 uint32_t wire_opt_timestamps(uint8_t *o, uint32_t tsval, uint32_t tsecr)
 {
 	o[0] = TCPOPT_NOP;
 	o[1] = TCPOPT_NOP;
-	o[2] = TCPOPT_TIMESTAMP;
-	o[3] = TCPOLEN_TIMESTAMP;
-	wire_put32(o + 4, tsval);
-	wire_put32(o + 8, tsecr);
-	return 12;
+	return 2 + opt_ts_tail(o + 2, tsval, tsecr);
 }
 
 uint32_t wire_opt_sack_perm_ts(uint8_t *o, uint32_t tsval, uint32_t tsecr)
 {
 	o[0] = TCPOPT_SACK_PERMITTED;
 	o[1] = TCPOLEN_SACK_PERMITTED;
-	o[2] = TCPOPT_TIMESTAMP;
-	o[3] = TCPOLEN_TIMESTAMP;
-	wire_put32(o + 4, tsval);
-	wire_put32(o + 8, tsecr);
-	return 12;
+	return TCPOLEN_SACK_PERMITTED + opt_ts_tail(o + 2, tsval, tsecr);
 }

@@ -23,6 +23,7 @@
 #define BLITZ_WIRE_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <string.h>
 #include <arpa/inet.h>
@@ -240,6 +241,21 @@ static inline uint32_t wire_write_tcp_hdrs(void *frame,
 	return l4;
 }
 
+/* The TCP pseudo-header's sum for a frame written by wire_write_tcp_hdrs():
+ * both addresses (read from the IP header), the protocol and tcp_len. */
+static inline uint64_t wire_tcp_ph_sum(const void *frame, bool v6,
+				       uint32_t tcp_len)
+{
+	const uint8_t *ip = (const uint8_t *)frame + ETH_HLEN;
+	uint64_t sum;
+
+	if (!v6)
+		sum = csum_add(0, ip + offsetof(struct iphdr, saddr), 8);
+	else
+		sum = csum_add(0, ip + offsetof(struct ipv6hdr, saddr), 32);
+	return sum + IPPROTO_TCP + tcp_len;
+}
+
 /* The TCP checksum a segment should carry (host order), over the
  * pseudo-header and tcp_len bytes of header, options and payload; the
  * checksum field itself counts as zero. For checks of frames. */
@@ -252,16 +268,9 @@ uint16_t wire_tcp_csum_of(const void *frame, bool v6, uint32_t l4_off,
 static inline void wire_tcp_csum(void *frame, bool v6, uint32_t l4_off,
 				 uint32_t tcp_len)
 {
-	const uint8_t *f = frame;
-	struct tcphdr *th = (void *)(f + l4_off);
-	uint64_t sum;
+	struct tcphdr *th = (void *)((uint8_t *)frame + l4_off);
+	uint64_t sum = wire_tcp_ph_sum(frame, v6, tcp_len);
 
-	/* The pseudo-header: both addresses, protocol and TCP length. */
-	if (!v6)
-		sum = csum_add(0, f + ETH_HLEN + 12, 8);
-	else
-		sum = csum_add(0, f + ETH_HLEN + 8, 32);
-	sum += IPPROTO_TCP + tcp_len;
 	sum = csum_add(sum, th, tcp_len);
 	wire_put16(&th->check, csum_finish(sum));
 }
