@@ -79,6 +79,13 @@ void doctor_add(struct doctor *d, const char *check, enum verdict v,
 	r->hint[0] = '\0';
 }
 
+bool doctor_flag(struct doctor *d, const char *check, bool ok,
+		 const char *ok_value, enum verdict bad, const char *bad_value)
+{
+	doctor_add(d, check, ok ? V_OK : bad, "%s", ok ? ok_value : bad_value);
+	return ok;
+}
+
 /* The hint of the row just added. */
 void doctor_hint(struct doctor *d, const char *fmt, ...)
 {

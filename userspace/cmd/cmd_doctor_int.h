@@ -53,6 +53,11 @@ doctor_add(struct doctor *d, const char *check, enum verdict v, const char *fmt,
 void __attribute__((format(printf, 2, 3)))
 doctor_hint(struct doctor *d, const char *fmt, ...);
 
+/* A row of a yes/no check: ok_value when ok, else bad_value at verdict
+ * bad. Returns ok, so that a caller adds the hint of a bad row. */
+bool doctor_flag(struct doctor *d, const char *check, bool ok,
+		 const char *ok_value, enum verdict bad, const char *bad_value);
+
 /* cmd_doctor_system.c: the kernel, privileges, sysctls and bpffs rows. */
 void doctor_check_host(struct doctor *d);
 /* The locked-memory row, for the afxdp engine's UMEM of queues queues. */

@@ -65,14 +65,10 @@ static void check_features(struct doctor *d)
 		return;
 	}
 	d->native = f & NIC_XDP_BASIC;
-	if (d->native) {
-		doctor_add(d, "native-xdp", V_OK, "yes");
-	} else {
-		doctor_add(d, "native-xdp", V_WARN, "no");
+	if (!doctor_flag(d, "native-xdp", d->native, "yes", V_WARN, "no"))
 		doctor_hint(d,
 			    "load and serve fall back to skb (generic) mode: "
 			    "correct but slower");
-	}
 	doctor_add(d, "xdp-tx-redirect",
 		   d->native && (f & NIC_XDP_REDIRECT) ? V_OK : V_WARN,
 		   "tx %s, redirect %s, redirect target %s", yes_no(d->native),
@@ -92,18 +88,14 @@ static void check_features(struct doctor *d)
 			d,
 			"native XDP needs each frame in one page: MTU <= %ld",
 			blitz_xdp_single_buffer_mtu());
-	if (f & NIC_XDP_XSK_ZEROCOPY) {
-		if (zc_segs)
-			doctor_add(d, "afxdp-zerocopy", V_OK,
-				   "yes (up to %u segments)", zc_segs);
-		else
-			doctor_add(d, "afxdp-zerocopy", V_OK, "yes");
-	} else {
-		doctor_add(d, "afxdp-zerocopy", V_WARN, "no (copy mode)");
+	if ((f & NIC_XDP_XSK_ZEROCOPY) && zc_segs)
+		doctor_add(d, "afxdp-zerocopy", V_OK, "yes (up to %u segments)",
+			   zc_segs);
+	else if (!doctor_flag(d, "afxdp-zerocopy", f & NIC_XDP_XSK_ZEROCOPY,
+			      "yes", V_WARN, "no (copy mode)"))
 		doctor_hint(d,
 			    "the afxdp engine copies every frame between the "
 			    "driver and its UMEM: xdp is the fast engine here");
-	}
 }
 
 static void check_queues(struct doctor *d, unsigned int *rxq)
@@ -220,18 +212,14 @@ static void check_lro(struct doctor *d)
 	bool lro = false;
 	int err = nic_lro(d->ifname, &lro);
 
-	if (err) {
+	if (err)
 		doctor_add(d, "lro", V_WARN, "unknown (%s)", strerror(-err));
-	} else if (lro) {
-		doctor_add(d, "lro", V_WARN, "on");
+	else if (!doctor_flag(d, "lro", !lro, "off", V_WARN, "on"))
 		doctor_hint(
 			d,
 			"LRO merges frames before XDP: drivers refuse native "
 			"XDP or drop it: ethtool -K %s lro off",
 			d->ifname);
-	} else {
-		doctor_add(d, "lro", V_OK, "off");
-	}
 }
 
 static void check_attached(struct doctor *d)
@@ -247,7 +235,9 @@ static void check_attached(struct doctor *d)
 		doctor_add(d, "xdp-attached", V_OK, "blitz prog id %u (%s, %s)",
 			   d->att.prog_id, d->att.link ? "serve" : "load",
 			   d->att.mode);
-	} else if (d->att.other_id) {
+	} else if (!d->att.other_id) {
+		doctor_add(d, "xdp-attached", V_OK, "none");
+	} else {
 		doctor_add(d, "xdp-attached", V_WARN, "prog id %u, not blitz's",
 			   d->att.other_id);
 		doctor_hint(
@@ -255,8 +245,6 @@ static void check_attached(struct doctor *d)
 			"load and serve refuse to replace it: ip link set dev "
 			"%s xdp off",
 			d->ifname);
-	} else {
-		doctor_add(d, "xdp-attached", V_OK, "none");
 	}
 	if (!d->bpffs)
 		return; /* the bpffs row said it */

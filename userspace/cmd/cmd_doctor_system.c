@@ -175,14 +175,11 @@ static void check_bpffs(struct doctor *d)
 	struct statfs st;
 
 	d->bpffs = !statfs("/sys/fs/bpf", &st) && st.f_type == BPF_FS_MAGIC;
-	if (d->bpffs) {
-		doctor_add(d, "bpffs", V_OK, "/sys/fs/bpf");
-	} else {
-		doctor_add(d, "bpffs", V_FAIL, "not mounted at /sys/fs/bpf");
+	if (!doctor_flag(d, "bpffs", d->bpffs, "/sys/fs/bpf", V_FAIL,
+			 "not mounted at /sys/fs/bpf"))
 		doctor_hint(d,
 			    "mount -t bpf bpf /sys/fs/bpf (load pins its maps "
 			    "there)");
-	}
 }
 
 static void fmt_bytes(unsigned long long b, char *buf, size_t len)
