@@ -451,15 +451,31 @@ int conn_output(struct tcp_core *c, struct tcp_conn *k, bool probe);
 void resend_una(struct tcp_core *c, struct tcp_conn *k);
 
 /* tcp_sack.c */
-void rec_mark(struct tcp_core *c, struct tcp_conn *k, uint32_t s, uint32_t e);
+void rec_mark_slow(struct tcp_core *c, struct tcp_conn *k, uint32_t s,
+		   uint32_t e);
+
+/* [s, e) leaves now (SACK peers): its send time recorded for RACK. The
+ * clean case, new data after all is acknowledged, later than the last
+ * send, is the first record; the rest is rec_mark_slow's. */
+static inline void rec_mark(struct tcp_core *c, struct tcp_conn *k, uint32_t s,
+			    uint32_t e)
+{
+	uint32_t ts = c->now_us & ~1u;
+
+	if (!k->nrec && s == k->snd_max && (int32_t)(ts - k->last_ts) > 0) {
+		k->rec[0] = (struct xmit_rec){s, e, ts};
+		k->nrec = 1;
+		k->last_ts = ts;
+		return;
+	}
+	rec_mark_slow(c, k, s, e);
+}
 void rec_sb_trim(struct tcp_conn *k, uint32_t ack);
-void deliver_new(struct tcp_core *c, struct tcp_conn *k, uint32_t s,
-		 uint32_t e);
 void rack_scan(struct tcp_core *c, const struct tcp_conn *k,
 	       struct rack_scan_out *o);
 uint32_t sack_pipe(const struct tcp_conn *k, const struct rack_scan_out *o);
 uint32_t sb_skip(struct tcp_conn *k);
-void sack_on_ack(struct tcp_core *c, struct tcp_conn *k, const struct seg *s);
+void sack_ack_in(struct tcp_core *c, struct tcp_conn *k, const struct seg *s);
 void rack_step(struct tcp_core *c, struct tcp_conn *k);
 int sack_check(const struct tcp_conn *k);
 

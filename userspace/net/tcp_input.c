@@ -203,7 +203,7 @@ static void conn_ack(struct tcp_core *c, struct tcp_conn *k, uint32_t ack)
 		k->q_head = (uint8_t)((k->q_head + 1) % TCP_CORE_RESP_QUEUE);
 		k->q_count--;
 	}
-	if (k->sack_ok)
+	if (k->nrec | k->nsb) /* only with SACK */
 		rec_sb_trim(k, ack);
 	k->snd_una = ack;
 	if (seq_lt(k->snd_nxt, k->snd_una))
@@ -369,16 +369,10 @@ static void ack_in(struct tcp_core *c, struct tcp_conn *k, const struct seg *s,
 {
 	bool fin = s->flags & TCPHDR_FIN;
 
-	if (k->sack_ok) {
-		/* What the cumulative ACK delivers first: it was sent before
-		 * what the blocks report. */
-		if (seq_gt(s->ack, k->snd_una))
-			deliver_new(c, k, k->snd_una, s->ack);
-		if (s->nsack)
-			sack_on_ack(c, k, s);
-		if (seq_gt(s->ack, k->fack))
-			k->fack = s->ack;
-	}
+	/* (An ACK that neither moves SND.UNA nor SACKs delivers nothing;
+	 * FACK is never below SND.UNA.) */
+	if (k->sack_ok && (s->nsack || seq_gt(s->ack, k->snd_una)))
+		sack_ack_in(c, k, s);
 	if (seq_gt(s->ack, k->snd_una)) {
 		uint32_t acked = s->ack - k->snd_una;
 
@@ -512,7 +506,7 @@ static bool data_in(struct tcp_core *c, struct tcp_conn *k, const struct seg *s,
 static void conn_after_seg(struct tcp_core *c, struct tcp_conn *k,
 			   bool need_ack)
 {
-	if (k->sack_ok && (k->nsb || k->sack_rec || k->rack_tmr))
+	if (k->nsb || k->sack_rec || k->rack_tmr) /* only with SACK */
 		rack_step(c, k);
 	/* The queue may have room again: answer requests still buffered. */
 	if (k->rxb != NIL && k->q_count < TCP_CORE_RESP_QUEUE &&

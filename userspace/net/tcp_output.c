@@ -193,21 +193,21 @@ void send_data(struct tcp_core *c, struct tcp_conn *k, uint32_t seq, uint32_t n,
 	uint8_t flags =
 		TCPHDR_ACK | (n ? TCPHDR_PSH : 0) | (fin ? TCPHDR_FIN : 0);
 
+	if (f) {
+		off = write_hdrs(c, f->data, &k->t, seq, k->rcv_nxt, flags,
+				 OUR_WINDOW, 0, n);
+		if (n)
+			copy_stream(c, k, seq - k->snd_una, n,
+				    f->data + off + WIRE_TCP_HLEN);
+		tcp_csum(f->data, &k->t, off, WIRE_TCP_HLEN + n);
+		f->len = off + WIRE_TCP_HLEN + n;
+		tx_put(c, f);
+		if (fin)
+			c->cnt.finack++;
+	}
 	/* Recorded even without a frame: it counts as sent (and lost). */
 	if (k->sack_ok)
 		rec_mark(c, k, seq, seq + n + fin);
-	if (!f)
-		return;
-	off = write_hdrs(c, f->data, &k->t, seq, k->rcv_nxt, flags, OUR_WINDOW,
-			 0, n);
-	if (n)
-		copy_stream(c, k, seq - k->snd_una, n,
-			    f->data + off + WIRE_TCP_HLEN);
-	tcp_csum(f->data, &k->t, off, WIRE_TCP_HLEN + n);
-	f->len = off + WIRE_TCP_HLEN + n;
-	tx_put(c, f);
-	if (fin)
-		c->cnt.finack++;
 }
 
 /*

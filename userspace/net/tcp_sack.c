@@ -77,30 +77,15 @@ static inline void rec_push(struct tcp_conn *k, const struct xmit_rec *r)
 	k->rec[k->nrec++] = *r;
 }
 
-/* [s, e) leaves now: new data extends the records, a resend overwrites
- * the part of them it covers (so the records keep tiling SND.UNA to
- * SND.MAX, each byte with the time it was last sent). */
-void rec_mark(struct tcp_core *c, struct tcp_conn *k, uint32_t s, uint32_t e)
+/* A resend of [nr->start, nr->end): it overwrites the part of the
+ * records it covers. Apart so rec_mark's new data stays a leaf. */
+static __attribute__((noinline)) void rec_mark_resend(struct tcp_conn *k,
+						      struct xmit_rec nr)
 {
-	struct xmit_rec tmp[XMIT_RECS + 2], nr = {s, e, c->now_us & ~1u};
-	uint32_t i, n = 0;
+	struct xmit_rec tmp[XMIT_RECS + 2];
+	uint32_t i, n = 0, s = nr.start, e = nr.end;
 	bool ins = false;
 
-	/* Send times strictly ordered per connection: a resend is later
-	 * than all sent before it even within one microsecond (RACK tells
-	 * segments sent at the same time apart by sequence, which a resend
-	 * would get wrong). Only a last_ts that such steps put a little
-	 * ahead of the clock is kept: a time 36-72 min past is "after" a
-	 * clock in the other half of its 2^32 us lap, and every send would
-	 * take it (RACK then never finds a loss). */
-	if (!ts_after(nr.ts, k->last_ts) &&
-	    k->last_ts - nr.ts < REC_TS_LEAD_MAX_US)
-		nr.ts = k->last_ts;
-	if (!seq_lt(s, k->snd_max)) {
-		k->last_ts = nr.ts;
-		rec_push(k, &nr);
-		return;
-	}
 	if (nr.ts == k->last_ts && k->nrec)
 		nr.ts += 2;
 	k->last_ts = nr.ts;
@@ -127,6 +112,32 @@ void rec_mark(struct tcp_core *c, struct tcp_conn *k, uint32_t s, uint32_t e)
 	k->nrec = 0;
 	for (i = 0; i < n; i++)
 		rec_push(k, &tmp[i]);
+}
+
+/* [s, e) leaves now: new data extends the records, a resend overwrites
+ * the part of them it covers (so the records keep tiling SND.UNA to
+ * SND.MAX, each byte with the time it was last sent). */
+void rec_mark_slow(struct tcp_core *c, struct tcp_conn *k, uint32_t s,
+		   uint32_t e)
+{
+	struct xmit_rec nr = {s, e, c->now_us & ~1u};
+
+	/* Send times strictly ordered per connection: a resend is later
+	 * than all sent before it even within one microsecond (RACK tells
+	 * segments sent at the same time apart by sequence, which a resend
+	 * would get wrong). Only a last_ts that such steps put a little
+	 * ahead of the clock is kept: a time 36-72 min past is "after" a
+	 * clock in the other half of its 2^32 us lap, and every send would
+	 * take it (RACK then never finds a loss). */
+	if (!ts_after(nr.ts, k->last_ts) &&
+	    k->last_ts - nr.ts < REC_TS_LEAD_MAX_US)
+		nr.ts = k->last_ts;
+	if (seq_lt(s, k->snd_max)) {
+		rec_mark_resend(k, nr);
+		return;
+	}
+	k->last_ts = nr.ts;
+	rec_push(k, &nr);
 }
 
 /* Forget what the cumulative ACK covers. */
@@ -197,11 +208,35 @@ static void sb_insert(struct tcp_conn *k, uint32_t s, uint32_t e)
 		k->sacked += k->sb[i].end - k->sb[i].start;
 }
 
-/* RFC 8985 6.2 steps 1-3 for the bytes [s, e) just delivered (ACKed or
- * SACKed for the first time): RACK follows the most recently sent of
- * them, and one never resent below the highest SACKed byte shows
- * reordering. A resend delivered sooner than the minimum RTT may be the
- * original's ACK: it does not count (step 2). */
+/* RFC 8985 6.2 steps 1-3 for one record's bytes up to end, sent at ts
+ * (rtx: a resend), just delivered: RACK follows the most recently sent,
+ * and one never resent below the highest SACKed byte shows reordering.
+ * A resend delivered sooner than the minimum RTT may be the original's
+ * ACK: it does not count (step 2). */
+static inline void rack_record(struct tcp_core *c, struct tcp_conn *k,
+			       uint32_t ts, uint32_t end, bool rtx)
+{
+	uint32_t rtt = ts_after(ts, c->now_us) ? 0 : c->now_us - ts;
+
+	if (rtx) {
+		if (rtt < k->min_rtt_us)
+			return;
+	} else {
+		if (!k->min_rtt_us || rtt < k->min_rtt_us)
+			k->min_rtt_us = rtt ? rtt : 1;
+		if (seq_lt(end, k->fack))
+			k->reord_seen = 1;
+	}
+	if (!k->rack_valid || sent_after(ts, end, k->rack_ts, k->rack_end)) {
+		k->rack_ts = ts;
+		k->rack_end = end;
+		k->rack_rtt_us = rtt;
+		k->rack_valid = 1;
+	}
+}
+
+/* The bytes [s, e) just delivered (ACKed or SACKed for the first time),
+ * record by record, to rack_record. */
 static void rack_delivered(struct tcp_core *c, struct tcp_conn *k, uint32_t s,
 			   uint32_t e)
 {
@@ -209,35 +244,19 @@ static void rack_delivered(struct tcp_core *c, struct tcp_conn *k, uint32_t s,
 
 	for (i = 0; i < k->nrec; i++) {
 		const struct xmit_rec *r = &k->rec[i];
-		uint32_t ts = rec_ts(r), end, rtt;
 
 		if (seq_le(r->end, s))
 			continue;
 		if (!seq_lt(r->start, e))
 			break;
-		end = seq_lt(r->end, e) ? r->end : e;
-		rtt = ts_after(ts, c->now_us) ? 0 : c->now_us - ts;
-		if (rec_rtx(r)) {
-			if (rtt < k->min_rtt_us)
-				continue;
-		} else {
-			if (!k->min_rtt_us || rtt < k->min_rtt_us)
-				k->min_rtt_us = rtt ? rtt : 1;
-			if (seq_lt(end, k->fack))
-				k->reord_seen = 1;
-		}
-		if (!k->rack_valid ||
-		    sent_after(ts, end, k->rack_ts, k->rack_end)) {
-			k->rack_ts = ts;
-			k->rack_end = end;
-			k->rack_rtt_us = rtt;
-			k->rack_valid = 1;
-		}
+		rack_record(c, k, rec_ts(r), seq_lt(r->end, e) ? r->end : e,
+			    rec_rtx(r));
 	}
 }
 
 /* The parts of [s, e) the scoreboard does not hold, to rack_delivered. */
-void deliver_new(struct tcp_core *c, struct tcp_conn *k, uint32_t s, uint32_t e)
+static void deliver_new(struct tcp_core *c, struct tcp_conn *k, uint32_t s,
+			uint32_t e)
 {
 	uint32_t i;
 
@@ -362,7 +381,8 @@ uint32_t sb_skip(struct tcp_conn *k)
  * 6.2 step 4). Blocks beyond SND.MAX are ignored; the rest are clipped
  * to the cumulative ACK.
  */
-void sack_on_ack(struct tcp_core *c, struct tcp_conn *k, const struct seg *s)
+static void sack_on_ack(struct tcp_core *c, struct tcp_conn *k,
+			const struct seg *s)
 {
 	uint32_t i, fack, lo = seq_gt(s->ack, k->snd_una) ? s->ack : k->snd_una;
 
@@ -392,6 +412,55 @@ void sack_on_ack(struct tcp_core *c, struct tcp_conn *k, const struct seg *s)
 			fack = b;
 	}
 	k->fack = fack;
+}
+
+/* sack_ack_in's general case: SACK blocks, a scoreboard, resends or
+ * several records. Apart so the clean case stays a leaf. */
+static __attribute__((noinline)) void
+sack_ack_walk(struct tcp_core *c, struct tcp_conn *k, const struct seg *s)
+{
+	/* What the cumulative ACK delivers first: it was sent before what
+	 * the blocks report. */
+	if (seq_gt(s->ack, k->snd_una))
+		deliver_new(c, k, k->snd_una, s->ack);
+	if (s->nsack)
+		sack_on_ack(c, k, s);
+	if (seq_gt(s->ack, k->fack))
+		k->fack = s->ack;
+}
+
+/*
+ * What an acceptable ACK that moves SND.UNA or carries SACK blocks
+ * delivers, to RACK and the scoreboard (before conn_ack trims them). A
+ * clean link's ACK, of everything sent, one record never resent, with no
+ * SACK information anywhere, is O(1): that record is what RACK follows,
+ * and nothing lies below FACK.
+ */
+void sack_ack_in(struct tcp_core *c, struct tcp_conn *k, const struct seg *s)
+{
+	const struct xmit_rec *r = &k->rec[0];
+
+	if (k->nrec == 1 && s->ack == k->snd_max && !(s->nsack | k->nsb) &&
+	    !rec_rtx(r) && !seq_gt(k->fack, k->snd_una)) {
+		/* rack_record(r) knowing it was never resent and ends above
+		 * FACK. */
+		uint32_t rtt =
+			ts_after(r->ts, c->now_us) ? 0 : c->now_us - r->ts;
+
+		if (!k->min_rtt_us || rtt < k->min_rtt_us)
+			k->min_rtt_us = rtt ? rtt : 1;
+		if (!k->rack_valid ||
+		    sent_after(r->ts, s->ack, k->rack_ts, k->rack_end)) {
+			k->rack_ts = r->ts;
+			k->rack_end = s->ack;
+			k->rack_rtt_us = rtt;
+			k->rack_valid = 1;
+		}
+		k->nrec = 0;
+		k->fack = s->ack;
+		return;
+	}
+	sack_ack_walk(c, k, s);
 }
 
 /* Resend the lost piece at seq (at most one MSS of it, with the FIN when
