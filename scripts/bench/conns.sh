@@ -119,6 +119,28 @@ tree_mem_kb() {
 	echo "$sum"
 }
 
+# CPU time (ns) the server's threads ran, from the scheduler's own
+# account (/proc/*/task/*/schedstat), and in fair placement that of the
+# server veth's NAPI threads (the server's receive path, on its CPU): the
+# server's cycles whatever else preempted it. The engine's own figure is
+# wall time in its busy polls, so on a machine shared with other work it
+# also counts the time others ran on the server's CPU.
+server_cpu_ns() {
+	local sum=0 p f v pids pat
+	pids=$(pid_tree "$1")
+	if [ "$PLACEMENT" = fair ]; then
+		pat="napi/$SRV_IF-"
+		pids="$pids $(ps -eo pid=,comm= | awk -v p="${pat:0:15}" 'index($2, p) == 1 {print $1}')"
+	fi
+	for p in $pids; do
+		for f in /proc/"$p"/task/*/schedstat; do
+			read -r v _ <"$f" 2>/dev/null || continue
+			sum=$((sum + v))
+		done
+	done
+	echo "$sum"
+}
+
 start_server() { # engine table log
 	$SRV prlimit --nofile="$NOFILE:$NOFILE" taskset -c "$SCPU" "$BLITZ" serve \
 		"$SRV_IF" --engine "$1" -p "$PORT" --max-conns "$2" "${serve_extra[@]}" >"$3" 2>&1 &
@@ -148,6 +170,9 @@ core_ns() {
 	sed -n 's/.*afxdp: cost \([0-9]*\) ns per request.* of which \([0-9]*\) ns in.*/\1 \2/p; s/.*engine_ns_per_request=\([0-9]*\).*/\1 0/p' "$1" |
 		tail -n1 | awk '{print $1 - $2}'
 }
+engine_requests() {
+	sed -n 's/^afxdp: \([0-9]*\) requests,.*/\1/p; s/.*requests=\([0-9]*\) busy_ns=.*/\1/p' "$1" | tail -n1
+}
 epoll_conns() {
 	sed -n 's/^epoll: \([0-9]*\) connections.*/\1/p' "$1" | tail -n1
 }
@@ -155,6 +180,7 @@ epoll_conns() {
 # row ENGINE CONNS PLACEMENT RUN [extra bench args...]: one measurement.
 row() {
 	local e=$1 c=$2 pl=$3 run=$4 log out d=$DURATION rss0 hwm=0 ns cns ep json
+	local cpu0 cpu1 rq cpu
 	shift 4
 	log=$tmp/$e-$c-$pl-$run.log out=$tmp/$e-$c-$pl-$run.json
 	start_server "$e" $((c + 4096)) "$log" || {
@@ -163,11 +189,16 @@ row() {
 		return 0
 	}
 	rss0=$(tree_mem_kb "$server_pid" VmRSS)
+	cpu0=$(server_cpu_ns "$server_pid")
 	$CLI taskset -c "$CCPU" timeout 900 "$BLITZ" bench "$SRV_IP:$PORT" -i "$CLI_IF" \
 		-c "$c" -d "$d" --src-addrs "$(src_addrs_for "$c")" --ports "$PORTS_LO-$PORTS_HI" \
 		"$@" --json >"$out" 2>"$out.err" || true
 	hwm=$(tree_mem_kb "$server_pid" VmHWM)
+	cpu1=$(server_cpu_ns "$server_pid")
 	stop_server
+	rq=$(engine_requests "$log")
+	cpu=''
+	[ "${rq:-0}" -gt 0 ] && cpu=$(((cpu1 - cpu0) / rq))
 	ns=$(engine_ns "$log")
 	cns=$(core_ns "$log")
 	ep=$(epoll_conns "$log")
@@ -176,8 +207,10 @@ row() {
 		client_busy_pct, xsk_mode}' "$out" 2>/dev/null) || json='{"failed":"no result"}'
 	echo "$json" | jq -c --arg e "$e" --argjson c "$c" --arg pl "$pl" --argjson run "$run" \
 		--arg ns "${ns:-}" --arg cns "${cns:-}" --arg ep "${ep:-}" --argjson rss0 "$rss0" --argjson hwm "$hwm" \
+		--arg cpu "${cpu:-}" \
 		'{engine: $e, conns: $c, placement: $pl, run: $run} + . +
-		 {engine_ns: ($ns | tonumber? // null), core_ns: ($cns | tonumber? // null), epoll_conns: ($ep | tonumber? // null),
+		 {engine_ns: ($ns | tonumber? // null), core_ns: ($cns | tonumber? // null),
+		  cpu_ns: ($cpu | tonumber? // null), epoll_conns: ($ep | tonumber? // null),
 		  rss_before_kb: $rss0, rss_peak_kb: $hwm}' | tee -a "$results" >&2
 }
 
@@ -213,12 +246,12 @@ jq -s -r --argjson small "$SMALL" --argjson big "$BIG" '
 	def med: sort | if length == 0 then null else .[length / 2 | floor] end;
 	def spread: if length < 2 or med == 0 then 0 else ((max - min) / med * 100 | round) end;
 	(map(select(.failed == null)) | group_by([.engine, .placement, .conns])[] |
-	  "\(.[0].engine) \(.[0].placement) c=\(.[0].conns): \(map(.rps) | med | round) req/s (spread \(map(.rps) | spread)%), engine \(map(.engine_ns) | med) ns/request (spread \(map(.engine_ns) | spread)%), core \(map(.core_ns) | med) ns (spread \(map(.core_ns) | spread)%), errors \(map(.errors) | add), held \(map(.peak_established) | min), answered \(map(.conns_answered) | min), kernel path \(map(.epoll_conns) | add) connections, peak RSS \(map(.rss_peak_kb) | max) kB (\(map(.rss_before_kb) | min) kB before)"),
+	  "\(.[0].engine) \(.[0].placement) c=\(.[0].conns): \(map(.rps) | med | round) req/s (spread \(map(.rps) | spread)%), engine \(map(.engine_ns) | med) ns/request (spread \(map(.engine_ns) | spread)%), cpu \(map(.cpu_ns) | med) ns (spread \(map(.cpu_ns) | spread)%), core \(map(.core_ns) | med) ns (spread \(map(.core_ns) | spread)%), errors \(map(.errors) | add), held \(map(.peak_established) | min), answered \(map(.conns_answered) | min), kernel path \(map(.epoll_conns) | add) connections, peak RSS \(map(.rss_peak_kb) | max) kB (\(map(.rss_before_kb) | min) kB before)"),
 	def ratio($g; f): [($g | map(select(.conns == $small)))[] as $s |
 	   ($g | map(select(.conns == $big and .run == $s.run)))[] |
 	   select((. | f) != null and ($s | f) != null and ($s | f) > 0) | (. | f) / ($s | f)];
 	(group_by([.engine, .placement])[] | . as $g | ratio($g; .engine_ns) as $r | ratio($g; .core_ns) as $k |
-	  select($r | length > 0) |
-	  "\($g[0].engine) \($g[0].placement): cost at \($big) / at \($small) = \($r | med * 100 | round / 100) (runs: \($r | map(. * 100 | round / 100))), core alone \($k | med * 100 | round / 100) (runs: \($k | map(. * 100 | round / 100)))")
+	  ratio($g; .cpu_ns) as $u | select($r | length > 0) |
+	  "\($g[0].engine) \($g[0].placement): cost at \($big) / at \($small) = \($r | med * 100 | round / 100) (runs: \($r | map(. * 100 | round / 100))), core alone \($k | med * 100 | round / 100) (runs: \($k | map(. * 100 | round / 100))), server cpu \($u | med * 100 | round / 100) (runs: \($u | map(. * 100 | round / 100)))")
 ' "$results"
 echo "conns: rows in $results" >&2

@@ -15,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <time.h>
+#include <sys/mman.h>
 #include <sys/random.h>
 
 #include "log.h"
@@ -123,6 +124,23 @@ static void local_init(struct tcp_core *c, const struct tcp_core_params *p)
 		c->laddr[c->nladdr++] = p->addr6[i];
 }
 
+/* Zeroed, page-aligned memory for the connections and the hash slots (a
+ * connection is aligned to a cache line; calloc's large blocks are not),
+ * faulted in as it is first touched, as calloc's is. */
+static void *table_mem(size_t bytes)
+{
+	void *m = mmap(NULL, bytes, PROT_READ | PROT_WRITE,
+		       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+	return m == MAP_FAILED ? NULL : m;
+}
+
+static void table_mem_free(void *m, size_t bytes)
+{
+	if (m)
+		munmap(m, bytes);
+}
+
 /* The table, the reassembly buffers and the wheels (tcp_table.c sizes
  * them): 0, or -ENOMEM. */
 static int table_alloc(struct tcp_core *c)
@@ -133,9 +151,9 @@ static int table_alloc(struct tcp_core *c)
 	slots = table_slots(n);
 	c->mask = slots - 1;
 	c->nconns = n;
-	c->conns = calloc(n, sizeof(*c->conns));
+	c->conns = table_mem((size_t)n * sizeof(*c->conns));
 	c->free_stack = calloc(n, sizeof(*c->free_stack));
-	c->slots = calloc(slots, sizeof(*c->slots));
+	c->slots = table_mem((size_t)slots * sizeof(*c->slots));
 	c->nrxbufs = c->p.rx_bufs;
 	c->rxbufs = malloc((size_t)c->nrxbufs * RXBUF_SIZE);
 	c->rxfree = calloc(c->nrxbufs, sizeof(*c->rxfree));
@@ -228,9 +246,9 @@ void tcp_core_free(struct tcp_core *c)
 {
 	if (!c)
 		return;
-	free(c->conns);
+	table_mem_free(c->conns, (size_t)c->nconns * sizeof(*c->conns));
 	free(c->free_stack);
-	free(c->slots);
+	table_mem_free(c->slots, ((size_t)c->mask + 1) * sizeof(*c->slots));
 	free(c->rxbufs);
 	free(c->rxfree);
 	free(c->src_cnt);

@@ -28,6 +28,7 @@
 #define TCP_CORE_INT_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <string.h>
 
@@ -100,16 +101,31 @@ struct xmit_rec {
 	uint32_t start, end, ts;
 };
 
+/* Packed: 3 bytes, so the queue of 32 spans 96 bytes, not 128. */
 struct resp_ent {
 	uint8_t kind;
 	uint16_t date16; /* low 16 bits of the Date second when queued */
-};
+} __attribute__((packed));
 
+/*
+ * One connection: 576 bytes, 9 cache lines, aligned to a line (the array
+ * is page-aligned). Ordered by heat: at 100,000 connections the table is
+ * far out of cache and every segment pays a miss per line it touches, so
+ * what a GET and a pure ACK of an established connection read and write
+ * (the tuple the lookup compares, sequence numbers and windows, the RTT
+ * sample, the timers and their wheel links, the request loop's state)
+ * sits in lines 0-4, which tcp_core_rx_burst() prefetches for the whole
+ * burst (conn_prefetch); the send records and the response queue follow;
+ * what only loss, SACK or a split request touches comes last.
+ */
 struct tcp_conn {
+	/* line 0 */
 	struct tcp_tuple t;
 	uint32_t hash;
 	/* send side: seq numbers; the stream is the queued responses */
-	uint32_t snd_una, snd_nxt, snd_max;
+	uint32_t snd_una, snd_nxt;
+	/* line 1 */
+	uint32_t snd_max;
 	uint32_t snd_wnd; /* bytes, scaled */
 	uint32_t cwnd;
 	uint32_t q_bytes; /* stream bytes from snd_una to the end */
@@ -136,39 +152,48 @@ struct tcp_conn {
 	/* send window: the segment that last updated it (RFC 9293) */
 	uint32_t snd_wl1, snd_wl2;
 	uint32_t max_snd_wnd;
-	/* RTT (RFC 6298, Karn: one timed segment, never a retransmitted
-	 * one), microseconds */
+	/* line 2: RTT (RFC 6298, Karn: one timed segment, never a
+	 * retransmitted one), microseconds */
 	uint32_t rtt_seq, rtt_t0;
 	uint32_t srtt_us, rttvar_us;
+	/* timers (ms of the core's clock; 0 = unarmed) */
+	uint32_t rto_ms, rto_base_ms; /* current (backed off), computed */
+	/* tlp_at: the tail-loss probe, or RACK's reordering timer when
+	 * rack_tmr (never both, RFC 8985 7.2) */
+	uint64_t rto_at, idle_at, tlp_at, hdr_at;
+	uint64_t linked_at; /* the time of the wheel slot it sits in */
+	/* line 3 */
+	uint32_t tprev, tnext; /* wheel list, NIL-terminated */
+	/* receive side */
+	uint32_t rxb; /* reassembly buffer index, NIL when none */
+	uint32_t rxlen;
 	uint32_t tlp_end; /* snd_max after the last tail-loss probe */
 	/* RFC 6675 scoreboard (sorted, disjoint, above snd_una) and RFC
 	 * 8985 RACK: the most recently sent delivered segment (its send
 	 * time and end) and its RTT, the highest SACKed end (fack) */
 	uint32_t sacked; /* bytes in sb[] */
 	uint32_t rack_ts, rack_end, rack_rtt_us, min_rtt_us, fack;
-	uint32_t last_ts; /* the latest send time recorded */
-	struct seq_range sb[SB_RANGES];
+	uint32_t last_ts;	/* the latest send time recorded */
+	uint64_t oow_ms;	/* last challenge / out-of-window ACK */
+	uint64_t persist_since; /* first zero-window probe of this stall */
+	/* line 4 */
+	struct http_conn http; /* the request loop's state */
 	struct xmit_rec rec[XMIT_RECS];
 	struct resp_ent q[TCP_CORE_RESP_QUEUE];
-	/* receive side */
-	uint32_t rxb; /* reassembly buffer index, NIL when none */
-	uint32_t rxlen;
+	/* cold */
+	struct seq_range sb[SB_RANGES];
 	/* One out-of-order range held in the buffer (SACK peers only):
 	 * [ooo_seq, +ooo_len) at buffer offset ooo_off; ooo_len 0: none */
 	uint32_t ooo_seq, ooo_len, ooo_off;
 	uint32_t src_slot; /* per-source count it holds (rxb != NIL) */
 	uint32_t lru_prev, lru_next; /* buffer holders, oldest first */
-	struct http_conn http;	     /* the request loop's state */
-	/* timers (ms of the core's clock; 0 = unarmed) */
-	uint32_t rto_ms, rto_base_ms; /* current (backed off), computed */
-	/* tlp_at: the tail-loss probe, or RACK's reordering timer when
-	 * rack_tmr (never both, RFC 8985 7.2) */
-	uint64_t rto_at, idle_at, tlp_at, hdr_at;
-	uint64_t persist_since; /* first zero-window probe of this stall */
-	uint64_t oow_ms;	/* last challenge / out-of-window ACK */
-	uint64_t linked_at;	/* the time of the wheel slot it sits in */
-	uint32_t tprev, tnext;	/* wheel list, NIL-terminated */
-};
+} __attribute__((aligned(64)));
+
+/* conn_prefetch() fetches lines 0-4: what a segment of an established
+ * connection touches, up to the first send record. */
+_Static_assert(sizeof(struct tcp_conn) == 9 * 64 &&
+		       offsetof(struct tcp_conn, rec) <= 5 * 64,
+	       "struct tcp_conn: 9 cache lines, the hot ones first");
 
 struct tbl_slot {
 	uint32_t hash;
@@ -288,6 +313,30 @@ static inline struct tcp_conn *tbl_lookup(struct tcp_core *c,
 			return &c->conns[s->idx - 1];
 		i = (i + 1) & c->mask;
 	}
+}
+
+/* A burst's lookups overlap their misses (as DPDK's rte_hash bulk
+ * lookup): first every frame's home slot is fetched, then the connection
+ * it names, then the segments are handled. Hints only: a wrong guess (a
+ * collision, a slot moved meanwhile) costs nothing but the fetch. */
+static inline void slot_prefetch(const struct tcp_core *c, uint32_t h)
+{
+	__builtin_prefetch(&c->slots[h & c->mask]);
+}
+
+static inline void conn_prefetch(const struct tcp_core *c, uint32_t h)
+{
+	const struct tbl_slot *s = &c->slots[h & c->mask];
+	const char *k;
+
+	if (!s->idx)
+		return;
+	k = (const char *)&c->conns[s->idx - 1];
+	__builtin_prefetch(k, 1);
+	__builtin_prefetch(k + 64, 1);
+	__builtin_prefetch(k + 128, 1);
+	__builtin_prefetch(k + 192, 1);
+	__builtin_prefetch(k + 256, 1);
 }
 
 static inline uint32_t conn_idx(const struct tcp_core *c,

@@ -715,9 +715,8 @@ void update_date(struct tcp_core *c, uint64_t now_ns)
 	http_responses_set_date(&c->resp, (time_t)sec);
 }
 
-static void handle_segment(struct tcp_core *c, const struct seg *s)
+static void handle_segment(struct tcp_core *c, const struct seg *s, uint32_t h)
 {
-	uint32_t h = tuple_hash(c, &s->t);
 	struct tcp_conn *k = tbl_lookup(c, &s->t, h);
 
 	if (!k) {
@@ -727,37 +726,53 @@ static void handle_segment(struct tcp_core *c, const struct seg *s)
 	conn_handle(c, k, s);
 }
 
+/* Frames parsed and hashed at once before any is handled, so that their
+ * table and connection misses overlap (slot_prefetch, conn_prefetch). */
+#define RX_GROUP 16
+
 uint32_t tcp_core_rx_burst(struct tcp_core *c, struct tcp_frame *frames,
 			   uint32_t n, uint64_t now_ns)
 {
-	uint32_t i, nm = 0;
+	struct seg segs[RX_GROUP];
+	uint32_t hs[RX_GROUP];
+	uint32_t base, i, j, ns, nm = 0;
 
 	update_date(c, now_ns);
-	for (i = 0; i < n; i++) {
-		struct seg s;
-		int r;
+	for (base = 0; base < n; base += RX_GROUP) {
+		uint32_t end = min_u32(n, base + RX_GROUP);
 
-		c->cnt.core_rx_frames++;
-		r = parse_frame(c, &frames[i], &s);
-		if (r > 0) {
-			struct tcp_frame tmp = frames[nm];
+		ns = 0;
+		for (i = base; i < end; i++) {
+			int r;
 
-			frames[nm] = frames[i];
-			frames[i] = tmp;
-			nm++;
-			c->cnt.not_mine++;
-			continue;
+			c->cnt.core_rx_frames++;
+			r = parse_frame(c, &frames[i], &segs[ns]);
+			if (r > 0) {
+				struct tcp_frame tmp = frames[nm];
+
+				frames[nm] = frames[i];
+				frames[i] = tmp;
+				nm++;
+				c->cnt.not_mine++;
+				continue;
+			}
+			c->cnt.service_segments++;
+			if (r == -2) {
+				c->cnt.bad_csum++;
+				continue;
+			}
+			if (r < 0) {
+				c->cnt.drop_malformed++;
+				continue;
+			}
+			hs[ns] = tuple_hash(c, &segs[ns].t);
+			slot_prefetch(c, hs[ns]);
+			ns++;
 		}
-		c->cnt.service_segments++;
-		if (r == -2) {
-			c->cnt.bad_csum++;
-			continue;
-		}
-		if (r < 0) {
-			c->cnt.drop_malformed++;
-			continue;
-		}
-		handle_segment(c, &s);
+		for (j = 0; j < ns; j++)
+			conn_prefetch(c, hs[j]);
+		for (j = 0; j < ns; j++)
+			handle_segment(c, &segs[j], hs[j]);
 	}
 	tx_flush(c);
 	return nm;
