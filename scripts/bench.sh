@@ -109,13 +109,11 @@ case $BENCH_RT in
 	;;
 esac
 
-die() {
-	echo "bench: $*" >&2
-	exit 1
-}
+# shellcheck source=scripts/lib.sh
+source "$here/scripts/lib.sh"
 note() { echo "bench: $*" >&2; }
 
-[ "$(id -u)" -eq 0 ] || die "run as root (netns, XDP)"
+require_root
 for t in wrk jq taskset nsenter curl ethtool; do
 	command -v "$t" >/dev/null || die "$t missing: run scripts/install-deps.sh"
 done

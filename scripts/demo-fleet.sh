@@ -24,10 +24,9 @@ N=${FLEET_N:-3}
 CONNS=${CONNS:-100}
 DURATION=${DURATION:-12}
 FP=demof
-if [ "$(id -u)" -ne 0 ]; then
-	echo "demo-fleet: needs root (network namespaces, XDP): run it with sudo" >&2
-	exit 1
-fi
+# shellcheck source=scripts/lib.sh
+source "$here/scripts/lib.sh"
+require_root
 TMP=$(mktemp -d)
 chmod 700 "$TMP"
 trap 'BUILD=$BUILD scripts/testbed.sh fleet-down $FP >/dev/null 2>&1; rm -rf "$TMP"' EXIT
@@ -36,10 +35,8 @@ printf '%s\n' "$ umask 077; head -c 16 /dev/urandom | od -An -tx1 | tr -d ' \\n'
 (umask 077 && head -c 16 /dev/urandom | od -An -tx1 | tr -d ' \n' >"$KEY")
 echo "\$ scripts/testbed.sh fleet $N $FP fleet.key   # runs on every host:"
 echo "  [host]\$ blitz load <veth> -a <VIP> --secret-file fleet.key"
-if ! env=$(BUILD=$BUILD scripts/testbed.sh fleet "$N" $FP "$KEY"); then
-	echo "demo-fleet: the fleet testbed could not be built" >&2
-	exit 1
-fi
+env=$(BUILD=$BUILD scripts/testbed.sh fleet "$N" $FP "$KEY") ||
+	die "the fleet testbed could not be built"
 eval "$env"
 read -ra HOSTS <<<"$FLEET_HOSTS"
 read -ra IFS_ <<<"$FLEET_IFS"

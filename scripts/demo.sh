@@ -51,10 +51,8 @@ NGINX_PORT=8081
 SRV_CPU=1
 CLI_CPU=0
 
-die() {
-	echo "demo: $*" >&2
-	exit 1
-}
+# shellcheck source=scripts/lib.sh
+source "$here/scripts/lib.sh"
 
 # The blitz binary as the user would type it (relative to the tree).
 BLITZ_SHOWN=${BLITZ#"$here"/}
@@ -66,7 +64,7 @@ show() {
 	echo "[$ns]\$ $BLITZ_SHOWN $*"
 }
 
-[ "$(id -u)" -eq 0 ] || die "needs root (network namespaces, XDP): run it with sudo"
+require_root
 [ -x "$BLITZ" ] || die "$BLITZ is missing: run make"
 for c in wrk nginx bpftool taskset curl ethtool; do
 	command -v "$c" >/dev/null || die "$c is not installed: run scripts/install-deps.sh"

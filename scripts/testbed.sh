@@ -39,6 +39,8 @@ cmd=${1:-}
 P=${2:-${BLITZ_TB:-bz}}${BLITZ_TB_TAG:-}
 here=$(cd "$(dirname "$0")/.." && pwd)
 BUILD=${BUILD:-$here/build}
+# shellcheck source=scripts/lib_netns.sh
+source "$here/scripts/lib_netns.sh"
 
 # A stable subnet byte for this prefix (1..250).
 X=$(($(printf '%s' "$P" | cksum | cut -d' ' -f1) % 250 + 1))
@@ -51,20 +53,21 @@ if ! [[ $NCLI =~ ^[0-9]+$ ]] || [ "$NCLI" -lt 1 ] || [ "$NCLI" -gt 64 ]; then
 	exit 2
 fi
 
+# print_vars NAME[:VAR]... - a line NAME="value of VAR" (VAR defaults to
+# NAME) each, for the caller's eval; no value holds a quote.
+print_vars() {
+	local a v
+	for a; do
+		v=${a#*:}
+		printf '%s="%s"\n' "${a%%:*}" "${!v}"
+	done
+}
+
 print_env() {
-	cat <<EOT
-SRV_NS=$SRV_NS
-CLI_NS=$CLI_NS
-SRV_IF=$SRV_IF
-CLI_IF=$CLI_IF
-SRV_IP=$SRV_IP
-CLI_IP=$CLI_IP
-SRV_IP6=$SRV_IP6
-CLI_IP6=$CLI_IP6
-CLI_ADDRS=$NCLI
-SRV="nsenter --net=/run/netns/$SRV_NS"
-CLI="nsenter --net=/run/netns/$CLI_NS"
-EOT
+	# shellcheck disable=SC2034 # read by print_vars
+	local SRV="nsenter --net=/run/netns/$SRV_NS" CLI="nsenter --net=/run/netns/$CLI_NS"
+	print_vars SRV_NS CLI_NS SRV_IF CLI_IF SRV_IP CLI_IP SRV_IP6 CLI_IP6 \
+		CLI_ADDRS:NCLI SRV CLI
 }
 
 down() {
@@ -125,19 +128,12 @@ fleet_print_env() {
 		hosts+="$FP-f$i " ifs+="${FP}s$i " ips+="10.79.$FX.$((4 * i + 2)) "
 		rifs+="${FP}f$i "
 	done
-	cat <<EOT
-FLEET_N=$FN
-FLEET_CLI_NS=$FC_NS
-FLEET_RTR_NS=$FR_NS
-FLEET_CLI_IP=$FC_IP
-FLEET_VIP=$VIP
-FLEET_HOSTS="${hosts% }"
-FLEET_IFS="${ifs% }"
-FLEET_NEXTHOPS="${ips% }"
-FLEET_RTR_IFS="${rifs% }"
-FLEET_CLI="nsenter --net=/run/netns/$FC_NS"
-FLEET_RTR="nsenter --net=/run/netns/$FR_NS"
-EOT
+	hosts=${hosts% } ifs=${ifs% } ips=${ips% } rifs=${rifs% }
+	# shellcheck disable=SC2034 # read by print_vars
+	local cli="nsenter --net=/run/netns/$FC_NS" rtr="nsenter --net=/run/netns/$FR_NS"
+	print_vars FLEET_N:FN FLEET_CLI_NS:FC_NS FLEET_RTR_NS:FR_NS \
+		FLEET_CLI_IP:FC_IP FLEET_VIP:VIP FLEET_HOSTS:hosts FLEET_IFS:ifs \
+		FLEET_NEXTHOPS:ips FLEET_RTR_IFS:rifs FLEET_CLI:cli FLEET_RTR:rtr
 }
 
 fleet_down() {
@@ -171,13 +167,7 @@ fleet_up() {
 	mountpoint -q /sys/fs/bpf || mount -t bpf bpf /sys/fs/bpf
 	ip netns add "$FC_NS"
 	ip netns add "$FR_NS"
-	ip link add "$FC_IF" netns "$FC_NS" type veth peer name "$FR_IF" netns "$FR_NS"
-	ip -n "$FC_NS" link set lo up
-	ip -n "$FR_NS" link set lo up
-	ip -n "$FC_NS" addr add "$FC_IP/24" dev "$FC_IF"
-	ip -n "$FR_NS" addr add "$FR_IP/24" dev "$FR_IF"
-	ip -n "$FC_NS" link set "$FC_IF" up
-	ip -n "$FR_NS" link set "$FR_IF" up
+	veth_pair "$FC_NS" "$FC_IF" "$FC_IP/24" "$FR_NS" "$FR_IF" "$FR_IP/24"
 	ip -n "$FC_NS" route add default via "$FR_IP"
 	ip netns exec "$FR_NS" sysctl -qw net.ipv4.ip_forward=1
 	ip netns exec "$FR_NS" sysctl -qw net.ipv4.fib_multipath_hash_policy=1
@@ -187,14 +177,9 @@ fleet_up() {
 		local ns="$FP-f$i" sif="${FP}s$i" rif="${FP}f$i"
 		rip="10.79.$FX.$((4 * i + 1))" sip="10.79.$FX.$((4 * i + 2))"
 		ip netns add "$ns"
-		ip link add "$sif" netns "$ns" type veth peer name "$rif" netns "$FR_NS"
-		ip -n "$ns" link set lo up
+		veth_pair "$ns" "$sif" "$sip/30" "$FR_NS" "$rif" "$rip/30"
 		ip -n "$ns" addr add "$VIP/32" dev lo
-		ip -n "$ns" addr add "$sip/30" dev "$sif"
-		ip -n "$ns" link set "$sif" up
 		ip -n "$ns" route add default via "$rip"
-		ip -n "$FR_NS" addr add "$rip/30" dev "$rif"
-		ip -n "$FR_NS" link set "$rif" up
 		ip netns exec "$FR_NS" sysctl -qw "net.ipv4.conf.$rif.rp_filter=0"
 		# XDP_TX on the server's veth needs a program on this peer.
 		ip -n "$FR_NS" link set dev "$rif" xdpdrv obj "$BUILD/xdp_pass.bpf.o" sec xdp

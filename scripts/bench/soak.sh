@@ -25,20 +25,14 @@ SOAK_IDLE=${SOAK_IDLE:-10}
 PORT=${SOAK_PORT:-8080}
 PREFIX=soak
 
-if [ "$(id -u)" -ne 0 ]; then
-	echo "soak.sh: needs root (network namespaces, XDP)" >&2
-	exit 2
-fi
+# shellcheck source=scripts/lib.sh
+source "$here/scripts/lib.sh"
+DIE_STATUS=2
+require_root
 for c in h2load nsenter; do
-	if ! command -v "$c" >/dev/null; then
-		echo "soak.sh: $c is not installed (scripts/install-deps.sh)" >&2
-		exit 2
-	fi
+	command -v "$c" >/dev/null || die "$c is not installed (scripts/install-deps.sh)"
 done
-if [ ! -x "$BLITZ" ]; then
-	echo "soak.sh: no $BLITZ (make first)" >&2
-	exit 2
-fi
+[ -x "$BLITZ" ] || die "no $BLITZ (make first)"
 
 TMP=$(mktemp -d)
 # shellcheck disable=SC2317 # called by the EXIT trap
@@ -55,10 +49,8 @@ trap 'exit 130' INT TERM
 env=$(BUILD=$BUILD "$here"/scripts/testbed.sh up "$PREFIX")
 eval "$env"
 # shellcheck disable=SC2086 # $SRV and $CLI are command prefixes
-$SRV "$BLITZ" load "$SRV_IF" -p "$PORT" >"$TMP/load.out" 2>&1 || {
-	echo "soak.sh: blitz load failed: $(tr '\n' ' ' <"$TMP/load.out")" >&2
-	exit 2
-}
+$SRV "$BLITZ" load "$SRV_IF" -p "$PORT" >"$TMP/load.out" 2>&1 ||
+	die "blitz load failed: $(tr '\n' ' ' <"$TMP/load.out")"
 
 # cnt NAME: one of the server's counters
 cnt() {

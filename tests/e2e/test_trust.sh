@@ -23,6 +23,8 @@
 # shellcheck disable=SC2086
 # shellcheck source=tests/e2e/lib.sh
 source "$(dirname "$0")/lib.sh"
+# shellcheck source=scripts/lib_netns.sh
+source "$E2E_ROOT/scripts/lib_netns.sh"
 
 T=trust
 PORT=8080
@@ -40,12 +42,7 @@ LO_IP=10.79.$X.1 # a service address on the router's lo
 WEB="nsenter --net=/run/netns/$WEB_NS"
 ip netns add "$WEB_NS"
 on_exit "ip netns del '$WEB_NS'"
-ip link add "$RTR_IF" netns "$SRV_NS" type veth peer name "$WEB_IF" netns "$WEB_NS"
-ip -n "$WEB_NS" link set lo up
-ip -n "$SRV_NS" addr add "$RTR_WEB_IP/24" dev "$RTR_IF"
-ip -n "$WEB_NS" addr add "$WEB_IP/24" dev "$WEB_IF"
-ip -n "$SRV_NS" link set "$RTR_IF" up
-ip -n "$WEB_NS" link set "$WEB_IF" up
+veth_pair "$SRV_NS" "$RTR_IF" "$RTR_WEB_IP/24" "$WEB_NS" "$WEB_IF" "$WEB_IP/24"
 ip -n "$WEB_NS" route add default via "$RTR_WEB_IP"
 ip -n "$SRV_NS" addr add "$LO_IP/32" dev lo
 ip -n "$CLI_NS" route add "$WEB_NET.0/24" via "$SRV_IP"
