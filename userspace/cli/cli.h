@@ -122,10 +122,20 @@ int cli_common_opt(const struct cmd_spec *c, int opt, char **argv);
 /*
  * cli_operands - after the options, argv[optind..argc) must hold from
  * @min to @max operands (@what names them, e.g. "<ifname>"). 0, or -1
- * with one line printed ("missing <ifname>: ..." or "unexpected argument").
+ * with one line printed ("missing <ifname>: blitz load <ifname>
+ * [options]" or "unexpected argument").
  */
 int cli_operands(const char *verb, int argc, char **argv, int min, int max,
 		 const char *what);
+
+/*
+ * cli_parse - a verb's command line: cli_parse_opts, then from @min to
+ * @max operands, named by @c's operands. CLI_CONTINUE with the operands
+ * at argv[optind], else the verb's exit status (1 after a wrong operand).
+ */
+int cli_parse(const struct cmd_spec *c, int argc, char **argv,
+	      int (*opt_fn)(int opt, char *arg, void *ctx), void *ctx, int min,
+	      int max);
 
 /* A verb's numeric option: its value, from @lo to @hi, times @scale goes
  * to *i32 or *u32 (the one that is set). */

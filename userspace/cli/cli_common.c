@@ -81,7 +81,8 @@ int cli_operands(const char *verb, int argc, char **argv, int min, int max,
 	int n = argc - optind;
 
 	if (n < min) {
-		pr_warn("missing %s: blitz %s %s\n", what, verb, what);
+		pr_warn("missing %s: blitz %s %s [options]\n", what, verb,
+			what);
 		return -1;
 	}
 	if (n > max) {
@@ -90,6 +91,19 @@ int cli_operands(const char *verb, int argc, char **argv, int min, int max,
 		return -1;
 	}
 	return 0;
+}
+
+int cli_parse(const struct cmd_spec *c, int argc, char **argv,
+	      int (*opt_fn)(int opt, char *arg, void *ctx), void *ctx, int min,
+	      int max)
+{
+	int r = cli_parse_opts(c, argc, argv, opt_fn, ctx);
+
+	if (r != CLI_CONTINUE)
+		return r;
+	if (cli_operands(c->name, argc, argv, min, max, c->operands))
+		return 1;
+	return CLI_CONTINUE;
 }
 
 int cli_num_opt(const struct cli_num_opt *t, size_t n, int opt, const char *arg)

@@ -816,13 +816,11 @@ static int parse_args(int argc, char **argv, struct bench_params *p, int *json,
 		      char *host, size_t host_len)
 {
 	struct bench_args a = {p, 0};
-	int r = cli_parse_opts(&cmd_bench_spec, argc, argv, bench_opt, &a);
+	int r = cli_parse(&cmd_bench_spec, argc, argv, bench_opt, &a, 1, 1);
 
 	if (r != CLI_CONTINUE)
 		return r;
 	*json = a.json;
-	if (cli_operands("bench", argc, argv, 1, 1, "<ip:port>"))
-		return 1;
 	if (parse_target(argv[optind], p, host, host_len))
 		return 1;
 	return CLI_CONTINUE;

@@ -199,13 +199,12 @@ int cmd_doctor(int argc, char **argv)
 	}
 	service_init(&d->svc);
 	a.d = d;
-	r = cli_parse_opts(&cmd_doctor_spec, argc, argv, doctor_opt, &a);
+	r = cli_parse(&cmd_doctor_spec, argc, argv, doctor_opt, &a, 0, 1);
 	if (r != CLI_CONTINUE) {
 		ret = r;
 		goto out;
 	}
-	if (cli_operands("doctor", argc, argv, 0, 1, "[ifname]") ||
-	    service_finish(&d->svc))
+	if (service_finish(&d->svc))
 		goto out;
 	if (optind < argc)
 		d->ifname = argv[optind];

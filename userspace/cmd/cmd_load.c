@@ -126,18 +126,11 @@ int cmd_load(int argc, char **argv)
 	int ret = 1, r;
 
 	reload_args_init(&ra);
-	r = cli_parse_opts(&cmd_load_spec, argc, argv, load_opt, &a);
+	r = cli_parse(&cmd_load_spec, argc, argv, load_opt, &a, 1, 1);
 	if (r != CLI_CONTINUE) {
 		ret = r;
 		goto out;
 	}
-	/* load's own line for a missing <ifname>: it names the options. */
-	if (optind >= argc) {
-		pr_warn("missing <ifname>: blitz load <ifname> [options]\n");
-		goto out;
-	}
-	if (cli_operands("load", argc, argv, 1, 1, "<ifname>"))
-		goto out;
 	lo.ifname = argv[optind];
 	blitz_log_quiet_libs();
 

@@ -408,24 +408,15 @@ static int reload_opt(int opt, char *arg, void *ctx)
 int cmd_reload(int argc, char **argv)
 {
 	struct reload_args a;
-	int ret = 1, r;
+	int ret;
 
 	reload_args_init(&a);
-	r = cli_parse_opts(&cmd_reload_spec, argc, argv, reload_opt, &a);
-	if (r != CLI_CONTINUE) {
-		ret = r;
-		goto out;
+	ret = cli_parse(&cmd_reload_spec, argc, argv, reload_opt, &a, 1, 1);
+	if (ret == CLI_CONTINUE) {
+		a.ifname = argv[optind];
+		blitz_log_quiet_libs();
+		ret = blitz_reload(&a);
 	}
-	if (optind >= argc) {
-		pr_warn("missing <ifname>: blitz reload <ifname> [options]\n");
-		goto out;
-	}
-	if (cli_operands("reload", argc, argv, 1, 1, "<ifname>"))
-		goto out;
-	a.ifname = argv[optind];
-	blitz_log_quiet_libs();
-	ret = blitz_reload(&a);
-out:
 	reload_args_free(&a);
 	return ret;
 }

@@ -174,11 +174,9 @@ static int parse_args(int argc, char **argv, struct serve_args *a)
 	const char *name;
 	int r;
 
-	r = cli_parse_opts(&cmd_serve_spec, argc, argv, serve_opt, &sp);
+	r = cli_parse(&cmd_serve_spec, argc, argv, serve_opt, &sp, 0, 1);
 	if (r != CLI_CONTINUE)
 		return r ? -1 : 1;
-	if (cli_operands("serve", argc, argv, 0, 1, "<ifname>"))
-		return -1;
 	a->c.max_conns = a->eo.max_conns;
 	a->c.idle_ms = a->eo.idle_timeout_ms;
 	if (optind < argc)

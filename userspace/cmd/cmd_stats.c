@@ -328,13 +328,7 @@ static int stats_opt(int opt, char *arg, void *ctx)
 /* The options into a; CLI_CONTINUE, or the verb's exit status. */
 static int parse_args(int argc, char **argv, struct stats_args *a)
 {
-	int r = cli_parse_opts(&cmd_stats_spec, argc, argv, stats_opt, a);
-
-	if (r != CLI_CONTINUE)
-		return r;
-	if (cli_operands("stats", argc, argv, 0, 1, "<ifname>"))
-		return 1;
-	return CLI_CONTINUE;
+	return cli_parse(&cmd_stats_spec, argc, argv, stats_opt, a, 0, 1);
 }
 
 /* --prometheus: every engine's counters, or only's. */

@@ -14,6 +14,7 @@
 #include <errno.h>
 #include <getopt.h>
 #include <net/if.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -336,6 +337,13 @@ static void print_cells(const char *const cell[C_N], const size_t width[C_N])
 	printf("%s\n", cell[C_N - 1]);
 }
 
+/* The lines of a row printed under the table, in this order. */
+static const size_t row_lines[] = {
+	offsetof(struct row, note),  offsetof(struct row, listen),
+	offsetof(struct row, ksock), offsetof(struct row, tcpopts),
+	offsetof(struct row, csum),
+};
+
 static void print_table(const struct row *rows, int n)
 {
 	static const char *const head[C_N] = {
@@ -359,21 +367,15 @@ static void print_table(const struct row *rows, int n)
 		row_cells(&rows[i], cell);
 		print_cells(cell, width);
 	}
-	for (i = 0; i < n; i++)
-		if (rows[i].note[0])
-			printf("%s\n", rows[i].note);
-	for (i = 0; i < n; i++)
-		if (rows[i].listen[0])
-			printf("%s\n", rows[i].listen);
-	for (i = 0; i < n; i++)
-		if (rows[i].ksock[0])
-			printf("%s\n", rows[i].ksock);
-	for (i = 0; i < n; i++)
-		if (rows[i].tcpopts[0])
-			printf("%s\n", rows[i].tcpopts);
-	for (i = 0; i < n; i++)
-		if (rows[i].csum[0])
-			printf("%s\n", rows[i].csum);
+	/* Under the table, one kind of line after another, every row's. */
+	for (j = 0; j < (int)(sizeof(row_lines) / sizeof(row_lines[0])); j++)
+		for (i = 0; i < n; i++) {
+			const char *line =
+				(const char *)&rows[i] + row_lines[j];
+
+			if (line[0])
+				printf("%s\n", line);
+		}
 	for (i = 0; i < n; i++)
 		printf("%s", rows[i].xsk);
 }
@@ -520,11 +522,9 @@ int cmd_status(int argc, char **argv)
 	int ret, n = 0;
 	DIR *d;
 
-	ret = cli_parse_opts(&cmd_status_spec, argc, argv, NULL, NULL);
+	ret = cli_parse(&cmd_status_spec, argc, argv, NULL, NULL, 0, 1);
 	if (ret != CLI_CONTINUE)
 		return ret;
-	if (cli_operands("status", argc, argv, 0, 1, "<ifname>"))
-		return 1;
 	blitz_log_quiet_libs();
 	if (blitz_check_privileges() || blitz_check_bpffs())
 		return 1;

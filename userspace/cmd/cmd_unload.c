@@ -30,11 +30,9 @@ int cmd_unload(int argc, char **argv)
 {
 	int ret, stale;
 
-	ret = cli_parse_opts(&cmd_unload_spec, argc, argv, NULL, NULL);
+	ret = cli_parse(&cmd_unload_spec, argc, argv, NULL, NULL, 1, 1);
 	if (ret != CLI_CONTINUE)
 		return ret;
-	if (cli_operands("unload", argc, argv, 1, 1, "<ifname>"))
-		return 1;
 	blitz_log_quiet_libs();
 	ret = blitz_loader_unload(argv[optind]);
 	/* A killed serve's file goes whatever the pins said: it is stale.
