@@ -440,6 +440,13 @@ struct req_fields {
 	uint64_t cl;
 };
 
+/* Where a step of the parse stopped: *pp = p, and how it went. */
+static enum req_step stopped(size_t *pp, size_t p, enum req_step step)
+{
+	*pp = p;
+	return step;
+}
+
 /*
  * The request line from buf[0]: a method of *mlen tchars, SP, a target,
  * SP, "HTTP/" DIGIT "." DIGIT CRLF; *pp past it (or at the byte that
@@ -479,14 +486,11 @@ static enum req_step parse_request_line(const uint8_t *buf, size_t lim,
 			goto bad;
 		}
 	}
-	*pp = p;
-	return STEP_OK;
+	return stopped(pp, p, STEP_OK);
 more:
-	*pp = p;
-	return STEP_MORE;
+	return stopped(pp, p, STEP_MORE);
 bad:
-	*pp = p;
-	return STEP_BAD;
+	return stopped(pp, p, STEP_BAD);
 }
 
 /* The header fields from buf[*pp] up to the empty line, *pp past it; the
@@ -564,18 +568,13 @@ static enum req_step parse_fields(const uint8_t *buf, size_t lim, size_t *pp,
 	}
 
 	/* The last coding must be chunked, or the body has no end we know. */
-	if (f->te.any && !f->te.last_chunked) {
-		p--;
-		goto bad;
-	}
-	*pp = p;
-	return STEP_OK;
+	if (f->te.any && !f->te.last_chunked)
+		return stopped(pp, p - 1, STEP_BAD);
+	return stopped(pp, p, STEP_OK);
 more:
-	*pp = p;
-	return STEP_MORE;
+	return stopped(pp, p, STEP_MORE);
 bad:
-	*pp = p;
-	return STEP_BAD;
+	return stopped(pp, p, STEP_BAD);
 }
 
 /* The answer to a request whose header section (p bytes) parsed. */
@@ -687,6 +686,38 @@ enum chunked_state {
 	CH_BAD,
 };
 
+/* The chunked grammar's states that take one byte (RFC 9112 7.1): the
+ * byte that ends the state and the state it leads to; bytes of the class
+ * (NULL: none) lead to class_next; any other byte is an error. */
+static const struct chunked_edge {
+	uint8_t end, next;
+	const uint8_t *class;
+	uint8_t class_next;
+} chunked_edges[CH_BAD] = {
+	[CH_EXT] = {'\r', CH_SIZE_LF, is_fval, CH_EXT}, /* chunk-ext */
+	[CH_DATA_CR] = {'\r', CH_DATA_LF, NULL, 0},
+	[CH_DATA_LF] = {'\n', CH_SIZE_FIRST, NULL, 0},
+	[CH_TRAILER_START] = {'\r', CH_FINAL_LF, is_tchar, CH_TRAILER_NAME},
+	[CH_TRAILER_NAME] = {':', CH_TRAILER_VALUE, is_tchar, CH_TRAILER_NAME},
+	[CH_TRAILER_VALUE] = {'\r', CH_TRAILER_LF, is_fval, CH_TRAILER_VALUE},
+	[CH_TRAILER_LF] = {'\n', CH_TRAILER_START, NULL, 0},
+	[CH_FINAL_LF] = {'\n', CH_DONE, NULL, 0},
+};
+
+/* One byte in a state of chunked_edges: 0, or -1 when it is an error. */
+static int chunked_step(struct http_chunked *st, uint8_t c)
+{
+	const struct chunked_edge *e = &chunked_edges[st->state];
+
+	if (c == e->end)
+		st->state = e->next;
+	else if (e->class && e->class[c])
+		st->state = e->class_next;
+	else
+		return -1;
+	return 0;
+}
+
 long http_chunked_skip(struct http_chunked *st, const uint8_t *buf, size_t len,
 		       bool *done)
 {
@@ -718,13 +749,6 @@ long http_chunked_skip(struct http_chunked *st, const uint8_t *buf, size_t len,
 			}
 			i++;
 			break;
-		case CH_EXT:
-			if (c == '\r')
-				st->state = CH_SIZE_LF;
-			else if (!is_fval[c])
-				goto bad;
-			i++;
-			break;
 		case CH_SIZE_LF:
 			if (c != '\n')
 				goto bad;
@@ -742,51 +766,16 @@ long http_chunked_skip(struct http_chunked *st, const uint8_t *buf, size_t len,
 				st->state = CH_DATA_CR;
 			break;
 		}
+		case CH_EXT:
 		case CH_DATA_CR:
-			if (c != '\r')
-				goto bad;
-			st->state = CH_DATA_LF;
-			i++;
-			break;
 		case CH_DATA_LF:
-			if (c != '\n')
-				goto bad;
-			st->state = CH_SIZE_FIRST;
-			i++;
-			break;
 		case CH_TRAILER_START:
-			if (c == '\r')
-				st->state = CH_FINAL_LF;
-			else if (is_tchar[c])
-				st->state = CH_TRAILER_NAME;
-			else
-				goto bad;
-			i++;
-			break;
 		case CH_TRAILER_NAME:
-			if (c == ':')
-				st->state = CH_TRAILER_VALUE;
-			else if (!is_tchar[c])
-				goto bad;
-			i++;
-			break;
 		case CH_TRAILER_VALUE:
-			if (c == '\r')
-				st->state = CH_TRAILER_LF;
-			else if (!is_fval[c])
-				goto bad;
-			i++;
-			break;
 		case CH_TRAILER_LF:
-			if (c != '\n')
-				goto bad;
-			st->state = CH_TRAILER_START;
-			i++;
-			break;
 		case CH_FINAL_LF:
-			if (c != '\n')
+			if (chunked_step(st, c))
 				goto bad;
-			st->state = CH_DONE;
 			i++;
 			break;
 		default:
