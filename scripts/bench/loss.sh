@@ -37,7 +37,11 @@
 # the scheduler puts them): a curl on the server's CPU would share it with
 # a polling engine and not with epoll.
 # Prints p50 and p99 per engine and run, their ratios to epoll's in the same
-# run, and how long the server's threads waited for a CPU (run queue, from
+# run, the same after the handshake (curl's time_total - time_connect: a
+# lost SYN or SYN-ACK costs the client's 1 s SYN timer whatever the server,
+# and with a few such in 200 transfers p99 is mostly which of them), the
+# server's resends by kind (timeouts, tail-loss probes, RACK/SACK, fast
+# retransmits), each transfer's times kept next to LOSS_OUT, and how long the server's threads waited for a CPU (run queue, from
 # /proc/PID/task/*/schedstat) over the curls: a server that waits for the
 # CPU while other load runs is slow for that reason, not for its TCP.
 set -euo pipefail
@@ -229,8 +233,41 @@ srv_wait_ns() {
 	done
 	echo "$sum"
 }
+# lat_counters ENGINE - the server's loss-recovery counters, one line:
+# "retransmits tlp_probes rack_retransmits fast_retransmits timeouts"
+# (afxdp/dpdk: the TCP core's, timeouts = the resends none of the others
+# explain, i.e. the RTO's; epoll: the kernel's in the server namespace).
+lat_counters() {
+	local e=$1 snap=$tmp/snap
+	case $e in
+	epoll)
+		$SRV nstat -az 2>/dev/null | awk '
+			{ v[$1] = $2 }
+			END { printf "%d %d %d %d %d\n", v["TcpRetransSegs"], v["TcpExtTCPLossProbes"],
+			      v["TcpExtTCPSackRecovery"], v["TcpExtTCPFastRetrans"], v["TcpExtTCPTimeouts"] }'
+		;;
+	*)
+		$SRV "$BLITZ" stats "$SRV_IF" --prometheus >"$snap" 2>/dev/null || : >"$snap"
+		awk '/^blitz_(retransmits|tlp_probes|rack_retransmits|fast_retransmits)_total/ {
+			n = $1; sub(/\{.*/, "", n); v[n] += $NF }
+			END { r = v["blitz_retransmits_total"]; t = v["blitz_tlp_probes_total"]
+			      k = v["blitz_rack_retransmits_total"]; f = v["blitz_fast_retransmits_total"]
+			      printf "%d %d %d %d %d\n", r, t, k, f, r - t - k - f }' "$snap"
+		;;
+	esac
+}
+# p50_p99 - the 50th and 99th percentile of the numbers on stdin (nearest
+# rank), "null null" when there are none.
+p50_p99() {
+	sort -n | awk '{ v[NR] = $1 } END {
+		if (!NR) { print "null null"; exit }
+		i50 = int(NR * 0.50 + 0.5); i99 = int(NR * 0.99 + 0.5)
+		if (i50 < 1) i50 = 1; if (i99 < 1) i99 = 1
+		print v[i50], v[i99] }'
+}
 lat_measure() { # engine run
 	local e=$1 r=$2 out=$tmp/lat.txt i ok=0 bad=0 t0 res st0="0 0" st1="0 0" p50 p99 w0 w1 wait_ms pin
+	local c0 c1 x50 x99 synlost rec code size tc ts tt
 	if [ "$LAT_LOSS" -gt 0 ]; then
 		loss_on "$CLI" "$CLI_IF" "$LAT_LOSS" "$LAT_DIR" || die "cannot attach the dropper to $CLI_IF"
 		st0=$(loss_stats "$CLI" "$CLI_IF")
@@ -238,39 +275,49 @@ lat_measure() { # engine run
 	: >"$out"
 	pin=(taskset -c "$CCPU")
 	[ "$LAT_PIN" = 0 ] && pin=()
+	c0=$(lat_counters "$e")
 	w0=$(srv_wait_ns)
 	t0=$SECONDS
 	for ((i = 0; i < LAT_N && SECONDS - t0 < LAT_BUDGET; i++)); do
 		res=$($CLI "${pin[@]}" timeout 20 curl -s -o /dev/null --max-time 15 \
-			-w '%{http_code} %{size_download} %{time_total}' "$URL" 2>/dev/null || true)
-		if [ "${res%% *}" = 200 ] && [ "$(echo "$res" | cut -d' ' -f2)" = 65536 ]; then
+			-w '%{http_code} %{size_download} %{time_connect} %{time_starttransfer} %{time_total}' \
+			"$URL" 2>/dev/null || true)
+		read -r code size tc ts tt <<<"$res"
+		if [ "$code" = 200 ] && [ "$size" = 65536 ]; then
 			ok=$((ok + 1))
-			awk -v t="${res##* }" 'BEGIN { printf "%.1f\n", t * 1000 }' >>"$out"
+			# total, connect, first byte (ms): the trace of one transfer
+			awk -v t="$tt" -v c="$tc" -v f="$ts" \
+				'BEGIN { printf "%.1f %.1f %.1f\n", t * 1000, c * 1000, f * 1000 }' >>"$out"
 		else
 			bad=$((bad + 1))
 		fi
 	done
 	w1=$(srv_wait_ns)
+	c1=$(lat_counters "$e")
 	wait_ms=$(awk -v a="$w0" -v b="$w1" 'BEGIN { printf "%.1f", (b - a) / 1e6 }')
 	if [ "$LAT_LOSS" -gt 0 ]; then
 		st1=$(loss_stats "$CLI" "$CLI_IF")
 		loss_off "$CLI" "$CLI_IF"
 	fi
-	read -r p50 p99 < <(sort -n "$out" | awk '{ v[NR] = $1 } END {
-		if (!NR) { print "null null"; exit }
-		i50 = int(NR * 0.50 + 0.5); i99 = int(NR * 0.99 + 0.5)
-		if (i50 < 1) i50 = 1; if (i99 < 1) i99 = 1
-		print v[i50], v[i99] }')
+	cp "$out" "${OUT%.jsonl}-64k-$e-$r.txt" 2>/dev/null || true
+	read -r p50 p99 < <(awk '{ print $1 }' "$out" | p50_p99)
+	# After the handshake (total - connect): what the server's TCP owes;
+	# a lost SYN or SYN-ACK costs the client's 1 s SYN timer on any server.
+	read -r x50 x99 < <(awk '{ printf "%.1f\n", $1 - $2 }' "$out" | p50_p99)
+	synlost=$(awk '$2 >= 900 { n++ } END { print n + 0 }' "$out")
+	rec=$(paste -d' ' <(echo "$c0") <(echo "$c1") | awk '{ printf "{\"retransmits\": %d, \"tlp\": %d, \"rack\": %d, \"fast\": %d, \"rto\": %d}", $6 - $1, $7 - $2, $8 - $3, $9 - $4, $10 - $5 }')
 	jq -nc --arg e "$e" --argjson pm "$LAT_LOSS" --arg dir "$LAT_DIR" --argjson run "$r" \
 		--argjson n "$ok" --argjson bad "$bad" --argjson p50 "$p50" --argjson p99 "$p99" \
+		--argjson x50 "$x50" --argjson x99 "$x99" --argjson synlost "$synlost" --argjson rec "$rec" \
 		--argjson dropped "$((${st1#* } - ${st0#* }))" --argjson wait "$wait_ms" \
 		--arg load "$(cut -d' ' -f1-3 /proc/loadavg)" --argjson pinned "$([ "$LAT_PIN" = 0 ] && echo false || echo true)" \
 		'{latency_64k: true, client_pinned: $pinned, engine: $e, permille: $pm, dir: $dir, run: $run, samples: $n,
-		  failed: $bad, p50_ms: $p50, p99_ms: $p99, frames_dropped: $dropped,
+		  failed: $bad, p50_ms: $p50, p99_ms: $p99, after_connect_p50_ms: $x50, after_connect_p99_ms: $x99,
+		  handshakes_over_900ms: $synlost, recovery: $rec, frames_dropped: $dropped,
 		  server_runq_wait_ms: $wait, loadavg: $load}' >>"$OUT"
-	printf 'loss: 64k run %d %-6s %4.1f%% %s  p50 %s ms  p99 %s ms  (%d bodies, %d failed; server waited %s ms for a CPU; load %s)\n' \
-		"$r" "$e" "$(awk -v p="$LAT_LOSS" 'BEGIN { print p / 10 }')" "$LAT_DIR" "$p50" "$p99" "$ok" "$bad" \
-		"$wait_ms" "$(cut -d' ' -f1 /proc/loadavg)"
+	printf 'loss: 64k run %d %-6s %4.1f%% %s  p50 %s ms  p99 %s ms  after connect p50 %s p99 %s ms  (%d bodies, %d failed, %d handshakes over 0.9 s; server waited %s ms for a CPU; load %s; resends %s)\n' \
+		"$r" "$e" "$(awk -v p="$LAT_LOSS" 'BEGIN { print p / 10 }')" "$LAT_DIR" "$p50" "$p99" "$x50" "$x99" "$ok" "$bad" \
+		"$synlost" "$wait_ms" "$(cut -d' ' -f1 /proc/loadavg)" "$rec"
 }
 if [ "$LAT_N" -gt 0 ]; then
 	head -c 49152 /dev/urandom | base64 -w0 >"$tmp/body64k" # 65536 bytes
@@ -314,6 +361,6 @@ if [ "$LAT_N" -gt 0 ]; then
 	  [ .[] | select(.latency_64k == true) ] as $rows
 	  | $rows[] as $x
 	  | ([ $rows[] | select(.engine == "epoll" and .run == $x.run) ][0]) as $ep
-	  | "run \($x.run)\t\($x.engine)\tp50 \($x.p50_ms) ms\tp99 \($x.p99_ms) ms\tn \($x.samples)\trunq wait \($x.server_runq_wait_ms // "-") ms\t\(if $ep and $ep.p50_ms and $x.p50_ms then "p50 \(($x.p50_ms / $ep.p50_ms * 100 | round) / 100)x  p99 \(($x.p99_ms / $ep.p99_ms * 100 | round) / 100)x epoll" else "-" end)"
+	  | "run \($x.run)\t\($x.engine)\tp50 \($x.p50_ms) ms\tp99 \($x.p99_ms) ms\tn \($x.samples)\trunq wait \($x.server_runq_wait_ms // "-") ms\t\(if $ep and $ep.p50_ms and $x.p50_ms then "p50 \(($x.p50_ms / $ep.p50_ms * 100 | round) / 100)x  p99 \(($x.p99_ms / $ep.p99_ms * 100 | round) / 100)x epoll" else "-" end)\t\(if $ep and $ep.after_connect_p50_ms and $x.after_connect_p50_ms then "after connect p50 \(($x.after_connect_p50_ms / $ep.after_connect_p50_ms * 100 | round) / 100)x  p99 \(($x.after_connect_p99_ms / $ep.after_connect_p99_ms * 100 | round) / 100)x" else "-" end)\tslow handshakes \($x.handshakes_over_900ms // "-")"
 	' "$OUT" | column -t -s $'\t'
 fi
