@@ -153,6 +153,7 @@ static int table_alloc(struct tcp_core *c)
 	c->nconns = n;
 	c->conns = table_mem((size_t)n * sizeof(*c->conns));
 	c->free_stack = calloc(n, sizeof(*c->free_stack));
+	c->tl = calloc(n, sizeof(*c->tl));
 	c->slots = table_mem((size_t)slots * sizeof(*c->slots));
 	c->nrxbufs = c->p.rx_bufs;
 	c->rxbufs = malloc((size_t)c->nrxbufs * RXBUF_SIZE);
@@ -164,7 +165,7 @@ static int table_alloc(struct tcp_core *c)
 			     ? c->p.rx_bufs_per_src
 			     : (c->nrxbufs / 8 > 4 ? c->nrxbufs / 8 : 4);
 	c->lru_head = c->lru_tail = NIL;
-	if (!c->conns || !c->free_stack || !c->slots || !c->rxbufs ||
+	if (!c->conns || !c->free_stack || !c->tl || !c->slots || !c->rxbufs ||
 	    !c->rxfree || !c->src_cnt) {
 		pr_warn("tcp core: cannot allocate a table of %u "
 			"connections\n",
@@ -248,6 +249,7 @@ void tcp_core_free(struct tcp_core *c)
 		return;
 	table_mem_free(c->conns, (size_t)c->nconns * sizeof(*c->conns));
 	free(c->free_stack);
+	free(c->tl);
 	table_mem_free(c->slots, ((size_t)c->mask + 1) * sizeof(*c->slots));
 	free(c->rxbufs);
 	free(c->rxfree);

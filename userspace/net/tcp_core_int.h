@@ -162,9 +162,7 @@ struct tcp_conn {
 	 * rack_tmr (never both, RFC 8985 7.2) */
 	uint64_t rto_at, idle_at, tlp_at, hdr_at;
 	uint64_t linked_at; /* the time of the wheel slot it sits in */
-	/* line 3 */
-	uint32_t tprev, tnext; /* wheel list, NIL-terminated */
-	/* receive side */
+	/* line 3: receive side */
 	uint32_t rxb; /* reassembly buffer index, NIL when none */
 	uint32_t rxlen;
 	uint32_t tlp_end; /* snd_max after the last tail-loss probe */
@@ -188,6 +186,15 @@ struct tcp_conn {
 	uint32_t src_slot; /* per-source count it holds (rxb != NIL) */
 	uint32_t lru_prev, lru_next; /* buffer holders, oldest first */
 } __attribute__((aligned(64)));
+
+/* A connection's links in its wheel slot's list (NIL-terminated), kept
+ * apart in a dense array (tcp_core.tl, by connection index): linking and
+ * unlinking write the neighbours' 8 bytes there, not a cache line of two
+ * other connections each, and the wheel's walk reads the next index
+ * without touching the connection. */
+struct tlink {
+	uint32_t prev, next;
+};
 
 /* conn_prefetch() fetches lines 0-4: what a segment of an established
  * connection touches, up to the first send record. */
@@ -217,6 +224,7 @@ struct tcp_core {
 	uint32_t nfree;
 	struct tbl_slot *slots;
 	uint32_t mask;
+	struct tlink *tl; /* [nconns]: the wheel lists' links */
 
 	uint8_t *rxbufs;
 	uint32_t *rxfree;
@@ -355,15 +363,18 @@ static inline uint32_t *timer_head(struct tcp_core *c, const struct tcp_conn *k)
 
 static inline void timer_unlink(struct tcp_core *c, struct tcp_conn *k)
 {
+	struct tlink *l;
+
 	if (!k->linked_at)
 		return;
-	if (k->tprev != NIL)
-		c->conns[k->tprev].tnext = k->tnext;
+	l = &c->tl[conn_idx(c, k)];
+	if (l->prev != NIL)
+		c->tl[l->prev].next = l->next;
 	else
-		*timer_head(c, k) = k->tnext;
-	if (k->tnext != NIL)
-		c->conns[k->tnext].tprev = k->tprev;
-	k->tprev = k->tnext = NIL;
+		*timer_head(c, k) = l->next;
+	if (l->next != NIL)
+		c->tl[l->next].prev = l->prev;
+	l->prev = l->next = NIL;
 	k->linked_at = 0;
 }
 
@@ -371,16 +382,17 @@ static inline void timer_link(struct tcp_core *c, struct tcp_conn *k,
 			      uint64_t at)
 {
 	uint32_t idx = conn_idx(c, k), *head;
+	struct tlink *l = &c->tl[idx];
 
 	if (at <= c->wheel_ms)
 		at = c->wheel_ms + 1;
 	k->linked_at = at;
 	k->tl1 = at - c->wheel_ms >= WHEEL_SLOTS;
 	head = timer_head(c, k);
-	k->tprev = NIL;
-	k->tnext = *head;
-	if (k->tnext != NIL)
-		c->conns[k->tnext].tprev = idx;
+	l->prev = NIL;
+	l->next = *head;
+	if (l->next != NIL)
+		c->tl[l->next].prev = idx;
 	*head = idx;
 }
 

@@ -64,7 +64,7 @@ struct tcp_conn *conn_alloc(struct tcp_core *c, const struct tcp_tuple *t,
 	k->hash = h;
 	k->rxb = NIL;
 	k->lru_prev = k->lru_next = NIL;
-	k->tprev = k->tnext = NIL;
+	c->tl[idx].prev = c->tl[idx].next = NIL;
 	k->in_use = 1;
 	tbl_insert(c, h, idx);
 	c->active++;
@@ -196,7 +196,8 @@ size_t tcp_core_table_bytes(uint32_t n)
 {
 	uint32_t nrx = default_rx_bufs(n);
 
-	return (size_t)n * (sizeof(struct tcp_conn) + sizeof(uint32_t)) +
+	return (size_t)n * (sizeof(struct tcp_conn) + sizeof(uint32_t) +
+			    sizeof(struct tlink)) +
 	       (size_t)table_slots(n) * sizeof(struct tbl_slot) +
 	       (size_t)nrx * (RXBUF_SIZE + sizeof(uint32_t)) +
 	       (size_t)src_slots(nrx) * sizeof(uint16_t);
@@ -271,13 +272,13 @@ int tcp_core_check(const struct tcp_core *c)
 			const struct tcp_conn *k = &c->conns[idx];
 
 			if (idx >= c->nconns || !k->in_use ||
-			    k->tprev != prev || k->tl1 != l1 ||
+			    c->tl[idx].prev != prev || k->tl1 != l1 ||
 			    (l1 ? (k->linked_at / L1_MS) % L1_SLOTS !=
 					     i - WHEEL_SLOTS
 				: k->linked_at % WHEEL_SLOTS != i))
 				return -__LINE__;
 			prev = idx;
-			idx = c->conns[idx].tnext;
+			idx = c->tl[idx].next;
 			if (!linked--)
 				return -__LINE__;
 		}

@@ -19,10 +19,10 @@ static void timer_cascade(struct tcp_core *c, uint32_t slot)
 	c->wheel1[slot] = NIL;
 	while (idx != NIL) {
 		struct tcp_conn *k = &c->conns[idx];
-		uint32_t next = k->tnext;
+		uint32_t next = c->tl[idx].next;
 		uint64_t at = k->linked_at;
 
-		k->tprev = k->tnext = NIL;
+		c->tl[idx].prev = c->tl[idx].next = NIL;
 		k->linked_at = 0;
 		timer_link(c, k, at);
 		idx = next;
@@ -188,9 +188,12 @@ void tcp_core_poll_timers(struct tcp_core *c, uint64_t now_ns)
 		c->wheel[slot] = NIL;
 		while (idx != NIL) {
 			struct tcp_conn *k = &c->conns[idx];
-			uint32_t next = k->tnext;
+			uint32_t next = c->tl[idx].next;
 
-			k->tprev = k->tnext = NIL;
+			/* The next one's deadlines, while this one runs. */
+			if (next != NIL)
+				__builtin_prefetch(&c->conns[next].linked_at);
+			c->tl[idx].prev = c->tl[idx].next = NIL;
 			if (k->linked_at > end) {
 				/* A later revolution: put it back. */
 				uint64_t at = k->linked_at;
