@@ -141,6 +141,37 @@ server_cpu_ns() {
 	echo "$sum"
 }
 
+# steady_cpu BENCH_PID ERR D: the server's CPU per response once every
+# connection is open (the handshakes of the ramp left out: they are a cost
+# per connection, not per request), from the generator's progress lines:
+# the server's CPU read when the line of second 1 appears and when that of
+# second D does, over the responses of seconds 2..D. Sets steady (ns, or
+# empty when the lines did not come).
+steady_cpu() {
+	local pid=$1 err=$2 d=$3 a='' b='' i
+	steady=''
+	[ "$d" -ge 2 ] || return 0
+	for i in $(seq $((20 * (d + 900)))); do
+		if [ -z "$a" ] && grep -q '^\[  *1s\]' "$err" 2>/dev/null; then
+			a=$(server_cpu_ns "$server_pid")
+		elif [ -n "$a" ] && grep -q "^\[ *${d}s\]" "$err" 2>/dev/null; then
+			b=$(server_cpu_ns "$server_pid")
+			break
+		fi
+		kill -0 "$pid" 2>/dev/null || return 0
+		sleep 0.05
+	done
+	[ -n "$b" ] || return 0
+	# Responses of seconds 2..D: their req/s over about a second each.
+	local resp
+	resp=$(awk -v d="$d" '/^\[ *[0-9]+s\]/ {
+		l = $0; sub(/^\[ */, "", l); sec = l + 0; sub(/^[0-9]+s\] */, "", l)
+		if (sec >= 2 && sec <= d && !(sec in seen)) { seen[sec] = 1; n += l + 0 }
+	} END { printf "%d", n }' "$err")
+	[ "${resp:-0}" -gt 0 ] && steady=$(((b - a) / resp))
+	return 0
+}
+
 start_server() { # engine table log
 	$SRV prlimit --nofile="$NOFILE:$NOFILE" taskset -c "$SCPU" "$BLITZ" serve \
 		"$SRV_IF" --engine "$1" -p "$PORT" --max-conns "$2" "${serve_extra[@]}" >"$3" 2>&1 &
@@ -180,7 +211,7 @@ epoll_conns() {
 # row ENGINE CONNS PLACEMENT RUN [extra bench args...]: one measurement.
 row() {
 	local e=$1 c=$2 pl=$3 run=$4 log out d=$DURATION rss0 hwm=0 ns cns ep json
-	local cpu0 cpu1 rq cpu
+	local cpu0 cpu1 rq cpu steady
 	shift 4
 	log=$tmp/$e-$c-$pl-$run.log out=$tmp/$e-$c-$pl-$run.json
 	start_server "$e" $((c + 4096)) "$log" || {
@@ -192,7 +223,9 @@ row() {
 	cpu0=$(server_cpu_ns "$server_pid")
 	$CLI taskset -c "$CCPU" timeout 900 "$BLITZ" bench "$SRV_IP:$PORT" -i "$CLI_IF" \
 		-c "$c" -d "$d" --src-addrs "$(src_addrs_for "$c")" --ports "$PORTS_LO-$PORTS_HI" \
-		"$@" --json >"$out" 2>"$out.err" || true
+		"$@" --json >"$out" 2>"$out.err" &
+	steady_cpu "$!" "$out.err" "$d"
+	wait "$!" || true
 	hwm=$(tree_mem_kb "$server_pid" VmHWM)
 	cpu1=$(server_cpu_ns "$server_pid")
 	stop_server
@@ -207,10 +240,10 @@ row() {
 		client_busy_pct, xsk_mode}' "$out" 2>/dev/null) || json='{"failed":"no result"}'
 	echo "$json" | jq -c --arg e "$e" --argjson c "$c" --arg pl "$pl" --argjson run "$run" \
 		--arg ns "${ns:-}" --arg cns "${cns:-}" --arg ep "${ep:-}" --argjson rss0 "$rss0" --argjson hwm "$hwm" \
-		--arg cpu "${cpu:-}" \
+		--arg cpu "${cpu:-}" --arg steady "${steady:-}" \
 		'{engine: $e, conns: $c, placement: $pl, run: $run} + . +
 		 {engine_ns: ($ns | tonumber? // null), core_ns: ($cns | tonumber? // null),
-		  cpu_ns: ($cpu | tonumber? // null), epoll_conns: ($ep | tonumber? // null),
+		  cpu_ns: ($cpu | tonumber? // null), steady_cpu_ns: ($steady | tonumber? // null), epoll_conns: ($ep | tonumber? // null),
 		  rss_before_kb: $rss0, rss_peak_kb: $hwm}' | tee -a "$results" >&2
 }
 
@@ -246,12 +279,12 @@ jq -s -r --argjson small "$SMALL" --argjson big "$BIG" '
 	def med: sort | if length == 0 then null else .[length / 2 | floor] end;
 	def spread: if length < 2 or med == 0 then 0 else ((max - min) / med * 100 | round) end;
 	(map(select(.failed == null)) | group_by([.engine, .placement, .conns])[] |
-	  "\(.[0].engine) \(.[0].placement) c=\(.[0].conns): \(map(.rps) | med | round) req/s (spread \(map(.rps) | spread)%), engine \(map(.engine_ns) | med) ns/request (spread \(map(.engine_ns) | spread)%), cpu \(map(.cpu_ns) | med) ns (spread \(map(.cpu_ns) | spread)%), core \(map(.core_ns) | med) ns (spread \(map(.core_ns) | spread)%), errors \(map(.errors) | add), held \(map(.peak_established) | min), answered \(map(.conns_answered) | min), kernel path \(map(.epoll_conns) | add) connections, peak RSS \(map(.rss_peak_kb) | max) kB (\(map(.rss_before_kb) | min) kB before)"),
+	  "\(.[0].engine) \(.[0].placement) c=\(.[0].conns): \(map(.rps) | med | round) req/s (spread \(map(.rps) | spread)%), engine \(map(.engine_ns) | med) ns/request (spread \(map(.engine_ns) | spread)%), cpu \(map(.cpu_ns) | med) ns (spread \(map(.cpu_ns) | spread)%), steady cpu \(map(.steady_cpu_ns) | med) ns (spread \(map(.steady_cpu_ns) | spread)%), core \(map(.core_ns) | med) ns (spread \(map(.core_ns) | spread)%), errors \(map(.errors) | add), held \(map(.peak_established) | min), answered \(map(.conns_answered) | min), kernel path \(map(.epoll_conns) | add) connections, peak RSS \(map(.rss_peak_kb) | max) kB (\(map(.rss_before_kb) | min) kB before)"),
 	def ratio($g; f): [($g | map(select(.conns == $small)))[] as $s |
 	   ($g | map(select(.conns == $big and .run == $s.run)))[] |
 	   select((. | f) != null and ($s | f) != null and ($s | f) > 0) | (. | f) / ($s | f)];
 	(group_by([.engine, .placement])[] | . as $g | ratio($g; .engine_ns) as $r | ratio($g; .core_ns) as $k |
-	  ratio($g; .cpu_ns) as $u | select($r | length > 0) |
-	  "\($g[0].engine) \($g[0].placement): cost at \($big) / at \($small) = \($r | med * 100 | round / 100) (runs: \($r | map(. * 100 | round / 100))), core alone \($k | med * 100 | round / 100) (runs: \($k | map(. * 100 | round / 100))), server cpu \($u | med * 100 | round / 100) (runs: \($u | map(. * 100 | round / 100)))")
+	  ratio($g; .cpu_ns) as $u | ratio($g; .steady_cpu_ns) as $v | select($r | length > 0) |
+	  "\($g[0].engine) \($g[0].placement): cost at \($big) / at \($small) = \($r | med * 100 | round / 100) (runs: \($r | map(. * 100 | round / 100))), core alone \($k | med * 100 | round / 100) (runs: \($k | map(. * 100 | round / 100))), server cpu \($u | med * 100 | round / 100) (runs: \($u | map(. * 100 | round / 100))), steady server cpu \($v | med * 100 | round / 100) (runs: \($v | map(. * 100 | round / 100)))")
 ' "$results"
 echo "conns: rows in $results" >&2
