@@ -105,6 +105,19 @@ static __always_inline __u64 blitz_pkt_len(void *ctx, const int kind)
 	return ((struct __sk_buff *)ctx)->len;
 }
 
+/* Do the frame's first n bytes lie in it? Read from the linear part when
+ * it holds them (the usual frame: no helper call), else from the whole
+ * frame's length (fragments, a non-linear skb). */
+static __always_inline int blitz_pkt_has(void *ctx, const int kind, __u64 n)
+{
+	void *data = blitz_pkt_data(ctx, kind);
+	void *end = blitz_pkt_end(ctx, kind);
+
+	if (n <= 0xffff + ETH_HLEN + BLITZ_IP6_HLEN && data + n <= end)
+		return 1;
+	return n <= blitz_pkt_len(ctx, kind);
+}
+
 static __always_inline __u32 blitz_pkt_ifindex(void *ctx, const int kind)
 {
 	if (kind == BLITZ_PKT_XDP)
@@ -278,9 +291,10 @@ static __always_inline int blitz_seg_l4(void *ctx, const int kind,
 	return blitz_seg_opts(ctx, kind, s, optbuf, off0, l4);
 }
 
-/* The ones' complement sum of len bytes at off (the checksums below). */
+/* The ones' complement sum of len bytes at off plus seed, folded (the
+ * checksums below). */
 __noinline __u32 blitz_csum_span_skb(struct __sk_buff *ctx, __u32 off,
-				     __u32 len);
+				     __u32 len, __u64 seed);
 
 /* An IPv4 header of 20 bytes (no options) whose checksum does not
  * verify. Every stack fills it in full (no offload leaves it partial,
@@ -315,7 +329,7 @@ static __always_inline int blitz_seg_v4(void *ctx, const int kind,
 	if (iph->version != 4 || ihl < BLITZ_IP4_HLEN)
 		return BLITZ_CNT_PASS_MALFORMED;
 	tot = bpf_ntohs(iph->tot_len);
-	if (tot < ihl || (__u64)ETH_HLEN + tot > blitz_pkt_len(ctx, kind))
+	if (tot < ihl || !blitz_pkt_has(ctx, kind, (__u64)ETH_HLEN + tot))
 		return BLITZ_CNT_PASS_MALFORMED;
 	if (iph->protocol != IPPROTO_TCP) {
 		if (kind == BLITZ_PKT_XDP && iph->protocol == IPPROTO_ICMP &&
@@ -341,7 +355,7 @@ static __always_inline int blitz_seg_v4(void *ctx, const int kind,
 		return BLITZ_CNT_PASS_MALFORMED;
 	/* With options (TC only: XDP passed them): summed like a segment. */
 	if (kind == BLITZ_PKT_SKB && ihl > BLITZ_IP4_HLEN &&
-	    blitz_csum_span_skb(ctx, ETH_HLEN, ihl) != 0xffff)
+	    blitz_csum_span_skb(ctx, ETH_HLEN, ihl, 0) != 0xffff)
 		return BLITZ_CNT_PASS_MALFORMED;
 	s->saddr[0] = iph->saddr;
 	s->daddr[0] = iph->daddr;
@@ -374,7 +388,7 @@ static __always_inline int blitz_seg_v6(void *ctx, const int kind,
 	if (ip6->version != 6)
 		return BLITZ_CNT_PASS_MALFORMED;
 	plen = bpf_ntohs(ip6->payload_len);
-	if ((__u64)ETH_HLEN + BLITZ_IP6_HLEN + plen > blitz_pkt_len(ctx, kind))
+	if (!blitz_pkt_has(ctx, kind, (__u64)ETH_HLEN + BLITZ_IP6_HLEN + plen))
 		return BLITZ_CNT_PASS_MALFORMED;
 	/* Extension headers (a fragment's among them) are the kernel's. */
 	if (ip6->nexthdr == BLITZ_NEXTHDR_FRAGMENT)
@@ -606,14 +620,14 @@ static __always_inline __u32 blitz_csum_fold64(__u64 s)
 	return blitz_fold64(s); /* the one fold, blitz_csum.h */
 }
 
-/* The ones' complement sum of len bytes at off, folded to 16 bits in
- * memory order, or BLITZ_CSUM_NONE. */
+/* The ones' complement sum of len bytes at off and seed, folded to 16
+ * bits in memory order, or BLITZ_CSUM_NONE. */
 static __always_inline __u32 blitz_csum_span(void *ctx, const int kind,
-					     __u32 off, __u32 len)
+					     __u32 off, __u32 len, __u64 seed)
 {
 	/* 64-bit lengths: the registers the verifier bounds are the ones
 	 * passed to the helpers (a 32-bit copy would be checked instead). */
-	__u64 sum = 0, n, full = len / BLITZ_CSUM_CHUNK;
+	__u64 sum = seed, n, full = len / BLITZ_CSUM_CHUNK;
 	struct blitz_csum_buf *buf;
 	__u32 key = 0, i, t = 0;
 
@@ -752,24 +766,26 @@ static __always_inline __u64 blitz_csum_lin(void *ctx, const int kind,
 }
 
 /* One copy of the sum per program, verified once (global functions):
- * every caller of it shares the verifier's work. Folded to 16 bits. */
-__noinline __u32 blitz_csum_span_xdp(struct xdp_md *ctx, __u32 off, __u32 len)
+ * every caller of it shares the verifier's work. The span's sum plus seed
+ * (a pseudo-header's, below 2^35: no overflow), folded once to 16 bits. */
+__noinline __u32 blitz_csum_span_xdp(struct xdp_md *ctx, __u32 off, __u32 len,
+				     __u64 seed)
 {
 	__u64 sum = blitz_csum_lin(ctx, BLITZ_PKT_XDP, off, len);
 
 	if (sum != BLITZ_CSUM_LIN_NONE)
-		return blitz_csum_fold64(sum);
-	return blitz_csum_span(ctx, BLITZ_PKT_XDP, off, len);
+		return blitz_csum_fold64(sum + seed);
+	return blitz_csum_span(ctx, BLITZ_PKT_XDP, off, len, seed);
 }
 
 __noinline __u32 blitz_csum_span_skb(struct __sk_buff *ctx, __u32 off,
-				     __u32 len)
+				     __u32 len, __u64 seed)
 {
 	__u64 sum = blitz_csum_lin(ctx, BLITZ_PKT_SKB, off, len);
 
 	if (sum != BLITZ_CSUM_LIN_NONE)
-		return blitz_csum_fold64(sum);
-	return blitz_csum_span(ctx, BLITZ_PKT_SKB, off, len);
+		return blitz_csum_fold64(sum + seed);
+	return blitz_csum_span(ctx, BLITZ_PKT_SKB, off, len, seed);
 }
 
 /* The pseudo-header's sum (RFC 9293 3.1, RFC 8200 8.1), memory order. */
@@ -790,11 +806,12 @@ static __always_inline __u64 blitz_csum_pseudo(const __u32 *saddr,
 }
 
 static __always_inline __u32 blitz_csum_span_of(void *ctx, const int kind,
-						__u32 off, __u32 len)
+						__u32 off, __u32 len,
+						__u64 seed)
 {
 	if (kind == BLITZ_PKT_XDP)
-		return blitz_csum_span_xdp(ctx, off, len);
-	return blitz_csum_span_skb(ctx, off, len);
+		return blitz_csum_span_xdp(ctx, off, len, seed);
+	return blitz_csum_span_skb(ctx, off, len, seed);
 }
 
 /*
@@ -826,10 +843,10 @@ static __always_inline int blitz_seg_csum(void *ctx, const int kind,
 	      ((struct __sk_buff *)ctx)->gso_segs > 1)) &&
 	    s->csum == blitz_csum_fold64(ph))
 		return 0;
-	sum = blitz_csum_span_of(ctx, kind, s->l4off, s->seglen);
+	sum = blitz_csum_span_of(ctx, kind, s->l4off, s->seglen, ph);
 	if (sum == BLITZ_CSUM_NONE)
 		return BLITZ_CNT_PASS_MALFORMED;
-	return blitz_csum_fold64(ph + sum) == 0xffff ? 0 : BLITZ_CNT_BAD_CSUM;
+	return sum == 0xffff ? 0 : BLITZ_CNT_BAD_CSUM;
 }
 
 /*
@@ -854,10 +871,10 @@ static __always_inline int blitz_seg_icmp_csum(void *ctx, const int kind,
 				       ip6->daddr.in6_u.u6_addr32, 1,
 				       BLITZ_IPPROTO_ICMPV6, s->seglen);
 	}
-	sum = blitz_csum_span_of(ctx, kind, s->l4off, s->seglen);
+	sum = blitz_csum_span_of(ctx, kind, s->l4off, s->seglen, ph);
 	if (sum == BLITZ_CSUM_NONE)
 		return BLITZ_CNT_PASS_MALFORMED;
-	return blitz_csum_fold64(ph + sum) == 0xffff ? 0 : BLITZ_CNT_BAD_CSUM;
+	return sum == 0xffff ? 0 : BLITZ_CNT_BAD_CSUM;
 }
 
 #endif /* BLITZ_SEG_H */
