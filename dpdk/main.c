@@ -209,6 +209,17 @@ void engine_print_stats(const struct engine *eng, bool final)
 		printf(" tcp.%s=%" PRIu64, #id, core.id);
 	TCP_CORE_COUNTERS(CORE_CNT_PRINT)
 #undef CORE_CNT_PRINT
+	if (final) {
+		struct rte_eth_stats ps;
+
+		/* Frames the port's RX ring had no room for (af_packet: the
+		 * kernel's tp_drops), never seen by any counter above. */
+		if (!rte_eth_stats_get(eng->port_id, &ps) &&
+		    (ps.imissed || ps.ierrors))
+			printf(" port.imissed=%" PRIu64
+			       " port.ierrors=%" PRIu64,
+			       ps.imissed, ps.ierrors);
+	}
 	printf("\n");
 	for (q = 0; final && eng->nb_queues > 1 && q < eng->nb_queues; q++) {
 		const struct worker *w = &eng->workers[q];

@@ -23,7 +23,8 @@
 # the million, 600 s), BUILD, CONNS_OUT (bench-results), BENCH_PORT (8080),
 # CONNS_PREFIX (bzc), BENCH_CLIENT_CPU (0), BENCH_SERVER_CPU (1).
 #
-# Owns: its testbed (prefix CONNS_PREFIX) and bench-results/conns-*.jsonl.
+# Owns: its testbed (prefix CONNS_PREFIX), bench-results/conns-*.jsonl and
+# the rows' server and generator logs in bench-results/conns-*-logs/.
 # Never benchmarks an address outside the testbed's namespaces; tears the
 # testbed down in a trap.
 set -euo pipefail
@@ -107,7 +108,9 @@ URL="http://$SRV_IP:$PORT/"
 mkdir -p "$OUT"
 stamp=$(date -u +%Y%m%dT%H%M%SZ)
 results=$OUT/conns-$stamp.jsonl
+logs=$OUT/conns-$stamp-logs
 : >"$results"
+mkdir -p "$logs"
 
 # kB of FIELD (VmRSS, VmHWM) summed over the server's processes.
 tree_mem_kb() {
@@ -229,6 +232,10 @@ row() {
 	hwm=$(tree_mem_kb "$server_pid" VmHWM)
 	cpu1=$(server_cpu_ns "$server_pid")
 	stop_server
+	# The engine's exit lines (its counters: why a connection was reset)
+	# and the generator's progress, kept beside the results.
+	cp "$log" "$logs/$e-$c-$pl-$run.server.log" 2>/dev/null || true
+	cp "$out.err" "$logs/$e-$c-$pl-$run.bench.log" 2>/dev/null || true
 	rq=$(engine_requests "$log")
 	cpu=''
 	[ "${rq:-0}" -gt 0 ] && cpu=$(((cpu1 - cpu0) / rq))
