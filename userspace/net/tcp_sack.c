@@ -36,8 +36,11 @@ static inline bool rec_rtx(const struct xmit_rec *r)
 	return r->ts & 1u;
 }
 
-/* Full: merge the neighbours sent closest in time, keeping the older
- * time (RACK may then find a loss in the pair sooner, never later). */
+/* Full: merge the neighbours sent closest in time. Two first sends keep
+ * the older time (RACK may then find a loss in the pair sooner, never
+ * later); a pair with a resend keeps the newer: the older would make the
+ * resend look lost again at once, and it went out again on every scan
+ * (up to the step's budget) while the holes outnumbered the records. */
 static void rec_merge_closest(struct tcp_conn *k)
 {
 	uint32_t best = UINT32_MAX, i, bi = 0, rtx;
@@ -53,7 +56,7 @@ static void rec_merge_closest(struct tcp_conn *k)
 		}
 	}
 	rtx = (k->rec[bi].ts | k->rec[bi + 1].ts) & 1u;
-	if (ts_after(rec_ts(&k->rec[bi]), rec_ts(&k->rec[bi + 1])))
+	if (ts_after(rec_ts(&k->rec[bi]), rec_ts(&k->rec[bi + 1])) != !!rtx)
 		k->rec[bi].ts = rec_ts(&k->rec[bi + 1]);
 	k->rec[bi].ts = rec_ts(&k->rec[bi]) | rtx;
 	k->rec[bi].end = k->rec[bi + 1].end;
@@ -497,6 +500,7 @@ void rack_step(struct tcp_core *c, struct tcp_conn *k)
 	struct rack_scan_out o;
 	bool first = false;
 	int budget = 64;
+	uint32_t next = k->snd_una;
 
 	if (k->rack_tmr) {
 		k->rack_tmr = 0;
@@ -522,7 +526,11 @@ void rack_step(struct tcp_core *c, struct tcp_conn *k)
 	while (k->in_recovery && o.lost && budget--) {
 		if (!first && sack_pipe(k, &o) >= k->cwnd)
 			break;
+		/* Holes go in sequence order: never one twice in a step. */
+		if (!first && seq_lt(o.first_start, next))
+			break;
 		first = false;
+		next = o.first_start + min_u32(o.first_len, k->mss);
 		rack_resend(c, k, o.first_start, o.first_len);
 		rack_scan(c, k, &o);
 	}
