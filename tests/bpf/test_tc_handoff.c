@@ -59,6 +59,21 @@ static int n_cpus;
 static struct blitz_config cfg;
 static const char *setup_skip;
 
+/* NAME_v4 and NAME_v6: fn(false) and fn(true), once the testbed is up. */
+#define TESTS_V4_V6(name, fn)                            \
+	static void name##_v4(void)                      \
+	{                                                \
+		if (setup_skip)                          \
+			return (void)T_SKIP(setup_skip); \
+		fn(false);                               \
+	}                                                \
+	static void name##_v6(void)                      \
+	{                                                \
+		if (setup_skip)                          \
+			return (void)T_SKIP(setup_skip); \
+		fn(true);                                \
+	}
+
 /* What a crafted segment carries. */
 struct seg_spec {
 	bool v6;
@@ -757,19 +772,7 @@ static void good_cookies(bool v6)
 	good_cookie_case(&s);
 }
 
-static void t_good_cookie_handed_off_v4(void)
-{
-	if (setup_skip)
-		return (void)T_SKIP(setup_skip);
-	good_cookies(false);
-}
-
-static void t_good_cookie_handed_off_v6(void)
-{
-	if (setup_skip)
-		return (void)T_SKIP(setup_skip);
-	good_cookies(true);
-}
+TESTS_V4_V6(t_good_cookie_handed_off, good_cookies)
 
 /* Without timestamps there is no ack window: one off in ack or seq, or
  * an ack after bytes XDP could have sent, is not ours. */
@@ -1207,6 +1210,29 @@ static int run_frame_on(const uint8_t *f, size_t len, int ifindex,
 	return (int)o.retval;
 }
 
+/* A pipelining client's segment to the service on bzt0 (10.9.0.2 or
+ * fd09::2 to .1, ACK|PSH with timestamps): from sport, at seq and ack. */
+static struct seg_spec pipe_client(bool v6, uint16_t sport, uint32_t seq,
+				   uint32_t ack, uint32_t tsval,
+				   const char *payload)
+{
+	struct seg_spec s = {
+		.v6 = v6,
+		.saddr = v6 ? "fd09::2" : "10.9.0.2",
+		.daddr = v6 ? "fd09::1" : "10.9.0.1",
+		.sport = sport,
+		.dport = PORT,
+		.seq = seq,
+		.ack = ack,
+		.flags = F_ACK | F_PSH,
+		.ts = true,
+		.tsval = tsval,
+		.payload = payload,
+	};
+
+	return s;
+}
+
 /*
  * One batch of nreq GETs from the client (no kernel listener on the
  * address), window win (its shift is 7): the program's burst must be
@@ -1222,19 +1248,8 @@ static void pipe_case(bool v6, int nreq, uint16_t win, int n_answer,
 	static const char req[] = "GET / HTTP/1.1\r\nHost: a\r\n\r\n";
 	char payload[2048] = "";
 	uint8_t f[4096], mymac[6], client_mac[6] = {0x02, 0, 0, 0, 0, 0x42};
-	struct seg_spec s = {
-		.v6 = v6,
-		.saddr = v6 ? "fd09::2" : "10.9.0.2",
-		.daddr = v6 ? "fd09::1" : "10.9.0.1",
-		.sport = 40100,
-		.dport = PORT,
-		.seq = 777000,
-		.ack = 5550000,
-		.flags = F_ACK | F_PSH,
-		.ts = true,
-		.tsval = 31337,
-		.payload = payload,
-	};
+	struct seg_spec s =
+		pipe_client(v6, 40100, 777000, 5550000, 31337, payload);
 	static struct pipe_seg seg;
 	struct blitz_ck2_tuple t;
 	struct blitz_ck2_hit h;
@@ -1332,41 +1347,30 @@ static int pipe_ready(void)
 	return 1;
 }
 
-/* 16 pipelined GETs: 16 responses of 300 bytes in 4 segments. */
-static void t_pipeline_16_v4(void)
-{
-	if (pipe_ready())
-		pipe_case(false, 16, 64240, 16, 0);
-}
+/* A test of its own for one pipelined case: call, once the responses
+ * are in place. */
+#define PIPE_TEST(name, call)     \
+	static void name(void)    \
+	{                         \
+		if (pipe_ready()) \
+			call;     \
+	}
 
-static void t_pipeline_16_v6(void)
-{
-	if (pipe_ready())
-		pipe_case(true, 16, 64240, 16, 0);
-}
+/* 16 pipelined GETs: 16 responses of 300 bytes in 4 segments. */
+PIPE_TEST(t_pipeline_16_v4, pipe_case(false, 16, 64240, 16, 0))
+
+PIPE_TEST(t_pipeline_16_v6, pipe_case(true, 16, 64240, 16, 0))
 
 /* A GRO-merged skb (gso_segs 2) is answered the same way, and counted. */
-static void t_pipeline_gso(void)
-{
-	if (pipe_ready())
-		pipe_case(false, 16, 64240, 16, 2);
-}
+PIPE_TEST(t_pipeline_gso, pipe_case(false, 16, 64240, 16, 2))
 
 /* A window of 8 << 7 = 1024 bytes holds 3 responses: only those are sent
  * and only their requests acked; the client sends the rest again. */
-static void t_pipeline_window_partial(void)
-{
-	if (pipe_ready())
-		pipe_case(false, 16, 8, 3, 0);
-}
+PIPE_TEST(t_pipeline_window_partial, pipe_case(false, 16, 8, 3, 0))
 
 /* IW10: 60 GETs need 18 000 bytes; a burst of 10 segments of 1448
  * (14 480 bytes) holds 48 responses of 300: those are sent and acked. */
-static void t_pipeline_burst_bound(void)
-{
-	if (pipe_ready())
-		pipe_case(false, 60, 64240, 48, 0);
-}
+PIPE_TEST(t_pipeline_burst_bound, pipe_case(false, 60, 64240, 48, 0))
 
 /* bpf_ktime_get_ns()'s clock, as the test sees it */
 static uint64_t mono_ns(void)
@@ -1394,20 +1398,8 @@ static void pipe_loss_case(bool v6)
 	static struct pipe_seg orig[4], seg;
 	char payload[1024] = "";
 	uint8_t f[4096], mymac[6], client_mac[6] = {0x02, 0, 0, 0, 0, 0x43};
-	struct seg_spec s = {
-		.v6 = v6,
-		.saddr = v6 ? "fd09::2" : "10.9.0.2",
-		.daddr = v6 ? "fd09::1" : "10.9.0.1",
-		.sport = 40200,
-		.dport = PORT,
-		.seq = 123000,
-		.ack = 9990000,
-		.flags = F_ACK | F_PSH,
-		.ts = true,
-		.tsval = 4000,
-		.payload = payload,
-		.win = 64240,
-	};
+	struct seg_spec s =
+		pipe_client(v6, 40200, 123000, 9990000, 4000, payload);
 	struct seg_spec c;
 	uint32_t rl = sizeof(req) - 1, end_req, held, end, got = 0, i;
 	uint64_t t0;
@@ -1528,17 +1520,9 @@ static void pipe_loss_case(bool v6)
 	close(fd);
 }
 
-static void t_pipeline_loss_resent_v4(void)
-{
-	if (pipe_ready())
-		pipe_loss_case(false);
-}
+PIPE_TEST(t_pipeline_loss_resent_v4, pipe_loss_case(false))
 
-static void t_pipeline_loss_resent_v6(void)
-{
-	if (pipe_ready())
-		pipe_loss_case(true);
-}
+PIPE_TEST(t_pipeline_loss_resent_v6, pipe_loss_case(true))
 
 /* The sniffer's next segment within ms milliseconds, or -1. */
 static int pipe_recv_ms(int fd, bool v6, const uint8_t *mac, struct pipe_seg *o,
@@ -1872,45 +1856,22 @@ static void tc_csum_family(bool v6)
 	}
 }
 
-static void t_csum_handoff_v4(void)
-{
-	if (setup_skip)
-		return (void)T_SKIP(setup_skip);
-	tc_csum_family(false);
-}
-
-static void t_csum_handoff_v6(void)
-{
-	if (setup_skip)
-		return (void)T_SKIP(setup_skip);
-	tc_csum_family(true);
-}
+TESTS_V4_V6(t_csum_handoff, tc_csum_family)
 
 /* 16 pipelined GETs with a good cookie, as pipe_case sends them. */
 static size_t csum_pipe_frame(uint8_t *f, char *payload, bool v6)
 {
 	uint8_t client_mac[6] = {0x02, 0, 0, 0, 0, 0x42};
 	static uint8_t mymac[6];
-	struct seg_spec s = {
-		.v6 = v6,
-		.saddr = v6 ? "fd09::2" : "10.9.0.2",
-		.daddr = v6 ? "fd09::1" : "10.9.0.1",
-		.sport = 40101,
-		.dport = PORT,
-		.seq = 778000,
-		.ack = 5560000,
-		.flags = F_ACK | F_PSH,
-		.ts = true,
-		.tsval = 31338,
-		.payload = payload,
-		.src_mac = client_mac,
-		.dst_mac = mymac,
-	};
+	struct seg_spec s =
+		pipe_client(v6, 40101, 778000, 5560000, 31338, payload);
 	int i;
 
 	payload[0] = 0;
 	for (i = 0; i < 16; i++)
 		strcat(payload, "GET / HTTP/1.1\r\nHost: a\r\n\r\n");
+	s.src_mac = client_mac;
+	s.dst_mac = mymac;
 	s.tsecr = tsecr_of(&s);
 	T_CHECK(!bzt0_mac(mymac));
 	return build(f, &s);

@@ -114,6 +114,18 @@ static int send_all(int fd, const void *p, size_t n)
 	return 0;
 }
 
+/* A connection with req sent on it, both checked: the fd, or -1. */
+static int dial_send(const void *req, size_t len)
+{
+	int fd = dial();
+
+	T_CHECK(fd >= 0);
+	if (fd < 0)
+		return -1;
+	T_CHECK(!send_all(fd, req, len));
+	return fd;
+}
+
 /*
  * Read until `want` bytes arrived, EOF, an error or timeout_ms passed.
  * Returns the bytes read; *eof: 1 on EOF, -errno on an error (RST).
@@ -178,13 +190,11 @@ static void expect_get_answers(int fd, const char *req, size_t n, uint8_t *buf,
 static void test_get_exact_bytes(void)
 {
 	uint8_t buf[4096];
-	int fd = dial(), eof;
+	int fd = dial_send(GET, strlen(GET)), eof;
 	size_t n;
 
-	T_CHECK(fd >= 0);
 	if (fd < 0)
 		return;
-	T_CHECK(!send_all(fd, GET, strlen(GET)));
 	n = recv_upto(fd, buf, ref.len[BLITZ_RESP_GET_KA], 2000, &eof);
 	T_EQ_INT(n, ref.len[BLITZ_RESP_GET_KA]);
 	T_CHECK(same_response(buf, n, BLITZ_RESP_GET_KA));
@@ -226,13 +236,11 @@ static void test_pipelined_200(void)
 static void test_split_request(void)
 {
 	uint8_t buf[4096];
-	int fd = dial(), eof;
+	int fd = dial_send("GET / HTTP/1.1\r\nHo", 18), eof;
 	size_t n;
 
-	T_CHECK(fd >= 0);
 	if (fd < 0)
 		return;
-	T_CHECK(!send_all(fd, "GET / HTTP/1.1\r\nHo", 18));
 	n = recv_upto(fd, buf, 1, 200, &eof);
 	T_EQ_INT(n, 0); /* nothing answered for half a request */
 	T_CHECK(!send_all(fd, "st: x\r\n\r\n", 9));
@@ -245,13 +253,11 @@ static void test_split_request(void)
 static void expect_close(const char *req, size_t len, int kind)
 {
 	uint8_t buf[4096];
-	int fd = dial(), eof;
+	int fd = dial_send(req, len), eof;
 	size_t n;
 
-	T_CHECK(fd >= 0);
 	if (fd < 0)
 		return;
-	T_CHECK(!send_all(fd, req, len));
 	n = recv_upto(fd, buf, sizeof(buf), 3000, &eof);
 	T_CHECK_MSG(same_response(buf, n, kind), "kind %d, got %zu bytes: %.*s",
 		    kind, n, (int)(n < 80 ? n : 80), buf);
@@ -349,14 +355,12 @@ static void test_bodies_skipped(void)
 static void test_client_half_close(void)
 {
 	uint8_t buf[4096];
-	int fd = dial(), eof;
+	int fd = dial_send(GET, strlen(GET)), eof;
 	size_t n;
 
-	T_CHECK(fd >= 0);
 	if (fd < 0)
 		return;
 	/* Request and FIN together: the answer still comes, then FIN. */
-	T_CHECK(!send_all(fd, GET, strlen(GET)));
 	shutdown(fd, SHUT_WR);
 	n = recv_upto(fd, buf, sizeof(buf), 2000, &eof);
 	T_CHECK(same_response(buf, n, BLITZ_RESP_GET_KA));
