@@ -54,29 +54,28 @@ int service_add_addr(struct blitz_service *s, const char *text)
 {
 	struct in6_addr a6;
 	struct in_addr a4;
+	bool v6;
 
 	if (inet_pton(AF_INET, text, &a4) == 1) {
-		if (s->n_addr4 >= BLITZ_MAX_ADDRS) {
-			pr_warn("too many IPv4 addresses: at most %d\n",
-				BLITZ_MAX_ADDRS);
-			return -1;
-		}
-		s->addr4[s->n_addr4++] = a4;
-		return 0;
+		v6 = false;
+	} else if (inet_pton(AF_INET6, text, &a6) == 1) {
+		v6 = true;
+	} else {
+		pr_warn("bad address '%s': give an IPv4 or IPv6 address, e.g. "
+			"10.0.0.1 or fd00::1\n",
+			text);
+		return -1;
 	}
-	if (inet_pton(AF_INET6, text, &a6) == 1) {
-		if (s->n_addr6 >= BLITZ_MAX_ADDRS) {
-			pr_warn("too many IPv6 addresses: at most %d\n",
-				BLITZ_MAX_ADDRS);
-			return -1;
-		}
+	if ((v6 ? s->n_addr6 : s->n_addr4) >= BLITZ_MAX_ADDRS) {
+		pr_warn("too many IPv%d addresses: at most %d\n", v6 ? 6 : 4,
+			BLITZ_MAX_ADDRS);
+		return -1;
+	}
+	if (v6)
 		s->addr6[s->n_addr6++] = a6;
-		return 0;
-	}
-	pr_warn("bad address '%s': give an IPv4 or IPv6 address, e.g. "
-		"10.0.0.1 or fd00::1\n",
-		text);
-	return -1;
+	else
+		s->addr4[s->n_addr4++] = a4;
+	return 0;
 }
 
 /* Why the XDP program never answers a4 (network order), or NULL. */

@@ -46,6 +46,26 @@ static void fmt_sa(const struct sockaddr_storage *ss, char *out, size_t len)
 	}
 }
 
+/* ss: the socket address of addr (a struct in_addr, or with v6 a struct
+ * in6_addr) and port. */
+static void sockaddr_set(struct sockaddr_storage *ss, bool v6, const void *addr,
+			 uint16_t port)
+{
+	memset(ss, 0, sizeof(*ss));
+	if (!v6) {
+		struct sockaddr_in *s = (void *)ss;
+
+		s->sin_family = AF_INET;
+		memcpy(&s->sin_addr, addr, sizeof(s->sin_addr));
+	} else {
+		struct sockaddr_in6 *s = (void *)ss;
+
+		s->sin6_family = AF_INET6;
+		memcpy(&s->sin6_addr, addr, sizeof(s->sin6_addr));
+	}
+	ep_sock_set_port(ss, port);
+}
+
 /* The addresses to listen on: the configured ones, else the wildcard. */
 int ep_sock_listen_addrs(const struct blitz_service *svc, uint16_t port,
 			 struct sockaddr_storage *ss, bool *dual)
@@ -53,29 +73,12 @@ int ep_sock_listen_addrs(const struct blitz_service *svc, uint16_t port,
 	int n = 0, i;
 
 	*dual = false;
-	for (i = 0; i < svc->n_addr4; i++) {
-		struct sockaddr_in *s = (void *)&ss[n++];
-
-		memset(s, 0, sizeof(ss[0]));
-		s->sin_family = AF_INET;
-		s->sin_port = htons(port);
-		s->sin_addr = svc->addr4[i];
-	}
-	for (i = 0; i < svc->n_addr6; i++) {
-		struct sockaddr_in6 *s = (void *)&ss[n++];
-
-		memset(s, 0, sizeof(ss[0]));
-		s->sin6_family = AF_INET6;
-		s->sin6_port = htons(port);
-		s->sin6_addr = svc->addr6[i];
-	}
+	for (i = 0; i < svc->n_addr4; i++)
+		sockaddr_set(&ss[n++], false, &svc->addr4[i], port);
+	for (i = 0; i < svc->n_addr6; i++)
+		sockaddr_set(&ss[n++], true, &svc->addr6[i], port);
 	if (!n) {
-		struct sockaddr_in6 *s = (void *)&ss[n++];
-
-		memset(s, 0, sizeof(ss[0]));
-		s->sin6_family = AF_INET6;
-		s->sin6_port = htons(port);
-		s->sin6_addr = in6addr_any;
+		sockaddr_set(&ss[n++], true, &in6addr_any, port);
 		*dual = true;
 	}
 	return n;
@@ -83,12 +86,9 @@ int ep_sock_listen_addrs(const struct blitz_service *svc, uint16_t port,
 
 void ep_sock_wildcard4(struct sockaddr_storage *ss, uint16_t port)
 {
-	struct sockaddr_in *s = (void *)ss;
+	struct in_addr any = {.s_addr = htonl(INADDR_ANY)};
 
-	memset(ss, 0, sizeof(*ss));
-	s->sin_family = AF_INET;
-	s->sin_port = htons(port);
-	s->sin_addr.s_addr = htonl(INADDR_ANY);
+	sockaddr_set(ss, false, &any, port);
 }
 
 void ep_sock_set_port(struct sockaddr_storage *ss, uint16_t port)
