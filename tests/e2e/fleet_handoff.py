@@ -27,9 +27,10 @@ import time
 TIMEOUT = 3.0
 
 
-def read_response(s, buf):
-    """One whole response from s: (text, rest of buf)."""
-    while b"\r\n\r\n" not in buf:
+def recv_until(s, buf, enough):
+    """Read s into buf until enough(buf): (None, buf), or ("rst"|"eof"|
+    "timeout", b"") when the response cannot come."""
+    while not enough(buf):
         try:
             d = s.recv(4096)
         except ConnectionResetError:
@@ -39,6 +40,14 @@ def read_response(s, buf):
         if not d:
             return "eof", b""
         buf += d
+    return None, buf
+
+
+def read_response(s, buf):
+    """One whole response from s: (text, rest of buf)."""
+    why, buf = recv_until(s, buf, lambda b: b"\r\n\r\n" in b)
+    if why:
+        return why, buf
     head, _, buf = buf.partition(b"\r\n\r\n")
     lines = head.decode("latin-1").split("\r\n")
     n = 0
@@ -46,16 +55,9 @@ def read_response(s, buf):
         k, _, v = h.partition(":")
         if k.strip().lower() == "content-length":
             n = int(v)
-    while len(buf) < n:
-        try:
-            d = s.recv(4096)
-        except ConnectionResetError:
-            return "rst", b""
-        except socket.timeout:
-            return "timeout", b""
-        if not d:
-            return "eof", b""
-        buf += d
+    why, buf = recv_until(s, buf, lambda b: len(b) >= n)
+    if why:
+        return why, buf
     status = lines[0].split(" ")[1] if " " in lines[0] else "?"
     body = buf[:n].decode("latin-1").strip().replace(" ", "_")
     return "%s %s" % (status, body), buf[n:]

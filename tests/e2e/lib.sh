@@ -66,6 +66,38 @@ need_dpdk_tap() {
 	fi
 }
 
+# dpdk_start LCORES VDEV SECONDS ARGS... - blitz-dpdk ($DPDK) on LCORES
+# and the port VDEV, taking $SRV_IF over (--takeover: it serves the veth's
+# addresses on $PORT and moves them to the TAP $TAP until it exits); its
+# log in $TMP/dpdk.log, killed when the script ends. Waits SECONDS for its
+# "serving" line. Sets DPDK_PID.
+dpdk_start() {
+	local lcores=$1 vdev=$2 secs=$3
+	shift 3
+	: >"$TMP/dpdk.log"
+	# shellcheck disable=SC2086,SC2153 # $SRV is a command prefix; PORT is the script's
+	$SRV "$DPDK" --no-huge -m 512 --no-pci --no-shconf --no-telemetry \
+		--file-prefix "blitz-$PREFIX" -l "$lcores" --vdev="$vdev" -- \
+		-p "$PORT" --takeover "$SRV_IF" --tap "$TAP" "$@" \
+		>"$TMP/dpdk.log" 2>&1 &
+	DPDK_PID=$!
+	on_exit "kill $DPDK_PID"
+	wait_line "$TMP/dpdk.log" '^blitz-dpdk: serving' "$DPDK_PID" "$secs"
+}
+
+# dpdk_start_failed NAME - end the script after a dpdk_start that failed:
+# SKIP NAME when DPDK cannot start on this machine, else FAIL NAME_start.
+dpdk_start_failed() {
+	local why
+	why=$(grep -v '^ ' "$TMP/dpdk.log" | tail -3 | tr '\n' ' ')
+	if grep -q 'rte_eal_init failed' "$TMP/dpdk.log"; then
+		skip "$1" "DPDK cannot start here: $why"
+		exit 0
+	fi
+	fail "${1}_start" "$why"
+	exit 1
+}
+
 # need_cmds NAME cmd... - 0 when every command exists, else SKIP NAME.
 need_cmds() {
 	local name=$1 c
@@ -261,6 +293,22 @@ e2e_up() {
 	fi
 	TMP=$(mktemp -d)
 	on_exit "rm -rf '$TMP'"
+}
+
+# e2e_load NAME ARGS... - `blitz load $SRV_IF ARGS` (its output in
+# $TMP/load.out) with the program attached: PASS NAME_load, and an unload
+# when the script ends; else FAIL NAME_load and end the script.
+e2e_load() {
+	local name=$1
+	shift
+	# shellcheck disable=SC2086 # $SRV is a command prefix
+	if $SRV "$BLITZ" load "$SRV_IF" "$@" >"$TMP/load.out" 2>&1 && has_xdp "$SRV_IF"; then
+		pass "${name}_load"
+		on_exit "$SRV '$BLITZ' unload '$SRV_IF' >/dev/null 2>&1"
+	else
+		fail "${name}_load" "$(tr '\n' ' ' <"$TMP/load.out")"
+		exit 1
+	fi
 }
 
 # e2e_begin NAME PREFIX - root, a built blitz, then e2e_up.

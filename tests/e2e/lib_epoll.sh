@@ -55,6 +55,16 @@ serve_stop() {
 	return 1
 }
 
+# serve_stop_ok NAME - SIGTERM: PASS NAME when serve exits 0 within 10 s,
+# else FAIL NAME with its status and its log's last lines.
+serve_stop_ok() {
+	if serve_stop TERM 10 && [ "$SERVE_RC" -eq 0 ]; then
+		pass "$1"
+	else
+		fail "$1" "rc $SERVE_RC: $(tail -3 "$SERVE_LOG" | tr '\n' ' ')"
+	fi
+}
+
 # fd_count PID - open file descriptors of PID.
 fd_count() {
 	local n

@@ -24,11 +24,7 @@ CLI_MAC=$($CLI ip -br link show dev "$CLI_IF" | awk '{print $3}')
 # kernel never resets the server's segments to the raw client.
 RAW_IP=${CLI_IP%.*}.150
 
-if ! $SRV "$BLITZ" load "$SRV_IF" -p $PORT --body "Hello World!" >"$TMP/load.out" 2>&1; then
-	fail "${T}_load" "$(tr '\n' ' ' <"$TMP/load.out")"
-	exit 1
-fi
-on_exit "$SRV '$BLITZ' unload '$SRV_IF'"
+e2e_load "$T" -p $PORT --body "Hello World!"
 
 # raw NAME RELOAD_CMD WANT: one burst, RELOAD_CMD, the duplicate ACK.
 raw() {

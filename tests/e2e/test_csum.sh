@@ -22,11 +22,7 @@ SRC4=${SRV_IP%.*}.50
 SRC6=${SRV_IP6%::*}::50
 scapy_peer "${T}_wire" "$SRC4" "$SRC6" || exit 0
 
-if ! $SRV "$BLITZ" load "$SRV_IF" -p "$PORT" >"$TMP/load" 2>&1; then
-	fail "${T}_load" "blitz load: $(tr '\n' ' ' <"$TMP/load")"
-	exit 1
-fi
-on_exit "$SRV $BLITZ unload $SRV_IF"
+e2e_load "$T" -p "$PORT"
 
 # status says which forms are accepted, by the driver
 $SRV "$BLITZ" status "$SRV_IF" >"$TMP/status" 2>&1

@@ -51,23 +51,12 @@ SRV_MAC=$($SRV ip -br link show dev "$SRV_IF" | awk '{print $3}')
 # XDP program on the server veth makes the client segment).
 CLI_TSO=$($CLI ethtool -k "$CLI_IF" | awk '/^tcp-segmentation-offload:/ {print $2}')
 
-# start_dpdk LCORES NQUEUES [ARGS...] - run blitz-dpdk on LCORES (one queue
-# each) with --takeover: it serves the veth's addresses and moves them
-# (and its routes) to the TAP until it exits. Waits for its "serving" line.
-# Sets DPDK_PID.
+# start_dpdk LCORES NQUEUES [ARGS...] - blitz-dpdk on LCORES, one queue
+# each, its routes moved to the TAP too (dpdk_start). Sets DPDK_PID.
 start_dpdk() {
-	local lcores=$1 nq=$2 vdev
+	local lcores=$1 nq=$2
 	shift 2
-	vdev=${VDEV:-net_af_packet0,iface=$SRV_IF,qpairs=$nq,qdisc_bypass=1}
-	: >"$TMP/dpdk.log"
-	$SRV "$DPDK" --no-huge -m 512 --no-pci --no-shconf --no-telemetry \
-		--file-prefix "blitz-$PREFIX" -l "$lcores" \
-		--vdev="$vdev" -- \
-		-p "$PORT" --takeover "$SRV_IF" --tap "$TAP" "$@" \
-		>"$TMP/dpdk.log" 2>&1 &
-	DPDK_PID=$!
-	on_exit "kill $DPDK_PID"
-	wait_line "$TMP/dpdk.log" '^blitz-dpdk: serving' "$DPDK_PID" 10
+	dpdk_start "$lcores" "${VDEV:-net_af_packet0,iface=$SRV_IF,qpairs=$nq,qdisc_bypass=1}" 10 "$@"
 }
 
 # stop_dpdk - SIGTERM, bounded wait; 0 when it exited 0 by itself.
@@ -78,13 +67,7 @@ stop_dpdk() {
 if start_dpdk 0 1; then
 	pass "${T}_start"
 else
-	why=$(grep -v '^ ' "$TMP/dpdk.log" | tail -3 | tr '\n' ' ')
-	if grep -q 'rte_eal_init failed' "$TMP/dpdk.log"; then
-		skip "$T" "DPDK cannot start here: $why"
-		exit 0
-	fi
-	fail "${T}_start" "$why"
-	exit 1
+	dpdk_start_failed "$T"
 fi
 
 # ---- ARP and ping, nothing static ----

@@ -33,15 +33,7 @@ e2e_up "$T" "$PREFIX"
 URL="http://$SRV_IP:$PORT/"
 
 start_dpdk() { # ARGS... ; sets DPDK_PID
-	: >"$TMP/dpdk.log"
-	$SRV "$DPDK" --no-huge -m 512 --no-pci --no-shconf --no-telemetry \
-		--file-prefix "blitz-$PREFIX" -l "$CPU" \
-		--vdev="net_af_packet0,iface=$SRV_IF,qdisc_bypass=1" -- \
-		-p "$PORT" --takeover "$SRV_IF" --tap "$TAP" "$@" \
-		>"$TMP/dpdk.log" 2>&1 &
-	DPDK_PID=$!
-	on_exit "kill $DPDK_PID"
-	wait_line "$TMP/dpdk.log" '^blitz-dpdk: serving' "$DPDK_PID" 15
+	dpdk_start "$CPU" "net_af_packet0,iface=$SRV_IF,qdisc_bypass=1" 15 "$@"
 }
 
 # cpu_ticks PID - user + system clock ticks of all its threads so far.
@@ -60,15 +52,8 @@ idle_cpu_pct() {
 tot() { grep '^totals:' "$TMP/dpdk.log" | grep -oE "(^| )$1=[0-9]+" | cut -d= -f2; }
 
 head -c 65536 /dev/urandom >"$TMP/body.bin"
-if ! start_dpdk --body-file "$TMP/body.bin" --content-type application/octet-stream; then
-	why=$(grep -v '^ ' "$TMP/dpdk.log" | tail -3 | tr '\n' ' ')
-	if grep -q 'rte_eal_init failed' "$TMP/dpdk.log"; then
-		skip "$T" "DPDK cannot start here: $why"
-		exit 0
-	fi
-	fail "${T}_start" "$why"
-	exit 1
-fi
+start_dpdk --body-file "$TMP/body.bin" --content-type application/octet-stream ||
+	dpdk_start_failed "$T"
 line=$(grep 'sleeps in poll()' "$TMP/dpdk.log")
 n=$(echo "$line" | sed -n 's/.*(\([0-9]*\) kernel descriptor.*/\1/p')
 if [ "${n:-0}" -ge 2 ]; then

@@ -106,11 +106,7 @@ for size in 65536 1048576; do
 	else
 		fail "${T}_body_file_${size}_head_no_body_then_get" "$out"
 	fi
-	if serve_stop TERM 10 && [ "$SERVE_RC" -eq 0 ]; then
-		pass "${T}_body_file_${size}_sigterm"
-	else
-		fail "${T}_body_file_${size}_sigterm" "rc $SERVE_RC: $(tail -3 "$TMP/big.log" | tr '\n' ' ')"
-	fi
+	serve_stop_ok "${T}_body_file_${size}_sigterm"
 done
 
 # ---- argument errors: one line, non-zero ----

@@ -127,11 +127,7 @@ if wait_fds "$SERVE_PID" "$fd0" 10; then
 else
 	fail "${T}_fds_back_to_start" "server has $(fd_count "$SERVE_PID") fds, started with $fd0"
 fi
-if serve_stop TERM 10 && [ "$SERVE_RC" -eq 0 ]; then
-	pass "${T}_sigterm_after_load"
-else
-	fail "${T}_sigterm_after_load" "rc $SERVE_RC"
-fi
+serve_stop_ok "${T}_sigterm_after_load"
 grep '^epoll: ' "$TMP/serve.log" | sed 's/^/  /'
 
 # ---- the connection cap ----

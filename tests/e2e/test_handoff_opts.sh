@@ -48,11 +48,7 @@ if ! nginx_start $PORT 64 "" "		listen [::]:$PORT;"; then
 	fail "${T}_nginx" "nginx did not start: $(tail -1 "$TMP/ngx/out.log")"
 	exit 1
 fi
-if ! $SRV "$BLITZ" load "$SRV_IF" -p $PORT >"$TMP/load.out" 2>&1; then
-	fail "${T}_load" "$(tr '\n' ' ' <"$TMP/load.out")"
-	exit 1
-fi
-on_exit "$SRV '$BLITZ' unload '$SRV_IF'"
+e2e_load "$T" -p $PORT
 printf 'GET /body HTTP/1.1\r\nHost: t\r\nContent-Length: 4\r\n\r\nbody' >"$TMP/req"
 
 # conn NAME HOST: one handed-off connection to HOST, open for 2 s; the

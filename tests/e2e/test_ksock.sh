@@ -38,11 +38,7 @@ BEFORE_PID=$!
 on_exit "kill $BEFORE_PID"
 wait_line "$TMP/before.out" "kernel 1" "$BEFORE_PID" 10
 
-if ! $SRV "$BLITZ" load "$SRV_IF" -p "$PORT" >"$TMP/load.out" 2>&1; then
-	fail "${T}_load" "$(tr '\n' ' ' <"$TMP/load.out")"
-	exit 1
-fi
-on_exit "$SRV '$BLITZ' unload '$SRV_IF'"
+e2e_load "$T" -p "$PORT"
 
 $SRV "$BLITZ" status >"$TMP/status.out" 2>&1
 if grep -q "$SRV_IF: kernel-socket filter on (port $PORT" "$TMP/status.out"; then

@@ -27,11 +27,7 @@ split() {
 }
 
 NONE="nothing listens on port $PORT: requests the xdp engine passes (split requests, bodies) are reset"
-if ! $SRV "$BLITZ" load "$SRV_IF" -p $PORT >"$TMP/load.out" 2>&1; then
-	fail "${T}_load" "$(tr '\n' ' ' <"$TMP/load.out")"
-	exit 1
-fi
-on_exit "$SRV '$BLITZ' unload '$SRV_IF'"
+e2e_load "$T" -p $PORT
 if [ "$(grep -cF "$NONE" "$TMP/load.out")" -eq 1 ]; then
 	pass "${T}_load_none"
 else

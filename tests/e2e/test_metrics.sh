@@ -36,12 +36,7 @@ if ! /usr/bin/python3 -c 'import prometheus_client' 2>/dev/null; then
 	skip "${T}_all" "python3-prometheus-client is not installed (scripts/install-deps.sh)"
 	exit 0
 fi
-if ! tb_up "${METRICS_TB:-mtr}"; then
-	fail "${T}_testbed" "scripts/testbed.sh up failed"
-	exit 1
-fi
-TMP=$(mktemp -d)
-on_exit "rm -rf '$TMP'"
+e2e_up "$T" "${METRICS_TB:-mtr}"
 on_exit "$SRV '$BLITZ' unload '$SRV_IF'"
 PV="$(dirname "$0")/prom_value.py"
 

@@ -23,11 +23,7 @@ PORT=8080
 RAW=$E2E_ROOT/tests/e2e/no_ts_client.py
 
 e2e_begin "$T" "${NOTS_TB:-e2ents}"
-if ! $SRV "$BLITZ" load "$SRV_IF" -p $PORT >"$TMP/load.out" 2>&1; then
-	fail "${T}_load" "$(tr '\n' ' ' <"$TMP/load.out")"
-	exit 1
-fi
-on_exit "$SRV '$BLITZ' unload '$SRV_IF'"
+e2e_load "$T" -p $PORT
 cmac=$($CLI ip -o link show "$CLI_IF" | sed -n 's/.*link\/ether \([0-9a-f:]*\).*/\1/p')
 smac=$($SRV ip -o link show "$SRV_IF" | sed -n 's/.*link\/ether \([0-9a-f:]*\).*/\1/p')
 SRC=${CLI_IP%.*}.177

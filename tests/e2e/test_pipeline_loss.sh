@@ -98,11 +98,7 @@ run_all() {
 }
 
 # ---- blitz load alone ----
-if ! $SRV "$BLITZ" load "$SRV_IF" -p $PORT >"$TMP/load.out" 2>&1; then
-	fail "${T}_load" "$(tr '\n' ' ' <"$TMP/load.out")"
-	exit 1
-fi
-on_exit "$SRV '$BLITZ' unload '$SRV_IF'"
+e2e_load "$T" -p $PORT
 if grep -q "nothing listens on port $PORT" "$TMP/load.out"; then
 	run_all load
 else

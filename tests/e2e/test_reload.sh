@@ -37,14 +37,7 @@ done
 # The kernel's ephemeral ports stay out of bench's source ports.
 $CLI sysctl -qw net.ipv4.ip_local_port_range="20000 39999"
 
-if $SRV "$BLITZ" load "$SRV_IF" -p "$PORT" --secret-file "$KA" --body v0 >"$TMP/load.out" 2>&1 &&
-	has_xdp "$SRV_IF"; then
-	pass "${T}_load"
-	on_exit "$SRV '$BLITZ' unload '$SRV_IF'"
-else
-	fail "${T}_load" "$(tr '\n' ' ' <"$TMP/load.out")"
-	exit 1
-fi
+e2e_load "$T" -p "$PORT" --secret-file "$KA" --body v0
 prog_id() { $SRV ip -j link show dev "$SRV_IF" | "$PY" -c 'import json,sys; print(json.load(sys.stdin)[0].get("xdp",{}).get("prog",{}).get("id",0))'; }
 # shellcheck disable=SC2086
 get() { $CLI curl -s -m 5 "http://$SRV_IP:$PORT/"; }

@@ -26,11 +26,7 @@ CASES=$E2E_ROOT/tests/e2e/rfc9112_cases.py
 e2e_begin "$T" "${RFC_TB:-e2erfc}"
 
 # ---- blitz load, nothing listening ----
-if ! $SRV "$BLITZ" load "$SRV_IF" -p $PORT >"$TMP/load.out" 2>&1; then
-	fail "${T}_load" "$(tr '\n' ' ' <"$TMP/load.out")"
-	exit 1
-fi
-on_exit "$SRV '$BLITZ' unload '$SRV_IF' >/dev/null 2>&1"
+e2e_load "$T" -p $PORT
 NONE="nothing listens on port $PORT: requests the xdp engine passes (split requests, bodies) are reset"
 check "${T}_load_says_nothing_listens" "load said: $(tr '\n' '|' <"$TMP/load.out")" \
 	grep -qF "$NONE" "$TMP/load.out"

@@ -91,18 +91,24 @@ synack() {
 	$FLEET_CLI "$PY" "$E2E_ROOT/tests/e2e/secret_file_probe.py" "$FLEET_CLI_IP" "$FLEET_VIP" 2>/dev/null
 }
 
+# synack_pair NEXTHOP_X NEXTHOP_Y - both hosts' SYN-ACKs back to back into
+# SX and SY, once more if they differ: cookie v2's ISN and TSval change
+# with the epoch (68.7 s), which may have turned between the two.
+synack_pair() {
+	SX=$(synack "$1")
+	SY=$(synack "$2")
+	if [ "$SX" != "$SY" ]; then
+		SX=$(synack "$1")
+		SY=$(synack "$2")
+	fi
+}
+
 same() { [ "$1" != none ] && [ "$1" = "$2" ]; }
 differ() { [ "$1" != none ] && [ "$2" != none ] && [ "$1" != "$2" ]; }
 
 if load_host "$S1" "$IF1" "$KEY" && load_host "$S2" "$IF2" "$KEY"; then
-	# Cookie v2's ISN and TSval change with the epoch (68.7 s): probe both
-	# hosts back to back, once more if an epoch turned between the two.
-	a=$(synack "$NH1")
-	b=$(synack "$NH2")
-	if [ "$a" != "$b" ]; then
-		a=$(synack "$NH1")
-		b=$(synack "$NH2")
-	fi
+	synack_pair "$NH1" "$NH2"
+	a=$SX b=$SY
 	check "${T}_same_key_same_cookie" "host 1 said '$a', host 2 '$b'" \
 		same "$a" "$b"
 	load_host "$S2" "$IF2"
@@ -112,12 +118,8 @@ if load_host "$S1" "$IF1" "$KEY" && load_host "$S2" "$IF2" "$KEY"; then
 	load_host "$S2" "$IF2" "$KEY"
 	# Against host 1 (same key, not reloaded) at the same moment, not
 	# against $a: the epoch may have turned since.
-	d=$(synack "$NH2")
-	a=$(synack "$NH1")
-	if [ "$a" != "$d" ]; then
-		d=$(synack "$NH2")
-		a=$(synack "$NH1")
-	fi
+	synack_pair "$NH2" "$NH1"
+	d=$SX a=$SY
 	check "${T}_reload_same_cookie" "host 1 '$a', host 2 after a reload '$d'" \
 		same "$a" "$d"
 else

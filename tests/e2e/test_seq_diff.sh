@@ -16,11 +16,7 @@ need_root "$T"
 e2e_begin "$T" "${SEQ_TB:-e2esq}"
 PA=8080 PB=8081
 
-if ! $SRV "$BLITZ" load "$SRV_IF" -p "$PA" >"$TMP/load.out" 2>&1; then
-	fail "${T}_load" "$(tr '\n' ' ' <"$TMP/load.out")"
-	exit 1
-fi
-on_exit "$SRV '$BLITZ' unload '$SRV_IF'"
+e2e_load "$T" -p "$PA"
 $SRV "$BLITZ" serve -p "$PB" -t 1 >"$TMP/serve.out" 2>&1 &
 on_exit "kill $!"
 if ! wait_port "$CLI" "$SRV_IP" "$PB" 10; then

@@ -25,22 +25,24 @@ T=serve
 PORT=8080
 BODY="Hello World!"
 
-need_root "$T"
-if [ ! -x "$BLITZ" ]; then
-	fail "${T}_build" "$BLITZ is missing: run make"
-	exit 1
-fi
-if ! tb_up "${SERVE_TB:-h4av}"; then
-	fail "${T}_testbed" "scripts/testbed.sh up failed"
-	exit 1
-fi
-TMP=$(mktemp -d)
-on_exit "rm -rf '$TMP'"
+e2e_begin "$T" "${SERVE_TB:-h4av}"
 on_exit "$SRV '$BLITZ' unload '$SRV_IF'"
 URL="http://$SRV_IP:$PORT/"
 PINS=/sys/fs/bpf/blitz/$SRV_IF
 
 nothing_left() { ! has_xdp "$SRV_IF" && [ ! -e "$PINS" ]; }
+# serves NAME LINE LOG ARGS... - serve ARGS (its log in LOG): PASS NAME
+# once LINE is in the log and the service answers, else FAIL NAME.
+serves() {
+	local name=$1 line=$2 log=$3
+	shift 3
+	serve_start "$log" "$@"
+	if serve_wait_line "$line" 20 && answered; then
+		pass "$name"
+	else
+		fail "$name" "$(tr '\n' ' ' <"$log")"
+	fi
+}
 answered() { [ "$($CLI timeout 5 curl -sS -m 3 "$URL" 2>/dev/null)" = "$BODY" ]; }
 
 # state_file PID - the state file of serve PID on $SRV_IF port $PORT.
@@ -168,11 +170,7 @@ else
 	fi
 fi
 
-if serve_stop TERM 10 && [ "$SERVE_RC" -eq 0 ]; then
-	pass "${T}_xdp_sigterm_exit0"
-else
-	fail "${T}_xdp_sigterm_exit0" "rc $SERVE_RC: $(tail -3 "$TMP/xdp.log" | tr '\n' ' ')"
-fi
+serve_stop_ok "${T}_xdp_sigterm_exit0"
 if nothing_left && [ ! -e "$(state_file "$xdp_pid")" ]; then
 	pass "${T}_xdp_sigterm_detached"
 else
@@ -181,12 +179,7 @@ fi
 grep -E '^(xdp|epoll): ' "$TMP/xdp.log" | sed 's/^/  /'
 
 # ---- auto (native expected on veth), then SIGKILL ----
-serve_start "$TMP/auto.log" "$SRV_IF" -p "$PORT"
-if serve_wait_line "tier xdp (native) + epoll fallback" 20 && answered; then
-	pass "${T}_auto_xdp_native"
-else
-	fail "${T}_auto_xdp_native" "$(tr '\n' ' ' <"$TMP/auto.log")"
-fi
+serves "${T}_auto_xdp_native" "tier xdp (native) + epoll fallback" "$TMP/auto.log" "$SRV_IF" -p "$PORT"
 auto_pid=$SERVE_PID
 serve_row "$auto_pid" "xdp-native+epoll"
 serve_stop KILL 5
@@ -216,12 +209,7 @@ else
 fi
 
 # ---- skb mode on request ----
-serve_start "$TMP/skb.log" "$SRV_IF" --engine xdp -m skb -p "$PORT"
-if serve_wait_line "tier xdp (skb) + epoll fallback" 20 && answered; then
-	pass "${T}_xdp_skb"
-else
-	fail "${T}_xdp_skb" "$(tr '\n' ' ' <"$TMP/skb.log")"
-fi
+serves "${T}_xdp_skb" "tier xdp (skb) + epoll fallback" "$TMP/skb.log" "$SRV_IF" --engine xdp -m skb -p "$PORT"
 serve_stop TERM 10
 nothing_left || fail "${T}_xdp_skb_detached" "XDP or pins left after SIGTERM"
 
@@ -258,12 +246,7 @@ fi
 $SRV ip link set dev "$SRV_IF" xdpdrv obj "$(dirname "$BLITZ")/xdp_pass.bpf.o" sec xdp 2>"$TMP/e"
 if has_xdp "$SRV_IF"; then
 	on_exit "$SRV ip link set dev '$SRV_IF' xdp off"
-	serve_start "$TMP/fb.log" "$SRV_IF" -p "$PORT"
-	if serve_wait_line "tier epoll" 20 && answered; then
-		pass "${T}_auto_falls_back_to_epoll"
-	else
-		fail "${T}_auto_falls_back_to_epoll" "$(tr '\n' ' ' <"$TMP/fb.log")"
-	fi
+	serves "${T}_auto_falls_back_to_epoll" "tier epoll" "$TMP/fb.log" "$SRV_IF" -p "$PORT"
 	serve_stop TERM 10
 	if has_xdp "$SRV_IF" && [ ! -e "$PINS" ]; then
 		pass "${T}_foreign_xdp_untouched"
@@ -285,12 +268,7 @@ fi
 
 # ---- behind a `blitz load`: serve adds the epoll listener only ----
 if $SRV "$BLITZ" load "$SRV_IF" -p "$PORT" >"$TMP/load.out" 2>&1; then
-	serve_start "$TMP/behind.log" "$SRV_IF" -p "$PORT"
-	if serve_wait_line "tier epoll .* behind the XDP program" 20 && answered; then
-		pass "${T}_auto_behind_load"
-	else
-		fail "${T}_auto_behind_load" "$(tr '\n' ' ' <"$TMP/behind.log")"
-	fi
+	serves "${T}_auto_behind_load" "tier epoll .* behind the XDP program" "$TMP/behind.log" "$SRV_IF" -p "$PORT"
 	serve_stop TERM 10
 	if has_xdp "$SRV_IF" && [ -e "$PINS" ]; then
 		pass "${T}_load_left_alone"

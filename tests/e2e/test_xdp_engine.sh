@@ -24,15 +24,8 @@ URL="http://$SRV_IP:$PORT/"
 URL6="http://[$SRV_IP6]:$PORT/"
 
 # ---- load ----
-if $SRV "$BLITZ" load "$SRV_IF" -p "$PORT" >"$TMP/load.out" 2>&1 &&
-	grep -q "serving http on $SRV_IF port $PORT" "$TMP/load.out" &&
-	has_xdp "$SRV_IF"; then
-	pass "${T}_load"
-	on_exit "$SRV '$BLITZ' unload '$SRV_IF'"
-else
-	fail "${T}_load" "$(tr '\n' ' ' <"$TMP/load.out")"
-	exit 1
-fi
+e2e_load "$T" -p "$PORT"
+check "${T}_load_line" "$(tr '\n' ' ' <"$TMP/load.out")" grep -q "serving http on $SRV_IF port $PORT" "$TMP/load.out"
 
 if [ -z "$($SRV ss -Hltn "sport = :$PORT")" ]; then
 	pass "${T}_no_kernel_listener"
