@@ -106,12 +106,9 @@ start_xdp_serve() {
 	handoff_supported || return 1
 	# shellcheck disable=SC2086
 	$SRV "$BLITZ" serve "$SRV_IF" --engine xdp -p $PORT >"$TMP/serve_xdp.log" 2>&1 &
-	local pid=$! i
+	local pid=$!
 	# The epoll listener comes up first, then the fast path.
-	for ((i = 0; i < 50; i++)); do
-		grep -q 'tier xdp' "$TMP/serve_xdp.log" && break
-		sleep 0.1
-	done
+	wait_line "$TMP/serve_xdp.log" 'tier xdp' $pid 5
 	if ! wait_port "$CLI" "$SRV_IP" $PORT 5 || ! kill -0 $pid 2>/dev/null ||
 		! has_xdp "$SRV_IF"; then
 		WHY="blitz serve $SRV_IF --engine xdp did not start: $(tail -1 "$TMP/serve_xdp.log")"
@@ -124,14 +121,9 @@ start_xdp_serve() {
 start_afxdp() {
 	# shellcheck disable=SC2086
 	$SRV "$BLITZ" serve "$SRV_IF" --engine afxdp -p $PORT >"$TMP/serve_afxdp.log" 2>&1 &
-	local pid=$! i
+	local pid=$!
 	# The engine child says so once its socket is bound.
-	for ((i = 0; i < 50; i++)); do
-		grep -q "^afxdp: $SRV_IF queue 0" "$TMP/serve_afxdp.log" 2>/dev/null && break
-		kill -0 $pid 2>/dev/null || break
-		sleep 0.1
-	done
-	if ! grep -q "^afxdp: $SRV_IF queue 0" "$TMP/serve_afxdp.log" ||
+	if ! wait_line "$TMP/serve_afxdp.log" "^afxdp: $SRV_IF queue 0" $pid 5 ||
 		! wait_port "$CLI" "$SRV_IP" $PORT 5 || ! kill -0 $pid 2>/dev/null ||
 		! has_xdp "$SRV_IF"; then
 		WHY="blitz serve $SRV_IF --engine afxdp did not start: $(grep -v '^epoll: ' "$TMP/serve_afxdp.log" | tail -2 | tr '\n' ' ')"
@@ -146,7 +138,7 @@ start_afxdp() {
 # The client veth must not send TSO/GSO super-frames: af_packet truncates
 # them to its 2 KB frames (tests/e2e/test_dpdk_engine.sh).
 start_dpdk() {
-	local i dpdk
+	local dpdk
 	dpdk=$(dirname "$BLITZ")/blitz-dpdk
 	if [ ! -x "$dpdk" ]; then
 		WHY="$dpdk is missing (DPDK not installed, or not built)"
@@ -161,12 +153,7 @@ start_dpdk() {
 	# shellcheck disable=SC2086
 	$SRV "$BLITZ" serve "$SRV_IF" --engine dpdk -p $PORT >"$TMP/serve_dpdk.log" 2>&1 &
 	DPDK_PID=$!
-	for ((i = 0; i < 100; i++)); do
-		grep -q '^blitz-dpdk: serving' "$TMP/serve_dpdk.log" 2>/dev/null && break
-		kill -0 $DPDK_PID 2>/dev/null || break
-		sleep 0.1
-	done
-	if ! grep -q '^blitz-dpdk: serving' "$TMP/serve_dpdk.log" ||
+	if ! wait_line "$TMP/serve_dpdk.log" '^blitz-dpdk: serving' $DPDK_PID 10 ||
 		! wait_port "$CLI" "$SRV_IP" $PORT 5 || ! kill -0 $DPDK_PID 2>/dev/null; then
 		WHY="blitz serve $SRV_IF --engine dpdk did not start: $(grep -vE '^(EAL|  |blitz: serving)' "$TMP/serve_dpdk.log" | tail -2 | tr '\n' ' ')"
 		kill $DPDK_PID 2>/dev/null

@@ -194,16 +194,24 @@ rotate() { # K: rotation by K of 0..N-1
 }
 drop_last() { route_order $(seq 0 $((N - 2))); }
 
+# rehash_checks NAME DESC - after a scenario NAME (ecmp, resilient) and its
+# clean_run: at least two hosts served, and host N, which DESC (how it
+# left), none after it left; then the figures.
+rehash_checks() {
+	local n gone
+	n=$(served "$BEFORE" "$AFTER")
+	check "${T}_${1}_hosts_served" "hosts serving: $n of $N (requests per host $(deltas "$BEFORE" "$AFTER"))" \
+		[ "$n" -ge 2 ]
+	gone=$(($(deltas "$AT_REMOVE" "$AFTER" | awk '{print $NF}')))
+	check "${T}_${1}_removed_host_idle" \
+		"host $N answered $gone requests after $2" [ "$gone" -eq 0 ]
+	echo "  $1: $RES; per host $(deltas "$BEFORE" "$AFTER")"
+}
+
 wait_port "$FLEET_CLI" "$FLEET_VIP" 80 5 || fail "${T}_reachable" "no answer from $FLEET_VIP:80"
 scenario ecmp $((REHASHES * 3 / 2 + 7)) rotate "$REHASHES" drop_last
 clean_run ecmp_rehash_keepalive "$CONNS keep-alive conns, $REHASHES nexthop rotations and host $N removed"
-n=$(served "$BEFORE" "$AFTER")
-check "${T}_ecmp_hosts_served" "hosts serving: $n of $N (requests per host $(deltas "$BEFORE" "$AFTER"))" \
-	[ "$n" -ge 2 ]
-gone=$(($(deltas "$AT_REMOVE" "$AFTER" | awk '{print $NF}')))
-check "${T}_ecmp_removed_host_idle" \
-	"host $N answered $gone requests after its nexthop was removed" [ "$gone" -eq 0 ]
-echo "  ecmp: $RES; per host $(deltas "$BEFORE" "$AFTER")"
+rehash_checks ecmp "its nexthop was removed"
 ECMP_RES=$RES
 
 # ---- a fleet-wide key rotation under load ----
@@ -427,13 +435,7 @@ if [ $res_ok = 1 ] && $FLEET_RTR ip nexthop add id 100 group "$g" type resilient
 	$FLEET_RTR ip route replace "$FLEET_VIP/32" nhid 100 2>>"$TMP/nh.err"; then
 	scenario resilient 14 res_weights 5 res_drop_last
 	clean_run resilient_rehash_keepalive "resilient group: 5 weight changes and host $N removed"
-	n=$(served "$BEFORE" "$AFTER")
-	check "${T}_resilient_hosts_served" "hosts serving: $n (per host $(deltas "$BEFORE" "$AFTER"))" \
-		[ "$n" -ge 2 ]
-	gone=$(($(deltas "$AT_REMOVE" "$AFTER" | awk '{print $NF}')))
-	check "${T}_resilient_removed_host_idle" \
-		"host $N answered $gone requests after it left the group" [ "$gone" -eq 0 ]
-	echo "  resilient: $RES; per host $(deltas "$BEFORE" "$AFTER")"
+	rehash_checks resilient "it left the group"
 	# Its negative control: the weight changes move live flows too.
 	$FLEET_RTR ip nexthop replace id 100 group "$g" type resilient \
 		buckets 64 idle_timer 0
