@@ -66,6 +66,24 @@ need_dpdk_tap() {
 	fi
 }
 
+# cli_error NAME PATTERN ARGS... - `blitz ARGS` in the server namespace
+# fails (within 10 s) with one line matching PATTERN: PASS NAME, else FAIL
+# NAME with what it said. CLI_ERROR_AFTER, when set, is a command that must
+# succeed afterwards too (e.g. that nothing was left attached).
+cli_error() {
+	local name=$1 pat=$2 out rc
+	shift 2
+	# shellcheck disable=SC2086 # $SRV is a command prefix
+	out=$($SRV timeout 10 "$BLITZ" "$@" 2>&1)
+	rc=$?
+	if [ "$rc" -ne 0 ] && [ "$rc" -ne 124 ] && [ "$(printf '%s\n' "$out" | wc -l)" -eq 1 ] &&
+		printf '%s\n' "$out" | grep -q -- "$pat" && ${CLI_ERROR_AFTER:-true}; then
+		pass "$name"
+	else
+		fail "$name" "rc $rc, said: $(printf '%s' "$out" | tr '\n' '|')"
+	fi
+}
+
 # dpdk_start LCORES VDEV SECONDS ARGS... - blitz-dpdk ($DPDK) on LCORES
 # and the port VDEV, taking $SRV_IF over (--takeover: it serves the veth's
 # addresses on $PORT and moves them to the TAP $TAP until it exits); its

@@ -95,6 +95,15 @@ def expect(got, want, what="response"):
         return "%s %r, want %r" % (what, mask(got)[:200], want[:200])
     return None
 
+def last_then_fin(c, req, want, after):
+    """req on c is answered with want, then the server's FIN (not a RST);
+    closes c."""
+    c.s.sendall(req)
+    why = expect(c.response(), want)
+    how = c.closed_how()
+    c.close()
+    return why or (None if how == "fin" else "after %s: %s" % (after, how))
+
 @check("exact_bytes_get_head")
 def _():
     c = Conn()
@@ -107,21 +116,13 @@ def _():
 
 @check("exact_bytes_close")
 def _():
-    c = Conn()
-    c.s.sendall(b"GET / HTTP/1.1\r\nHost: h\r\nConnection: close\r\n\r\n")
-    why = expect(c.response(), R200_CLOSE)
-    how = c.closed_how()
-    c.close()
-    return why or (None if how == "fin" else "after Connection: close: " + how)
+    return last_then_fin(Conn(), b"GET / HTTP/1.1\r\nHost: h\r\nConnection: close\r\n\r\n",
+                         R200_CLOSE, "Connection: close")
 
 @check("post_405_close")
 def _():
-    c = Conn()
-    c.s.sendall(b"POST /form HTTP/1.1\r\nHost: blitz\r\nContent-Length: 11\r\n\r\nhello=world")
-    why = expect(c.response(), R405)
-    how = c.closed_how()
-    c.close()
-    return why or (None if how == "fin" else "after 405: " + how)
+    return last_then_fin(Conn(), b"POST /form HTTP/1.1\r\nHost: blitz\r\nContent-Length: 11\r\n\r\nhello=world",
+                         R405, "405")
 
 @check("post_after_two_gets")
 def _():
@@ -131,11 +132,8 @@ def _():
         why = expect(c.response(), R200, "GET %d" % i)
         if why:
             return why
-    c.s.sendall(b"POST / HTTP/1.1\r\nHost: h\r\nContent-Length: 4\r\n\r\nabcd")
-    why = expect(c.response(), R405)
-    how = c.closed_how()
-    c.close()
-    return why or (None if how == "fin" else "after 405: " + how)
+    return last_then_fin(c, b"POST / HTTP/1.1\r\nHost: h\r\nContent-Length: 4\r\n\r\nabcd",
+                         R405, "405")
 
 @check("split_request")
 def _():

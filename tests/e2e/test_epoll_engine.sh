@@ -110,17 +110,8 @@ for size in 65536 1048576; do
 done
 
 # ---- argument errors: one line, non-zero ----
-serve_error() {
-	local name=$1 pat=$2 out rc
-	shift 2
-	out=$($SRV timeout 5 "$BLITZ" serve "$@" 2>&1)
-	rc=$?
-	if [ "$rc" -ne 0 ] && [ "$rc" -ne 124 ] && [ "$(printf '%s\n' "$out" | wc -l)" -eq 1 ] &&
-		printf '%s\n' "$out" | grep -q -- "$pat"; then
-		pass "$name"
-	else
-		fail "$name" "rc $rc, said: $(printf '%s' "$out" | tr '\n' '|')"
-	fi
+serve_error() { # NAME PATTERN ARGS...
+	cli_error "$1" "$2" serve "${@:3}"
 }
 serve_error "${T}_err_bad_engine" "bad engine" --engine warp -p "$PORT"
 serve_error "${T}_err_bad_port" "bad port" --engine epoll -p 0

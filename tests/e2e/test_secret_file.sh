@@ -177,12 +177,8 @@ stop_served() {
 }
 if serve_afxdp "$S1" "$IF1" "$TMP/af1.log" --secret-file "$KEY" &&
 	serve_afxdp "$S2" "$IF2" "$TMP/af2.log" --secret-file "$KEY"; then
-	a=$(synack "$NH1")
-	b=$(synack "$NH2")
-	if [ "$a" != "$b" ]; then # the 64 s clock may have ticked between
-		a=$(synack "$NH1")
-		b=$(synack "$NH2")
-	fi
+	synack_pair "$NH1" "$NH2"
+	a=$SX b=$SY
 	stop_served
 	serve_afxdp "$S2" "$IF2" "$TMP/af3.log"
 	c=$(synack "$NH2")
@@ -211,12 +207,8 @@ serve_dpdk() { # NS_PREFIX IFNAME LOG
 if [ ! -x "$DPDK" ] || [ ! -c /dev/net/tun ]; then
 	skip "${T}_dpdk_same_key_same_cookie" "no blitz-dpdk or no /dev/net/tun"
 elif serve_dpdk "$S1" "$IF1" "$TMP/dp1.log" && serve_dpdk "$S2" "$IF2" "$TMP/dp2.log"; then
-	a=$(synack "$NH1")
-	b=$(synack "$NH2")
-	if [ "$a" != "$b" ]; then # the 64 s clock may have ticked between
-		a=$(synack "$NH1")
-		b=$(synack "$NH2")
-	fi
+	synack_pair "$NH1" "$NH2"
+	a=$SX b=$SY
 	stop_served
 	check "${T}_dpdk_same_key_same_cookie" "host 1 '$a', host 2 '$b'" same "$a" "$b"
 	grep -q -- "--secret-file $KEY" "$TMP/dp1.log" && ! grep -qi "$KEYHEX" "$TMP"/dp[12].log

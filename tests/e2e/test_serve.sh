@@ -281,17 +281,8 @@ else
 fi
 
 # ---- argument errors: one line, nothing attached ----
-serve_error() {
-	local name=$1 pat=$2 out rc
-	shift 2
-	out=$($SRV timeout 10 "$BLITZ" serve "$@" 2>&1)
-	rc=$?
-	if [ "$rc" -ne 0 ] && [ "$rc" -ne 124 ] && [ "$(printf '%s\n' "$out" | wc -l)" -eq 1 ] &&
-		printf '%s\n' "$out" | grep -q -- "$pat" && nothing_left; then
-		pass "$name"
-	else
-		fail "$name" "rc $rc, said: $(printf '%s' "$out" | tr '\n' '|')"
-	fi
+serve_error() { # NAME PATTERN ARGS...
+	CLI_ERROR_AFTER=nothing_left cli_error "$1" "$2" serve "${@:3}"
 }
 serve_error "${T}_err_bad_engine" "bad engine" "$SRV_IF" --engine turbo -p "$PORT"
 serve_error "${T}_err_bad_port" "bad port" "$SRV_IF" --engine xdp -p 99999

@@ -84,18 +84,6 @@ wait "$other_pid" 2>/dev/null
 
 # ---- CLI errors: one line, non-zero, nothing changed ----
 # cli_error NAME PATTERN ARGS... - blitz ARGS fails with one line matching.
-cli_error() {
-	local name=$1 pat=$2 out rc
-	shift 2
-	out=$($SRV "$BLITZ" "$@" 2>&1)
-	rc=$?
-	if [ "$rc" -ne 0 ] && [ "$(printf '%s\n' "$out" | wc -l)" -eq 1 ] &&
-		printf '%s\n' "$out" | grep -q -- "$pat"; then
-		pass "$name"
-	else
-		fail "$name" "rc $rc, said: $(printf '%s' "$out" | tr '\n' '|')"
-	fi
-}
 cli_error "${T}_err_unknown_if" "no interface 'nosuchif0'" load nosuchif0
 cli_error "${T}_err_bad_port" "bad port" load "$SRV_IF" -p 70000
 cli_error "${T}_err_bad_addr" "bad address" load "$SRV_IF" -a 10.1.2

@@ -16,10 +16,8 @@ below it. Says "ready" on stderr once it reads. Prints one line:
 back: segments whose TSval went backwards, worst: the largest step back).
 Only reads; sends nothing.
 """
-import select
 import socket
 import sys
-import time
 
 import tcp_wire as tw
 
@@ -30,18 +28,7 @@ def main():
     print("ready", file=sys.stderr, flush=True)
     high = {}
     segs = data = ts = back = worst = 0
-    deadline = time.monotonic() + secs
-    while True:
-        left = deadline - time.monotonic()
-        if left <= 0:
-            break
-        r, _, _ = select.select([s], [], [], left)
-        if not r:
-            continue
-        try:
-            frame, addr = s.recvfrom(65536)
-        except BlockingIOError:
-            continue
+    for frame, _, addr in tw.received(s, secs):
         if addr[2] == socket.PACKET_OUTGOING:
             continue
         g = tw.parse_tcp4(frame)
