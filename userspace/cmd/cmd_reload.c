@@ -154,6 +154,20 @@ static void add_change(char *buf, size_t len, const char *what)
 	snprintf(buf + n, len - n, "%s%s", n ? ", " : "", what);
 }
 
+/* A key option refused while the previous key is still accepted: how
+ * long, and what to do (then). */
+static void prev_key_busy(const struct reload_args *a,
+			  const struct blitz_config *c, uint64_t now,
+			  const char *then)
+{
+	pr_warn("%s: the previous key is still accepted for %llu s "
+		"(connections may use it): %s\n",
+		a->ifname,
+		(unsigned long long)((c->prev_accept_unix_ns - now) /
+				     1000000000ULL),
+		then);
+}
+
 /* The key options: rotate to svc's key and/or stage the accept key. 0,
  * or -1 with a line printed; same set when the current key was given. */
 static int apply_keys(const struct reload_args *a, struct blitz_config *c,
@@ -172,14 +186,9 @@ static int apply_keys(const struct reload_args *a, struct blitz_config *c,
 	if (a->svc.has_secret) {
 		r = blitz_config_rotate_key(c, a->svc.secret, now);
 		if (r == -EBUSY) {
-			pr_warn("%s: the previous key is still accepted for "
-				"%llu s (connections may use it): rotate again "
-				"after that, or stage this key with "
-				"--accept-key\n",
-				a->ifname,
-				(unsigned long long)((c->prev_accept_unix_ns -
-						      now) /
-						     1000000000ULL));
+			prev_key_busy(a, c, now,
+				      "rotate again after that, or stage this "
+				      "key with --accept-key");
 			return -1;
 		}
 		if (r == 1)
@@ -198,13 +207,8 @@ static int apply_keys(const struct reload_args *a, struct blitz_config *c,
 			return -1;
 		}
 		if (r == -EBUSY) {
-			pr_warn("%s: the previous key is still accepted for "
-				"%llu s (connections may use it): stage the "
-				"next key after that\n",
-				a->ifname,
-				(unsigned long long)((c->prev_accept_unix_ns -
-						      now) /
-						     1000000000ULL));
+			prev_key_busy(a, c, now,
+				      "stage the next key after that");
 			return -1;
 		}
 		if (r == 0)
