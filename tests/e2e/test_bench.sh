@@ -177,6 +177,15 @@ bench() {
 check() { # name filter
 	jq -e "$2" "$tmp/$1.json" >/dev/null 2>&1
 }
+# verdict NAME RUN FILTER SUMMARY WANT - PASS NAME with the jq SUMMARY of
+# RUN's JSON when FILTER holds for it, else FAIL NAME saying WANT.
+verdict() {
+	if check "$2" "$3"; then
+		echo "PASS $1 $(jq -r "$4" "$tmp/$2.json")"
+	else
+		echo "FAIL $1: $5: $(jq -c 'del(.series)' "$tmp/$2.json")"
+	fi
+}
 
 if bench main "$PORT" -c 10 -d 2; then
 	fields='["target","conns","requests","ok","rps","errors","retransmits","lat_mean_us","lat_p50_us","lat_p90_us","lat_p95_us","lat_p99_us","lat_p999_us","lat_p9999_us","lat_max_us","duration_s","syn_retransmits","data_retransmits","rst_rx","timeouts","client_limited","series"]'
@@ -247,11 +256,7 @@ fi
 
 # Connections per second: a handshake for every request, each closed.
 if bench close "$PORT" -c 4 -d 10 -n 300 --close; then
-	if check close '.mode == "close" and .requests == 300 and .errors == 0 and .connects >= 300 and .cps > 0'; then
-		echo "PASS bench_close_cps $(jq -r '"\(.cps | floor) connections/s"' "$tmp/close.json")"
-	else
-		echo "FAIL bench_close_cps: want 300 requests on >= 300 connections: $(jq -c 'del(.series)' "$tmp/close.json")"
-	fi
+	verdict bench_close_cps close '.mode == "close" and .requests == 300 and .errors == 0 and .connects >= 300 and .cps > 0' '"\(.cps | floor) connections/s"' "want 300 requests on >= 300 connections"
 else
 	echo "FAIL bench_close_cps: exited non-zero: $(tail -n1 "$tmp/close.err")"
 fi
@@ -260,11 +265,7 @@ fi
 $CLI ip neigh flush all 2>/dev/null
 if $CLI taskset -c "$CLI_CPUS" timeout 60 "$BLITZ" bench "[$SRV_IP6]:$((PORT + 3))" -c 5 -d 1 --json \
 	>"$tmp/v6.json" 2>"$tmp/v6.err"; then
-	if check v6 '.requests > 0 and .errors == 0 and .ok == .requests and (.target | startswith("["))'; then
-		echo "PASS bench_ipv6 $(jq -r '"\(.rps | floor) req/s"' "$tmp/v6.json")"
-	else
-		echo "FAIL bench_ipv6: want answers without errors: $(jq -c 'del(.series)' "$tmp/v6.json")"
-	fi
+	verdict bench_ipv6 v6 '.requests > 0 and .errors == 0 and .ok == .requests and (.target | startswith("["))' '"\(.rps | floor) req/s"' "want answers without errors"
 else
 	echo "FAIL bench_ipv6: exited non-zero: $(tail -n1 "$tmp/v6.err")"
 fi
