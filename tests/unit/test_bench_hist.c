@@ -18,6 +18,25 @@ static int within(uint64_t got, uint64_t want, double rel)
 	return (d < 0 ? -d : d) <= rel * (double)want;
 }
 
+/* h holds unit, 2 * unit, ..., n * unit ns. */
+static void fill_linear(uint64_t n, uint64_t unit)
+{
+	uint64_t v;
+
+	memset(&h, 0, sizeof(h));
+	for (v = 1; v <= n; v++)
+		bench_hist_add(&h, v * unit);
+}
+
+/* The q percentile is want within 3.2%. */
+static void check_percentile(double q, uint64_t want)
+{
+	uint64_t got = bench_hist_percentile(&h, q);
+
+	T_CHECK_MSG(within(got, want, 0.032), "p%g %llu, want %llu", q * 100,
+		    (unsigned long long)got, (unsigned long long)want);
+}
+
 static void hist_empty_is_zero(void)
 {
 	memset(&h, 0, sizeof(h));
@@ -27,11 +46,7 @@ static void hist_empty_is_zero(void)
 
 static void hist_small_values_exact(void)
 {
-	uint64_t v;
-
-	memset(&h, 0, sizeof(h));
-	for (v = 1; v <= 50; v++)
-		bench_hist_add(&h, v);
+	fill_linear(50, 1);
 	T_EQ_INT(h.n, 50);
 	T_EQ_INT(h.max_ns, 50);
 	T_EQ_INT(h.sum_ns, 50 * 51 / 2);
@@ -42,20 +57,10 @@ static void hist_small_values_exact(void)
 /* 1..100000 us uniformly: p50, p95, p99 within 3.2%, max exact. */
 static void hist_uniform_percentiles(void)
 {
-	uint64_t i;
-
-	memset(&h, 0, sizeof(h));
-	for (i = 1; i <= 100000; i++)
-		bench_hist_add(&h, i * 1000);
-	T_CHECK_MSG(within(bench_hist_percentile(&h, 0.50), 50000000, 0.032),
-		    "p50 %llu",
-		    (unsigned long long)bench_hist_percentile(&h, 0.50));
-	T_CHECK_MSG(within(bench_hist_percentile(&h, 0.95), 95000000, 0.032),
-		    "p95 %llu",
-		    (unsigned long long)bench_hist_percentile(&h, 0.95));
-	T_CHECK_MSG(within(bench_hist_percentile(&h, 0.99), 99000000, 0.032),
-		    "p99 %llu",
-		    (unsigned long long)bench_hist_percentile(&h, 0.99));
+	fill_linear(100000, 1000);
+	check_percentile(0.50, 50000000);
+	check_percentile(0.95, 95000000);
+	check_percentile(0.99, 99000000);
 	T_EQ_INT(h.max_ns, 100000000);
 	T_CHECK(bench_hist_percentile(&h, 1.0) <= h.max_ns);
 }
