@@ -194,6 +194,12 @@ rotate() { # K: rotation by K of 0..N-1
 }
 drop_last() { route_order $(seq 0 $((N - 2))); }
 
+# control_fails NAME FAILED WHY - the negative control NAME must break
+# something (FAILED > 0), else the test cannot see what it is for (WHY).
+control_fails() {
+	check "${T}_${1}_negative_control_fails" "$3" [ "$2" -gt 0 ]
+}
+
 # rehash_checks NAME DESC - after a scenario NAME (ecmp, resilient) and its
 # clean_run: at least two hosts served, and host N, which DESC (how it
 # left), none after it left; then the figures.
@@ -255,9 +261,8 @@ rot_opened() {
 route_order $(seq 0 $((N - 1)))
 if rotation_run onestep; then
 	f=$(rot_failed)
-	check "${T}_rotation_negative_control_fails" \
-		"one-step rotation broke nothing ($ROT1 / $ROT2): the test cannot see an unstaged key" \
-		[ "$f" -gt 0 ]
+	control_fails rotation "$f" \
+		"one-step rotation broke nothing ($ROT1 / $ROT2): the test cannot see an unstaged key"
 	echo "  rotation control (one step): failed $f; $ROT1 / $ROT2"
 else
 	fail "${T}_rotation_negative_control_fails" "reload: $(tail -1 "$TMP/reload.log")"
@@ -328,8 +333,7 @@ fi
 if skew_set 0 100000000000 1000000000; then
 	skew_run skew_control
 	failed=$(field failed)
-	check "${T}_skew_negative_control_fails" \
-		"a host 100 s behind broke nothing ($RES): the test cannot see a skew" [ "$failed" -gt 0 ]
+	control_fails skew "$failed" "a host 100 s behind broke nothing ($RES): the test cannot see a skew"
 	echo "  skew control (one host 100 s behind): $RES"
 else
 	fail "${T}_skew_negative_control_fails" "reload: $(tail -1 "$TMP/reload.log")"
@@ -442,9 +446,8 @@ if [ $res_ok = 1 ] && $FLEET_RTR ip nexthop add id 100 group "$g" type resilient
 	if load_keys own; then
 		scenario resilient_control 7 res_weights 3
 		failed=$(field failed)
-		check "${T}_resilient_negative_control_fails" \
-			"with a key per host the weight changes broke nothing ($RES)" \
-			[ "$failed" -gt 0 ]
+		control_fails resilient "$failed" \
+			"with a key per host the weight changes broke nothing ($RES)"
 		echo "  resilient control (own keys): $RES"
 	else
 		fail "${T}_resilient_negative_control_fails" "reload: $(tail -1 "$TMP/load.log")"
