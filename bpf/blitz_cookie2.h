@@ -511,6 +511,24 @@ BLITZ_INLINE int blitz_ck2_ts_check_slot(const struct blitz_ck2_slot *s,
 }
 
 /*
+ * A check through both key slots, after slot 1 answered v1 for a segment
+ * slot 0 refused with v0 (flow0: slot 0's flow hash): slot 1's verdict
+ * unless it is BAD, else slot 0's; h then says which slot decided, and
+ * h->flow0 is slot 0's flow whatever the verdict.
+ */
+BLITZ_INLINE int blitz_ck2_slot1_verdict(struct blitz_ck2_hit *h, int v0,
+					 int v1, __u64 flow0)
+{
+	h->flow0 = flow0;
+	if (v1 != BLITZ_CK2_BAD) {
+		h->slot = 1;
+		return v1;
+	}
+	h->flow = flow0;
+	return v0;
+}
+
+/*
  * The verdict on a segment with a timestamp option, accepting the FIN
  * mark too when mark != 0: its TSecr must be the TSval we would have sent
  * on a segment ending at its ack and acknowledging its seq (plus mark),
@@ -534,13 +552,7 @@ BLITZ_INLINE int blitz_ck2_check_ts_mark(const struct blitz_ck2_ring *r,
 		return v0;
 	v1 = blitz_ck2_ts_check_slot(&r->slot[1], r->e_now, t, seq, ack, tsecr,
 				     mark, h);
-	h->flow0 = flow0;
-	if (v1 != BLITZ_CK2_BAD) {
-		h->slot = 1;
-		return v1;
-	}
-	h->flow = flow0;
-	return v0;
+	return blitz_ck2_slot1_verdict(h, v0, v1, flow0);
 }
 
 /* The same without the FIN mark (the TC hand-off: nothing after our FIN
@@ -611,13 +623,7 @@ BLITZ_INLINE int blitz_ck2_check_isn(const struct blitz_ck2_ring *r,
 	if (v0 == BLITZ_CK2_OK)
 		return v0;
 	v1 = blitz_ck2_isn_check_slot(&r->slot[1], r->e_now, t, seq, ack, h);
-	h->flow0 = flow0;
-	if (v1 != BLITZ_CK2_BAD) {
-		h->slot = 1;
-		return v1;
-	}
-	h->flow = flow0;
-	return v0;
+	return blitz_ck2_slot1_verdict(h, v0, v1, flow0);
 }
 
 /*

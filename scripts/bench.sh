@@ -159,14 +159,11 @@ for c in $CLIENTS; do
 	esac
 done
 
-tmp=$(mktemp -d /tmp/blitz-bench.XXXXXX)
-chmod 755 "$tmp"
-server_pid=
-xdp_loaded=
 bpf_stats_old=$(sysctl -n kernel.bpf_stats_enabled 2>/dev/null || echo 0)
 
 # shellcheck source=scripts/bench/lib_server.sh
 source "$here/scripts/bench/lib_server.sh"
+server_state_init bench
 
 cleanup() {
 	stop_server

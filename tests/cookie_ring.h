@@ -52,6 +52,26 @@ static inline int64_t cookie_clock_mid_epoch(struct blitz_config *c)
 	       (int64_t)(cookie_clock_ns(c) & (BLITZ_CK2_EPOCH_NS - 1));
 }
 
+/* The ring as the program holds it now, for config c (kept in *r). */
+static inline const struct blitz_ck2_ring *
+cookie_ring_now(struct blitz_ck2_ring *r, const struct blitz_config *c)
+{
+	cookie_ring_at(r, c, cookie_clock_ns(c));
+	return r;
+}
+
+/* Our ISN for a SYN without timestamps of 4-tuple t with seq peer_isn and
+ * options opts (blitz_ck2_opts). */
+static inline uint32_t cookie_isn(const struct blitz_ck2_ring *r,
+				  const struct blitz_ck2_tuple *t,
+				  uint32_t peer_isn, uint32_t opts)
+{
+	uint32_t isn = 0, tsval = 0;
+
+	blitz_ck2_synack(r, t, peer_isn, opts, 0, &isn, &tsval);
+	return isn;
+}
+
 /* The TSecr a peer echoes on a segment with seq and ack of a connection
  * whose SYN carried opts: our TSval of a reply ending at ack and
  * acknowledging seq, minted now. */

@@ -10,6 +10,7 @@
 #define BLITZ_TEST_XDP_FIXTURE_H
 
 #include <arpa/inet.h>
+#include <errno.h>
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -154,6 +155,27 @@ static inline int xdp_fixture_libbpf_quiet(enum libbpf_print_level l,
 	if (l == LIBBPF_WARN)
 		return vfprintf(stderr, f, a);
 	return 0;
+}
+
+/* The responses the XDP tests serve: "Hello World!" as text/plain,
+ * dated now. 0, or -1. */
+static inline int xdp_fixture_hello(struct http_responses *r)
+{
+	char err[256];
+
+	return http_responses_build(r, "Hello World!", 12, "text/plain",
+				    time(NULL), err, sizeof(err))
+		       ? -1
+		       : 0;
+}
+
+/* The one FAIL line of test program prog whose setup could not load
+ * blitz_xdp or fill its maps; its main returns what this returns. */
+static inline int xdp_fixture_setup_failed(const char *prog)
+{
+	printf("FAIL %s_setup: cannot load blitz_xdp or fill its maps: %s\n",
+	       prog, strerror(errno));
+	return 1;
 }
 
 #endif

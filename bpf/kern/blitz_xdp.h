@@ -21,13 +21,7 @@
 #define MAX_PIPELINE 8	 /* most responses put in one reply */
 #define HEAD_GROW 192	 /* headroom surely left after the xdp_frame */
 
-/* AF_XDP sockets by queue (the afxdp engine's), named for the CLI. */
-struct {
-	__uint(type, BPF_MAP_TYPE_XSKMAP);
-	__uint(max_entries, 64);
-	__type(key, __u32);
-	__type(value, __u32);
-} xsks SEC(".maps");
+#include "blitz_xsks.h"
 
 /* Per-CPU scratch: too big for the 512-byte BPF stack. */
 struct blitz_scratch {
@@ -70,6 +64,23 @@ static __always_inline void seg_tuple(const struct seg *s,
 	else
 		blitz_ck2_tuple_v4(t, s->saddr[0], s->daddr[0], s->sport,
 				   s->dport);
+}
+
+/* The cookie ring at the current time with its query filled from s (the
+ * 4-tuple, seq, ack, TSecr and whether s had timestamps), or 0. */
+static __always_inline struct blitz_ring_cache *
+ring_query(const struct blitz_config *cfg, const struct seg *s, __u8 has_ts)
+{
+	struct blitz_ring_cache *rc = blitz_ring_now(cfg);
+
+	if (!rc)
+		return 0;
+	seg_tuple(s, &rc->q.t);
+	rc->q.seq = s->seq;
+	rc->q.ack = s->ack;
+	rc->q.tsecr = s->tsecr;
+	rc->q.has_ts = has_ts;
+	return rc;
 }
 
 #endif /* BLITZ_XDP_H */

@@ -291,15 +291,10 @@ static __always_inline int handle_tcp(struct xdp_md *ctx,
 	if (v)
 		return v == BLITZ_CNT_BAD_CSUM ? drop(v) : pass(v);
 #endif
-	rc = blitz_ring_now(cfg);
+	rc = ring_query(cfg, s, s->has_ts);
 	if (!rc)
 		return XDP_PASS;
 	q = &rc->q;
-	seg_tuple(s, &q->t);
-	q->seq = s->seq;
-	q->ack = s->ack;
-	q->tsecr = s->tsecr;
-	q->has_ts = s->has_ts;
 	r.wscale = BLITZ_CK2_WS_NONE;
 	if (s->flags & TCPHDR_SYN) {
 		__u8 ws = s->syn_wscale, sack = s->syn_sack;

@@ -15,6 +15,7 @@
 #include <bpf/bpf_endian.h>
 
 #include "blitz_proto.h"
+#include "blitz_xsks.h"
 
 /* Set by userspace before load (skeleton rodata). */
 const volatile __u32 target_ip_be;
@@ -23,13 +24,6 @@ const volatile __u8 target_v6;
 const volatile __u16 target_port_be;
 const volatile __u16 port_lo; /* host order */
 const volatile __u16 port_hi; /* host order, inclusive */
-
-struct {
-	__uint(type, BPF_MAP_TYPE_XSKMAP);
-	__uint(max_entries, 64);
-	__type(key, __u32);
-	__type(value, __u32);
-} xsks SEC(".maps");
 
 /* The generator's when tcp is from the target's port to ours. */
 static __always_inline int ours(const struct tcphdr *tcp)

@@ -78,15 +78,10 @@ handle_icmp(struct xdp_md *ctx, const struct blitz_config *cfg, struct seg *s)
 		why = blitz_seg_icmp_csum(ctx, BLITZ_PKT_XDP, s);
 	if (why)
 		return pass(why);
-	rc = blitz_ring_now(cfg);
+	rc = ring_query(cfg, s, 1);
 	if (!rc)
 		return XDP_PASS;
 	q = &rc->q;
-	seg_tuple(s, &q->t);
-	q->seq = s->seq;
-	q->ack = s->ack;
-	q->tsecr = s->tsecr;
-	q->has_ts = 1;
 	if (blitz_ck2_q_check(&rc->r, q) != BLITZ_CK2_OK)
 		return pass(BLITZ_CNT_ICMP_PMTU_BAD);
 	blitz_pmtu_note(s, mtu);

@@ -86,14 +86,12 @@ prlimit --nofile="$NOFILE:$NOFILE" true 2>/dev/null || NOFILE=$(ulimit -Hn)
 source "$here/scripts/placement.sh"
 SRV_CPUS=$SCPU CLI_CPUS=$CCPU
 
-tmp=$(mktemp -d /tmp/blitz-conns.XXXXXX)
-chmod 755 "$tmp"
-
 # stop_server, wait_ready, wait_fast_path. The engine's exit lines (its
 # cost) come after it has stopped its threads: give it 10 s.
-server_pid='' xdp_loaded='' STOP_WAIT_S=10
+STOP_WAIT_S=10
 # shellcheck source=scripts/bench/lib_server.sh
 source "$here/scripts/bench/lib_server.sh"
+server_state_init conns
 
 cleanup() {
 	stop_server

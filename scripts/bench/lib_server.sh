@@ -4,12 +4,22 @@
 # stopping the server under test, waiting until it answers and until its
 # fast path is up.
 #
+# Sets tmp, server_pid and xdp_loaded (server_state_init).
 # Uses the caller's variables: server_pid (the server's pid, or empty),
 # xdp_loaded (set when `blitz load` put the xdp engine on SRV_IF), SRV (the
 # server namespace's command prefix), BLITZ, SRV_IF, CLI (the client
 # namespace's prefix), URL and READY_BODY (what the body begins with when
 # the server is up; default "Hello World!").
 # Owns: nothing but those steps; never touches another process.
+
+# This run's scratch folder ($tmp, readable by the servers' users, named
+# after $1) and no server yet.
+server_state_init() {
+	tmp=$(mktemp -d "/tmp/blitz-$1.XXXXXX")
+	chmod 755 "$tmp"
+	server_pid=
+	xdp_loaded=
+}
 
 # The server process and its descendants (serve's engine is its child),
 # one pid a line.

@@ -109,13 +109,9 @@ for e in $ENGINES; do
 	esac
 done
 
-tmp=$(mktemp -d /tmp/blitz-loss.XXXXXX)
-chmod 755 "$tmp"
-server_pid=
-xdp_loaded=
-
 # shellcheck source=scripts/bench/lib_server.sh
 . "$here/scripts/bench/lib_server.sh"
+server_state_init loss
 cleanup() {
 	stop_server
 	[ -n "${CLI_IF:-}" ] && loss_off "$CLI" "$CLI_IF"

@@ -940,15 +940,12 @@ static void t_flow_source_cap(void)
 
 static int setup(void)
 {
-	char err[256];
-
 	skel = blitz_xdp_bpf__open_and_load();
 	if (!skel)
 		return -1;
 	prog_fd = bpf_program__fd(skel->progs.blitz_xdp);
 	ncpus = libbpf_num_possible_cpus();
-	if (http_responses_build(&resp, "Hello World!", 12, "text/plain",
-				 time(NULL), err, sizeof(err)))
+	if (xdp_fixture_hello(&resp))
 		return -1;
 	xdp_fixture_cfg(&cfg, &resp, PORT, srv_mac,
 			seed * 0x9e3779b97f4a7c15ULL + 1,
@@ -988,20 +985,13 @@ int main(void)
 		runs = strtoul(e, NULL, 0);
 	printf("# test_seq seed %llu (SEQ_SEED=%llu reproduces it)\n",
 	       (unsigned long long)seed, (unsigned long long)seed);
-	if (setup()) {
-		printf("FAIL test_seq_setup: cannot load blitz_xdp or fill its "
-		       "maps: %s\n",
-		       strerror(errno));
-		return 1;
-	}
+	if (setup())
+		return xdp_fixture_setup_failed("test_seq");
 	T_RUN(t_flow_table_evicts);
 	/* A fresh program (empty tables) for the oracle. */
 	blitz_xdp_bpf__destroy(skel);
-	if (setup()) {
-		printf("FAIL test_seq_setup: cannot reload blitz_xdp: %s\n",
-		       strerror(errno));
-		return 1;
-	}
+	if (setup())
+		return xdp_fixture_setup_failed("test_seq");
 	T_RUN(t_seq_oracle);
 	T_RUN(t_flow_source_cap);
 	blitz_xdp_bpf__destroy(skel);

@@ -202,8 +202,7 @@ static struct blitz_ck2_ring tring;
 
 static const struct blitz_ck2_ring *ring_now(void)
 {
-	cookie_ring_at(&tring, &cfg, cookie_clock_ns(&cfg));
-	return &tring;
+	return cookie_ring_now(&tring, &cfg);
 }
 
 static void tuple_of(const struct seg_spec *s, struct blitz_ck2_tuple *t)
@@ -233,12 +232,9 @@ static uint32_t conn_opts(const struct seg_spec *s)
 static uint32_t isn_of(const struct seg_spec *s, uint32_t peer_isn)
 {
 	struct blitz_ck2_tuple t;
-	uint32_t isn = 0, tsval = 0;
 
 	tuple_of(s, &t);
-	blitz_ck2_synack(ring_now(), &t, peer_isn, conn_opts(s), 0, &isn,
-			 &tsval);
-	return isn;
+	return cookie_isn(ring_now(), &t, peer_isn, conn_opts(s));
 }
 
 /* The TSecr of a good cookie for s's seq and ack. */

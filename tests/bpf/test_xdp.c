@@ -281,8 +281,7 @@ static struct blitz_ck2_ring tring;
 
 static const struct blitz_ck2_ring *ring_now(void)
 {
-	cookie_ring_at(&tring, &cfg, cookie_clock_ns(&cfg));
-	return &tring;
+	return cookie_ring_now(&tring, &cfg);
 }
 
 static void tuple_of(const struct fspec *f, struct blitz_ck2_tuple *t)
@@ -328,12 +327,9 @@ static uint32_t conn_opts(const struct fspec *f)
 static uint32_t isn_of(const struct fspec *f, uint32_t peer_isn)
 {
 	struct blitz_ck2_tuple t;
-	uint32_t isn = 0, tsval = 0;
 
 	tuple_of(f, &t);
-	blitz_ck2_synack(ring_now(), &t, peer_isn, conn_opts(f), 0, &isn,
-			 &tsval);
-	return isn;
+	return cookie_isn(ring_now(), &t, peer_isn, conn_opts(f));
 }
 
 /* The TSecr a client of a connection with opts echoes on a segment with
@@ -3160,8 +3156,6 @@ static void t_dfa_matches_http_c(void)
 
 static int setup(void)
 {
-	char err[256];
-
 	skel = blitz_xdp_bpf__open();
 	if (!skel)
 		return -1;
@@ -3172,8 +3166,7 @@ static int setup(void)
 		return -1;
 	prog_fd = bpf_program__fd(skel->progs.blitz_xdp);
 	ncpus = libbpf_num_possible_cpus();
-	if (http_responses_build(&resp, "Hello World!", 12, "text/plain",
-				 time(NULL), err, sizeof(err)))
+	if (xdp_fixture_hello(&resp))
 		return -1;
 	xdp_fixture_cfg(&cfg, &resp, PORT, srv_mac, 0x0123456789abcdefULL,
 			0xfedcba9876543210ULL, 1);
@@ -4149,12 +4142,8 @@ int main(void)
 		close(pre_fds[3]);
 		pre_fds[0] = pre_fds[3] = -1;
 	}
-	if (setup()) {
-		printf("FAIL test_xdp_setup: cannot load blitz_xdp or fill "
-		       "its maps: %s\n",
-		       strerror(errno));
-		return 1;
-	}
+	if (setup())
+		return xdp_fixture_setup_failed("test_xdp");
 	T_RUN(t_syn_v4);
 	T_RUN(t_syn_v6);
 	T_RUN(t_syn_timestamps);

@@ -27,6 +27,7 @@
 
 #include "bench_gen.h"
 #include "bench_int.h"
+#include "free_stack.h"
 #include "log.h"
 
 static int build_requests(struct gen *g)
@@ -288,7 +289,7 @@ static int gen_new(const struct bench_params *p, struct bench_result *r,
 	g->idle = calloc(p->conns, sizeof(*g->idle));
 	g->slot_conn = malloc(g->n_slots * sizeof(*g->slot_conn));
 	g->hdr_pool = malloc((size_t)n_hdr * HDR_MAX);
-	g->hdr_free = malloc(n_hdr * sizeof(*g->hdr_free));
+	g->hdr_free = free_stack_new(n_hdr);
 	g->delack = malloc(DELACK_FIFO * sizeof(*g->delack));
 	if (!g->conns || !g->idle || !g->slot_conn || !g->hdr_pool ||
 	    !g->hdr_free || !g->delack) {
@@ -299,8 +300,6 @@ static int gen_new(const struct bench_params *p, struct bench_result *r,
 		g->slot_conn[i] = NO_CONN;
 	for (i = 0; i < p->conns; i++)
 		g->conns[i].hbuf = NO_BUF;
-	for (i = 0; i < n_hdr; i++)
-		g->hdr_free[i] = n_hdr - 1 - i;
 	g->n_hdr_free = n_hdr;
 	*out = g;
 	return 0;

@@ -18,6 +18,7 @@
 #include <sys/mman.h>
 #include <sys/random.h>
 
+#include "free_stack.h"
 #include "log.h"
 #include "tcp_core_int.h"
 
@@ -152,12 +153,12 @@ static int table_alloc(struct tcp_core *c)
 	c->mask = slots - 1;
 	c->nconns = n;
 	c->conns = table_mem((size_t)n * sizeof(*c->conns));
-	c->free_stack = calloc(n, sizeof(*c->free_stack));
+	c->free_stack = free_stack_new(n);
 	c->tl = calloc(n, sizeof(*c->tl));
 	c->slots = table_mem((size_t)slots * sizeof(*c->slots));
 	c->nrxbufs = c->p.rx_bufs;
 	c->rxbufs = malloc((size_t)c->nrxbufs * RXBUF_SIZE);
-	c->rxfree = calloc(c->nrxbufs, sizeof(*c->rxfree));
+	c->rxfree = free_stack_new(c->nrxbufs);
 	slots = src_slots(c->nrxbufs);
 	c->src_mask = slots - 1;
 	c->src_cnt = calloc(slots, sizeof(*c->src_cnt));
@@ -172,11 +173,7 @@ static int table_alloc(struct tcp_core *c)
 			n);
 		return -ENOMEM;
 	}
-	for (i = 0; i < n; i++)
-		c->free_stack[i] = n - 1 - i;
 	c->nfree = n;
-	for (i = 0; i < c->nrxbufs; i++)
-		c->rxfree[i] = c->nrxbufs - 1 - i;
 	c->nrxfree = c->nrxbufs;
 	for (i = 0; i < WHEEL_SLOTS; i++)
 		c->wheel[i] = NIL;

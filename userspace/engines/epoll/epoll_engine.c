@@ -28,6 +28,7 @@
 #include <unistd.h>
 
 #include "epoll_engine.h"
+#include "free_stack.h"
 #include "epoll_int.h"
 #include "http.h"
 #include "http_conn.h"
@@ -347,7 +348,6 @@ static int worker_init(struct epoll_engine *e, struct worker *w, int id,
 		       uint32_t cap)
 {
 	struct epoll_event ev = {0};
-	uint32_t i;
 
 	w->e = e;
 	w->id = id;
@@ -363,16 +363,13 @@ static int worker_init(struct epoll_engine *e, struct worker *w, int id,
 	w->conns = reserve(w->conns_bytes);
 	w->bufs = reserve(w->bufs_bytes);
 	w->conn_free = malloc((size_t)cap * sizeof(uint32_t));
-	w->buf_free = malloc((size_t)cap * sizeof(uint32_t));
+	w->buf_free = free_stack_new(cap);
 	if (!w->conns || !w->bufs || !w->conn_free || !w->buf_free) {
 		pr_warn("cannot reserve memory for %u connections per thread: "
 			"lower --max-conns\n",
 			cap);
 		return -ENOMEM;
 	}
-	/* Highest index first, so slot 0's buffer is handed out first. */
-	for (i = 0; i < cap; i++)
-		w->buf_free[i] = cap - 1 - i;
 	w->n_buf_free = cap;
 	w->tl[TL_IDLE].timeout_ms = e->idle_ms;
 	w->tl[TL_HEADER].timeout_ms = e->header_ms;
