@@ -110,10 +110,13 @@ $SRV "$BLITZ" unload "$SRV_IF" >/dev/null 2>&1
 $SRV "$BLITZ" serve "$SRV_IF" --engine xdp -p $PORT >"$TMP/serve.out" 2>&1 &
 SERVE_PID=$!
 on_exit "kill $SERVE_PID; wait $SERVE_PID"
-if wait_ready; then
+# The kernel listener answers before the fast path is up: wait for serve's
+# own line, printed once the XDP tier is attached, or the first runs land
+# on the epoll path while XDP attaches under them.
+if wait_ready && wait_line "$TMP/serve.out" '^blitz: serving on' "$SERVE_PID" 30; then
 	run_all serve
 else
-	fail "${T}_serve" "blitz serve --engine xdp did not answer: $(tr '\n' ' ' <"$TMP/serve.out")"
+	fail "${T}_serve" "blitz serve --engine xdp did not answer or start its fast path: $(tr '\n' ' ' <"$TMP/serve.out")"
 fi
 kill "$SERVE_PID" 2>/dev/null
 wait "$SERVE_PID" 2>/dev/null
