@@ -6,7 +6,7 @@ def r2: (. * 100 | round) / 100;
 def nginx_of($r): $b.summary | map(select(.engine == "nginx" and .client == $r.client and .conns == $r.conns and .pipeline == $r.pipeline and .rps > 0)) | first;
 def x_rps: nginx_of(.) as $n | if .mode != "closed" or $n == null or .rps == 0 then "-" else .rps / $n.rps | r2 end;
 def x_cost: nginx_of(.) as $n | if $n == null or $n.cost_ns == null or .cost_ns == null or .cost_ns == 0 then "-" else $n.cost_ns / .cost_ns | r2 end;
-"Peak of each engine: its best server-bound row, else its best row with neither side saturated (a lower bound), never a client-bound one (median of \(.runs) runs; placement: \(.placement)\(if .napi_rt_prio then ", NAPI SCHED_FIFO \(.napi_rt_prio)" else "" end)):",
+"Peak of each engine: its best server-bound row, else its best row with neither side saturated (a lower bound) unless a client-bound row went faster, never a client-bound one (median of \(.runs) runs; placement: \(.placement)\(if .napi_rt_prio then ", NAPI SCHED_FIFO \(.napi_rt_prio)" else "" end)):",
 "",
 "| engine | peak RPS | spread | ns / request | × nginx RPS | spread | × nginx cost | spread | measured with | bound by | other NAPI policy: req/s at ns/req (× nginx RPS, cost) |",
 "|---|--:|--:|--:|--:|--:|--:|--:|---|---|---|",
