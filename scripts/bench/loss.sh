@@ -230,25 +230,26 @@ srv_wait_ns() {
 	echo "$sum"
 }
 # lat_counters ENGINE - the server's loss-recovery counters, one line:
-# "retransmits tlp_probes rack_retransmits fast_retransmits timeouts"
-# (afxdp/dpdk: the TCP core's, timeouts = the resends none of the others
-# explain, i.e. the RTO's; epoll: the kernel's in the server namespace).
+# "retransmits tlp_probes rack_retransmits fast_retransmits timeouts
+# rto_resends" (afxdp/dpdk: the TCP core's, timeouts = RTOs fired,
+# rto_resends = the resends none of the others explain, i.e. the RTO's
+# go-back-N; epoll: the kernel's in the server namespace, TcpTimeouts).
 lat_counters() {
 	local e=$1 snap=$tmp/snap
 	case $e in
 	epoll)
 		$SRV nstat -az 2>/dev/null | awk '
 			{ v[$1] = $2 }
-			END { printf "%d %d %d %d %d\n", v["TcpRetransSegs"], v["TcpExtTCPLossProbes"],
+			END { printf "%d %d %d %d %d 0\n", v["TcpRetransSegs"], v["TcpExtTCPLossProbes"],
 			      v["TcpExtTCPSackRecovery"], v["TcpExtTCPFastRetrans"], v["TcpExtTCPTimeouts"] }'
 		;;
 	*)
 		$SRV "$BLITZ" stats "$SRV_IF" --prometheus >"$snap" 2>/dev/null || : >"$snap"
-		awk '/^blitz_(retransmits|tlp_probes|rack_retransmits|fast_retransmits)_total/ {
+		awk '/^blitz_(retransmits|tlp_probes|rack_retransmits|fast_retransmits|rto_timeouts)_total/ {
 			n = $1; sub(/\{.*/, "", n); v[n] += $NF }
 			END { r = v["blitz_retransmits_total"]; t = v["blitz_tlp_probes_total"]
 			      k = v["blitz_rack_retransmits_total"]; f = v["blitz_fast_retransmits_total"]
-			      printf "%d %d %d %d %d\n", r, t, k, f, r - t - k - f }' "$snap"
+			      printf "%d %d %d %d %d %d\n", r, t, k, f, v["blitz_rto_timeouts_total"], r - t - k - f }' "$snap"
 		;;
 	esac
 }
@@ -301,7 +302,7 @@ lat_measure() { # engine run
 	# a lost SYN or SYN-ACK costs the client's 1 s SYN timer on any server.
 	read -r x50 x99 < <(awk '{ printf "%.1f\n", $1 - $2 }' "$out" | p50_p99)
 	synlost=$(awk '$2 >= 900 { n++ } END { print n + 0 }' "$out")
-	rec=$(paste -d' ' <(echo "$c0") <(echo "$c1") | awk '{ printf "{\"retransmits\": %d, \"tlp\": %d, \"rack\": %d, \"fast\": %d, \"rto\": %d}", $6 - $1, $7 - $2, $8 - $3, $9 - $4, $10 - $5 }')
+	rec=$(paste -d' ' <(echo "$c0") <(echo "$c1") | awk '{ printf "{\"retransmits\": %d, \"tlp\": %d, \"rack\": %d, \"fast\": %d, \"rto\": %d, \"rto_resends\": %d}", $7 - $1, $8 - $2, $9 - $3, $10 - $4, $11 - $5, $12 - $6 }')
 	jq -nc --arg e "$e" --argjson pm "$LAT_LOSS" --arg dir "$LAT_DIR" --argjson run "$r" \
 		--argjson n "$ok" --argjson bad "$bad" --argjson p50 "$p50" --argjson p99 "$p99" \
 		--argjson x50 "$x50" --argjson x99 "$x99" --argjson synlost "$synlost" --argjson rec "$rec" \

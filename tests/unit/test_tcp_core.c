@@ -387,6 +387,12 @@ static void peer_free(struct peer *pe)
 }
 
 /* Handshake; returns false (with a failed check) if it did not work. */
+/* peer_connect's handshake: the time from the SYN-ACK to the ACK (the
+ * core's first RTT sample), and the SYN sent twice (two SYN-ACKs: Karn,
+ * no sample). */
+static uint64_t hs_rtt_ns;
+static bool hs_syn_twice;
+
 static bool peer_connect(struct tcp_core *c, struct peer *pe, uint16_t port,
 			 uint32_t iss)
 {
@@ -401,6 +407,11 @@ static bool peer_connect(struct tcp_core *c, struct peer *pe, uint16_t port,
 		pe->win = 65535;
 	n = mk_frame(f, pe, 0x02, iss, 0, NULL, 0, opts, 8);
 	rx_one(c, f, n);
+	if (hs_syn_twice) {
+		now_ns += 5 * MS;
+		rx_one(c, f, n);
+		next_out(&s);
+	}
 	pe->snd_nxt = iss + 1;
 	if (!next_out(&s) || s.flags != (0x02 | 0x10) || s.ack != iss + 1) {
 		T_CHECK_MSG(0, "no SYN-ACK (flags %x ack %u)", s.flags, s.ack);
@@ -408,6 +419,7 @@ static bool peer_connect(struct tcp_core *c, struct peer *pe, uint16_t port,
 	}
 	pe->srv_isn = s.seq;
 	pe->rcv_nxt = s.seq + 1;
+	now_ns += hs_rtt_ns;
 	peer_send(c, pe, 0x10, NULL, 0);
 	return true;
 }
@@ -854,7 +866,7 @@ static void test_retransmit_backoff(void)
 	first_seq = s.seq;
 	t0 = now_ns;
 	expect_at = t0 / MS + gap;
-	for (i = 0; i < 6; i++) {
+	for (i = 0; i < 7; i++) {
 		uint64_t ms;
 		uint32_t before = nwire;
 
@@ -870,10 +882,15 @@ static void test_retransmit_backoff(void)
 			    (unsigned long long)(expect_at - t0 / MS));
 		T_EQ_INT(s.seq, first_seq);
 		T_CHECK(s.len == resp_len(BLITZ_RESP_GET_KA, HELLO));
-		gap = gap * 2 > 3000 ? 3000 : gap * 2;
+		/* the first is the tail-loss probe in the RTO's place: the
+		 * RTO follows one RTO later, then doubles */
+		if (i)
+			gap = gap * 2 > 3000 ? 3000 : gap * 2;
 		expect_at += gap;
 	}
-	T_EQ_INT(cnt->retransmits, 6);
+	T_EQ_INT(cnt->retransmits, 7);
+	T_EQ_INT(cnt->tlp_probes, 1);
+	T_EQ_INT(cnt->rto_timeouts, 6);
 	/* the 7th timeout gives up: RST, freed */
 	now_ns = expect_at * MS;
 	tcp_core_poll_timers(c, now_ns);
@@ -2629,7 +2646,7 @@ static void test_cc_rto_loss_window(void)
 	struct tcp_core *c;
 	struct peer pe = {0};
 	struct sent o;
-	uint32_t i, want[] = {1, 2, 4, 5, 6};
+	uint32_t i, want[] = {1, 2, 4, 6, 7};
 
 	fill_body(body, sizeof(body));
 	c = mk_core_ex(64, body, sizeof(body), 0);
@@ -2639,6 +2656,12 @@ static void test_cc_rto_loss_window(void)
 	peer_send(c, &pe, 0x18, GET, sizeof(GET) - 1);
 	nf = flight(&pe, &o);
 	T_EQ_INT(nf, 10); /* all lost */
+	/* the tail-loss probe (one new segment), lost too; then the RTO
+	 * (ssthresh: half of the 11 segments in flight) */
+	now_ns += 200 * MS;
+	tcp_core_poll_timers(c, now_ns);
+	T_EQ_INT(flight(&pe, &o), 1);
+	T_EQ_INT(tcp_core_counters(c)->tlp_probes, 1);
 	now_ns += 200 * MS;
 	tcp_core_poll_timers(c, now_ns);
 	for (i = 0; i < 5; i++) {
@@ -2689,6 +2712,7 @@ static void test_tlp_tail_probe(void)
 
 	fill_body(body, sizeof(body));
 	c = mk_core_ex(64, body, sizeof(body), 0);
+	hs_rtt_ns = 10 * MS;
 	if (!c || !peer_connect(c, &pe, 40120, 100))
 		goto out;
 	tcp_core_poll_timers(c, now_ns);
@@ -2725,13 +2749,75 @@ static void test_tlp_tail_probe(void)
 	T_EQ_INT(nf, 0);
 	T_EQ_INT(tcp_core_counters(c)->retransmits, 1);
 out:
+	hs_rtt_ns = 0;
 	peer_free(&pe);
 	tcp_core_free(c);
 }
 
+/* A flight of 3 segments whose ACKs are all lost, on a connection with
+ * no RTT sample but its handshake's: the probe at t ms after the flight,
+ * or none before 300 ms (t = 0). */
+static uint64_t first_probe_ms(uint64_t hs_ms, bool syn_twice, uint16_t port)
+{
+	static uint8_t body[4000];
+	struct tcp_core *c;
+	struct peer pe = {0};
+	struct sent o, p;
+	uint64_t t0, t = 0;
+
+	fill_body(body, sizeof(body));
+	c = mk_core_ex(64, body, sizeof(body), 0);
+	hs_rtt_ns = hs_ms * MS;
+	hs_syn_twice = syn_twice;
+	if (!c || !peer_connect(c, &pe, port, 100))
+		goto out;
+	tcp_core_poll_timers(c, now_ns);
+	wire_rd = nwire;
+	peer_send(c, &pe, 0x18, GET, sizeof(GET) - 1);
+	T_EQ_INT(flight(&pe, &o), 3);
+	t0 = now_ns;
+	memset(&p, 0, sizeof(p));
+	for (t = 1; t <= 300 && !p.data; t++) {
+		now_ns = t0 + t * MS;
+		tcp_core_poll_timers(c, now_ns);
+		read_sent(pe.port, &p);
+	}
+	t = p.data ? t - 1 : 0;
+	T_EQ_INT(p.data, 1);
+	T_EQ_INT(tcp_core_counters(c)->tlp_probes, 1);
+out:
+	hs_rtt_ns = 0;
+	hs_syn_twice = false;
+	peer_free(&pe);
+	tcp_core_free(c);
+	return t;
+}
+
+/* The ACK that completes the handshake gives the first RTT sample (the
+ * SYN-ACK's send time kept by the tuple's hash), as Linux takes one from
+ * the SYN-ACK: the first flight's tail-loss probe comes after 2 * 30 ms +
+ * 2 ms, not at the 200 ms RTO. */
+static void test_handshake_rtt_sample(void)
+{
+	uint64_t t = first_probe_ms(30, false, 40125);
+
+	T_CHECK_MSG(t >= 62 && t <= 64, "probe at +%llu ms, want 62",
+		    (unsigned long long)t);
+}
+
+/* Karn: a SYN-ACK sent twice (the SYN came again) gives no sample: no
+ * early probe; it goes at the RTO's time (200 ms) in its place. */
+static void test_handshake_rtt_karn(void)
+{
+	uint64_t t = first_probe_ms(30, true, 40126);
+
+	T_CHECK_MSG(t >= 200 && t <= 201, "probe at +%llu ms, want 200",
+		    (unsigned long long)t);
+}
+
 /* One segment in flight: RFC 8985 adds the worst-case delayed ACK
- * (200 ms), so the probe would come no earlier than the RTO: the RTO
- * resends it at 200 ms, and nothing goes before. */
+ * (200 ms), so the probe would come no earlier than the RTO: it goes at
+ * the RTO's time in its place (as Linux), and nothing goes before. */
 static void test_tlp_one_segment(void)
 {
 	uint32_t nf;
@@ -2760,7 +2846,8 @@ static void test_tlp_one_segment(void)
 	t--;
 	T_CHECK_MSG(p.data == 1 && t >= 200 && t <= 201, "resent at +%llu ms",
 		    (unsigned long long)t);
-	T_EQ_INT(tcp_core_counters(c)->tlp_probes, 0);
+	T_EQ_INT(tcp_core_counters(c)->tlp_probes, 1);
+	T_EQ_INT(tcp_core_counters(c)->retransmits, 1);
 out:
 	peer_free(&pe);
 	tcp_core_free(c);
@@ -3018,6 +3105,7 @@ static bool peer_connect_sack(struct tcp_core *c, struct peer *pe,
 	*perm = s.sack_perm;
 	pe->srv_isn = s.seq;
 	pe->rcv_nxt = s.seq + 1;
+	now_ns += hs_rtt_ns;
 	peer_send(c, pe, 0x10, NULL, 0);
 	return true;
 }
@@ -3139,12 +3227,13 @@ static void test_rack_reo_window(void)
 	fill_body(body, sizeof(body));
 	c = mk_core_ex(64, body, sizeof(body), 0);
 	T_CHECK(c);
+	hs_rtt_ns = 20 * MS; /* RTT 20 ms: reordering window 5 ms */
 	if (!c || !peer_connect_sack(c, &pe, 40202, 100, &perm))
 		goto out;
 	cnt = tcp_core_counters(c);
 	peer_send(c, &pe, 0x18, GET, sizeof(GET) - 1);
 	read_sent(pe.port, &o);
-	now_ns += 20 * MS; /* RTT 20 ms: reordering window 5 ms */
+	now_ns += 20 * MS;
 	blk[0][0] = o.seq[2];
 	blk[0][1] = o.seq[2] + o.len[2];
 	peer_sack(c, &pe, o.seq[1], blk, 1);
@@ -3163,6 +3252,7 @@ static void test_rack_reo_window(void)
 	T_EQ_INT(cnt->tlp_probes, 0);
 	T_EQ_INT(tcp_core_check(c), 0);
 out:
+	hs_rtt_ns = 0;
 	peer_free(&pe);
 	tcp_core_free(c);
 }
@@ -3853,6 +3943,8 @@ int main(void)
 	T_RUN(test_cc_rto_loss_window);
 	T_RUN(test_tlp_tail_probe);
 	T_RUN(test_tlp_one_segment);
+	T_RUN(test_handshake_rtt_sample);
+	T_RUN(test_handshake_rtt_karn);
 	T_RUN(test_header_deadline);
 	T_RUN(test_partial_flood_2000);
 	T_RUN(test_partial_flood_20src);

@@ -173,6 +173,14 @@ static int table_alloc(struct tcp_core *c)
 			n);
 		return -ENOMEM;
 	}
+	/* Handshakes in flight at once: one slot per connection the table
+	 * holds, at most 64 Ki (512 KiB). */
+	for (slots = 256; slots < n && slots < 65536; slots *= 2)
+		;
+	c->synack = calloc(slots, sizeof(*c->synack));
+	if (!c->synack)
+		return -ENOMEM;
+	c->synack_mask = slots - 1;
 	c->nfree = n;
 	c->nrxfree = c->nrxbufs;
 	for (i = 0; i < WHEEL_SLOTS; i++)
@@ -251,6 +259,7 @@ void tcp_core_free(struct tcp_core *c)
 	free(c->rxbufs);
 	free(c->rxfree);
 	free(c->src_cnt);
+	free(c->synack);
 	free(c->body);
 	free(c);
 }

@@ -114,12 +114,14 @@
  *   (go-back-N, stepping over SACKed ranges; forgotten after a second RTO,
  *   as the peer may have dropped them); after max_retries the connection
  *   is reset (RST) and freed.
- * - Tail-loss probe (RFC 8985 7, TLP): with an RTT estimate, data in
- *   flight, not in recovery and no RACK timer armed, a probe after PTO =
- *   2 * SRTT + 2 ms (+ 200 ms, the worst
- *   delayed ACK, when one segment is in flight; no earlier than the RFC),
- *   unless the RTO comes first: one new segment if the peer's window has
- *   room, else the last MSS sent again; then the RTO is re-armed.
+ * - Tail-loss probe (RFC 8985 7, TLP): with data in flight, not in
+ *   recovery and no RACK timer armed, a probe after PTO = 2 * SRTT + 2 ms
+ *   (+ 200 ms, the worst delayed ACK, when one segment is in flight), 1 s
+ *   without an RTT sample; a PTO past the RTO fires at the RTO's time in
+ *   its place (as Linux): one new segment if the peer's window has room,
+ *   else the last MSS sent again; then the RTO is re-armed. The first RTT
+ *   sample is the handshake's (SYN-ACK to its ACK; none when the SYN-ACK
+ *   went twice, Karn).
  *   A zero window is probed by the RTO timer (one byte), for at most
  *   persist_max_ms (30 s) while answered, then RST.
  * - Close: an error response or `Connection: close` -> our FIN after the
@@ -319,7 +321,8 @@ struct tcp_core_params {
 	X(sack_recoveries, "loss recoveries started by RACK on SACKs")     \
 	X(rack_retransmits, "segments resent as RACK found them lost")     \
 	X(dsacks, "D-SACK blocks received (a duplicate, not a hole)")      \
-	X(sack_acks, "ACKs sent with a SACK block (data held ahead)")
+	X(sack_acks, "ACKs sent with a SACK block (data held ahead)")      \
+	X(rto_timeouts, "retransmission timeouts (zero-window probes not)")
 
 struct tcp_core_counters {
 #define TCP_CORE_CNT_FIELD(name, help) uint64_t name;

@@ -72,6 +72,7 @@
  * segment is in flight (the peer may hold its ACK that long), 2 ms else. */
 #define TLP_WC_DELACK_MS 200
 #define TLP_EXTRA_MS 2
+#define TLP_NO_RTT_MS 1000 /* PTO without an RTT sample (7.2) */
 /* SACK (RFC 2018) and RACK (RFC 8985) state is bounded per connection:
  * SB_RANGES SACKed ranges above SND.UNA (more: the highest is forgotten,
  * which costs at most a needless resend), and XMIT_RECS send-time records
@@ -202,6 +203,14 @@ _Static_assert(sizeof(struct tcp_conn) == 9 * 64 &&
 		       offsetof(struct tcp_conn, rec) <= 5 * 64,
 	       "struct tcp_conn: 9 cache lines, the hot ones first");
 
+/* When a SYN-ACK left (tcp_core.synack): its ISN (the cookie, which
+ * names the tuple and the SYN) and send time in microseconds; bit 1 set
+ * in any kept time, bit 0 when the same SYN-ACK went twice (Karn: no
+ * sample). */
+struct synack_rec {
+	uint32_t isn, ts;
+};
+
 struct tbl_slot {
 	uint32_t hash;
 	uint32_t idx; /* conn index + 1; 0 = empty */
@@ -260,6 +269,11 @@ struct tcp_core {
 	uint32_t now_us;  /* low 32 bits: RTT differences only */
 	struct tcp_frame txq[TCP_CORE_TX_BATCH];
 	uint32_t ntx;
+	/* SYN-ACK send times by tuple hash, for the handshake's RTT sample:
+	 * a fixed array allocated with the table, overwritten freely (a SYN
+	 * flood allocates nothing and at worst costs samples). */
+	struct synack_rec *synack;
+	uint32_t synack_mask;
 };
 
 static inline bool seq_lt(uint32_t a, uint32_t b)
@@ -459,24 +473,27 @@ static inline uint32_t loss_ssthresh(const struct tcp_conn *k)
 }
 
 /* RFC 8985 7.2: the probe timeout, or 0 when no probe is due: a probe
- * needs an RTT estimate, data in flight, an open window, and the open
- * state (not in recovery, not after an RTO until it is repaired). */
+ * needs data in flight, an open window, and the open state (not in
+ * recovery, not after an RTO until it is repaired; as Linux, whose
+ * recovery leans on RACK's timer and the RTO). PTO = 2 * SRTT (+ the
+ * worst-case delayed ACK for one segment, 2 ms else), 1 s without an
+ * RTT sample; a PTO past the RTO fires at the RTO's time as the probe in
+ * its place (Linux's tcp_schedule_loss_probe): one segment, cwnd kept. */
 static inline __attribute__((always_inline)) void tlp_arm(struct tcp_core *c,
 							  struct tcp_conn *k)
 {
-	uint32_t flight = k->snd_max - k->snd_una, pto;
+	uint32_t flight = k->snd_max - k->snd_una, pto = TLP_NO_RTT_MS;
 
 	if (k->rack_tmr)
 		return;
 	k->tlp_at = 0;
-	if (!k->srtt_us || !flight || k->tlp_out || k->in_recovery ||
+	if (!flight || k->tlp_out || k->in_recovery ||
 	    seq_lt(k->snd_una, k->recover) || !k->snd_wnd || !k->rto_at)
 		return;
-	pto = (2 * k->srtt_us + 999) / 1000 +
-	      (flight <= k->mss ? TLP_WC_DELACK_MS : TLP_EXTRA_MS);
-	if (c->now_ms + pto >= k->rto_at)
-		return; /* the RTO comes first: no probe */
-	k->tlp_at = c->now_ms + pto;
+	if (k->srtt_us)
+		pto = (2 * k->srtt_us + 999) / 1000 +
+		      (flight <= k->mss ? TLP_WC_DELACK_MS : TLP_EXTRA_MS);
+	k->tlp_at = c->now_ms + pto < k->rto_at ? c->now_ms + pto : k->rto_at;
 }
 
 /* tcp_table.c */
@@ -495,6 +512,7 @@ void handle_unknown(struct tcp_core *c, const struct seg *s, uint32_t h);
 
 /* tcp_input.c */
 void conn_handle(struct tcp_core *c, struct tcp_conn *k, const struct seg *s);
+void rtt_update(struct tcp_core *c, struct tcp_conn *k, uint32_t r);
 void update_date(struct tcp_core *c, uint64_t now_ns);
 
 /* tcp_output.c */

@@ -4,7 +4,13 @@
  * SYN-ACK whose ISN carries a keyed MAC of the tuple and what the SYN
  * offered, and the ACK that brings it back opens the connection.
  *
- * Must never keep state for a SYN (a SYN flood allocates nothing).
+ * The SYN-ACK's send time goes to a fixed array slot of the tuple's hash
+ * (tcp_core.synack), so the ACK that completes the handshake gives the
+ * first RTT sample, as Linux takes one from the SYN-ACK (the tail-loss
+ * probe of the first flight needs it).
+ *
+ * Must never allocate for a SYN (a SYN flood allocates nothing: it only
+ * overwrites send times, which costs samples, never a connection).
  */
 #include "tcp_core_int.h"
 
@@ -54,7 +60,35 @@ static bool cookie_check(const struct tcp_core *c, const struct tcp_tuple *t,
 	return false;
 }
 
-static void answer_syn(struct tcp_core *c, const struct seg *s)
+/* The SYN-ACK with ISN isn leaves now: its time kept; the same SYN-ACK a
+ * second time (a retransmitted SYN) makes the sample ambiguous (Karn). */
+static void synack_sent(struct tcp_core *c, uint32_t h, uint32_t isn)
+{
+	struct synack_rec *r = &c->synack[h & c->synack_mask];
+
+	if (r->isn == isn && r->ts)
+		r->ts |= 1;
+	else
+		*r = (struct synack_rec){isn, (c->now_us & ~1u) | 2};
+}
+
+/* The handshake's RTT sample (us), or 0: the SYN-ACK this ACK answers
+ * went once, and not too long ago to be a sample. */
+static uint32_t synack_rtt(struct tcp_core *c, uint32_t h, uint32_t isn)
+{
+	struct synack_rec *r = &c->synack[h & c->synack_mask];
+	uint32_t rtt, ts = r->ts;
+
+	if (r->isn != isn || !ts)
+		return 0;
+	*r = (struct synack_rec){0, 0};
+	rtt = c->now_us - (ts & ~3u);
+	if (ts & 1 || rtt > c->p.rto_max_ms * 1000u)
+		return 0;
+	return rtt ? rtt : 1;
+}
+
+static void answer_syn(struct tcp_core *c, const struct seg *s, uint32_t h)
 {
 	uint8_t opts[12], info, mi = 0;
 	uint32_t optlen, isn, i;
@@ -78,6 +112,7 @@ static void answer_syn(struct tcp_core *c, const struct seg *s)
 		optlen += wire_opt_wscale(opts + optlen, 0);
 	send_ctl(c, &s->t, isn, s->seq + 1, TCPHDR_SYN | TCPHDR_ACK, opts,
 		 optlen);
+	synack_sent(c, h, isn);
 	c->cnt.synack++;
 }
 
@@ -85,13 +120,14 @@ static void answer_syn(struct tcp_core *c, const struct seg *s)
 void handle_unknown(struct tcp_core *c, const struct seg *s, uint32_t h)
 {
 	struct tcp_conn *k;
+	uint32_t rtt;
 	uint8_t info;
 	uint16_t mss;
 
 	if (s->flags & TCPHDR_RST)
 		return;
 	if ((s->flags & (TCPHDR_SYN | TCPHDR_ACK)) == TCPHDR_SYN) {
-		answer_syn(c, s);
+		answer_syn(c, s, h);
 		return;
 	}
 	if (!(s->flags & TCPHDR_ACK) || (s->flags & TCPHDR_SYN))
@@ -132,6 +168,9 @@ void handle_unknown(struct tcp_core *c, const struct seg *s, uint32_t h)
 	k->snd_wl2 = s->ack;
 	k->max_snd_wnd = (uint32_t)s->win << k->snd_wscale;
 	k->rto_ms = k->rto_base_ms = c->p.rto_initial_ms;
+	rtt = synack_rtt(c, h, s->ack - 1);
+	if (rtt)
+		rtt_update(c, k, rtt);
 	k->idle_at = c->now_ms + c->p.idle_ms;
 	timer_update(c, k);
 	conn_handle(c, k, s);

@@ -218,7 +218,7 @@ static void conn_ack(struct tcp_core *c, struct tcp_conn *k, uint32_t ack)
 
 /* RFC 6298 2.2/2.3 on one sample r (us); the RTO has rto_initial_ms as
  * its floor (200 ms, as Linux's TCP_RTO_MIN) and rto_max_ms as cap. */
-static void rtt_update(struct tcp_core *c, struct tcp_conn *k, uint32_t r)
+void rtt_update(struct tcp_core *c, struct tcp_conn *k, uint32_t r)
 {
 	uint32_t rto;
 

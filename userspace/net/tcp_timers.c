@@ -79,6 +79,12 @@ static void conn_timer(struct tcp_core *c, struct tcp_conn *k)
 		conn_reset(c, k, true);
 		return;
 	}
+	if (k->tlp_at && k->tlp_at <= c->now_ms && !k->rack_tmr) {
+		/* Before the RTO: a probe due at the RTO's time goes in its
+		 * place and re-arms it (tlp_arm). */
+		k->tlp_at = 0;
+		tlp_send(c, k);
+	}
 	if (k->rto_at && k->rto_at <= c->now_ms) {
 		bool persist = !k->snd_wnd;
 
@@ -106,6 +112,7 @@ static void conn_timer(struct tcp_core *c, struct tcp_conn *k)
 			k->sacked = 0;
 		}
 		if (!persist) {
+			c->cnt.rto_timeouts++;
 			/* RFC 5681 3.1: ssthresh from the flight (kept on
 			 * a repeated timeout of the same data), cwnd = the
 			 * loss window, one MSS; RFC 6582: recover = what was
@@ -131,9 +138,6 @@ static void conn_timer(struct tcp_core *c, struct tcp_conn *k)
 		rack_step(c, k);
 		conn_output(c, k, false);
 		tlp_arm(c, k);
-	} else if (k->tlp_at && k->tlp_at <= c->now_ms) {
-		k->tlp_at = 0;
-		tlp_send(c, k);
 	}
 	if (k->idle_at <= c->now_ms && !k->rto_at) {
 		if (!k->fin_pending) {
