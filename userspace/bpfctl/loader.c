@@ -338,6 +338,10 @@ int blitz_loader_attach(const struct blitz_loader_opts *o,
 	if (l->frags)
 		pr_debug("MTU %u is over a page: multi-buffer XDP\n", mtu);
 	l->ks = ld_ksock_start(&cfg, o->ifname);
+	if (o->hold) { /* port 0: no frame is the service's (blitz_seg.h) */
+		l->held_port_be = cfg.port_be;
+		cfg.port_be = 0;
+	}
 	l->skel = ld_open_skel(&cfg, resp, l->frags, l->ks);
 	if (!l->skel) {
 		err = -EINVAL;
@@ -369,6 +373,32 @@ err_free:
 		ld_loaded_free(l);
 	free(resp);
 	return err;
+}
+
+int blitz_loaded_arm(struct blitz_loaded *l)
+{
+	struct blitz_config cfg;
+	__u32 key = 0;
+	int fd, err = 0;
+
+	if (!l->held_port_be)
+		return 0;
+	/* Only the port changes: the program and the hand-off read either
+	 * 0 (pass) or the port, never a mix of two configs. */
+	fd = bpf_map__fd(l->skel->maps.config);
+	if (bpf_map_lookup_elem(fd, &key, &cfg))
+		err = -errno;
+	cfg.port_be = l->held_port_be;
+	if (!err && bpf_map_update_elem(fd, &key, &cfg, BPF_EXIST))
+		err = -errno;
+	explicit_bzero(&cfg, sizeof(cfg)); /* the cookie secret */
+	if (err) {
+		pr_warn("cannot start answering on %s: %s\n", l->ifname,
+			strerror(-err));
+		return err;
+	}
+	l->held_port_be = 0;
+	return 0;
 }
 
 int blitz_loader_detach(struct blitz_loaded *l)

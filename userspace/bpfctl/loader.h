@@ -47,12 +47,24 @@ struct blitz_loader_opts {
 	 * VRRP, a bond's other address). */
 	int n_macs;
 	unsigned char macs[BLITZ_MAX_MACS - 1][6];
+	/*
+	 * true: attach with the service's port held back, so the program
+	 * passes every frame until blitz_loaded_arm(). The xdp engine's
+	 * callers attach the TC hand-off in between: an XDP program that
+	 * answers a handshake before the hand-off is there leaves the
+	 * kernel a connection it has no socket for, and the kernel resets
+	 * it at the first segment XDP passes (a pipelined batch, a body).
+	 */
+	bool hold;
 };
 
 struct blitz_loaded; /* opaque */
 
 int blitz_loader_attach(const struct blitz_loader_opts *o,
 			struct blitz_loaded **out);
+/* Give the program held back by opts.hold its service port: from now on
+ * it answers. 0, or -errno said in one line. */
+int blitz_loaded_arm(struct blitz_loaded *l);
 /* Detach what attach attached, remove its pins, free l. */
 int blitz_loader_detach(struct blitz_loaded *l);
 int blitz_loaded_xsks_fd(const struct blitz_loaded *l);

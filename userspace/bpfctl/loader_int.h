@@ -38,6 +38,7 @@ struct blitz_loaded {
 	bool frags;		   /* loaded multi-buffer (xdp.frags) */
 	__u32 prog_id;
 	struct blitz_ksock *ks; /* the kernel-socket filter, NULL: off */
+	__u16 held_port_be;	/* opts.hold: the port arm() writes, else 0 */
 };
 
 /* loader_checks.c */

@@ -148,6 +148,7 @@ int cmd_load(int argc, char **argv)
 		goto out;
 	lo.svc = svc;
 	lo.resp = &resp;
+	lo.hold = true; /* answering only once the hand-off is there */
 	if (blitz_loader_attach(&lo, &l))
 		goto out;
 	/*
@@ -161,6 +162,11 @@ int cmd_load(int argc, char **argv)
 			      blitz_loaded_responses_fd(l),
 			      blitz_loaded_flows_fd(l), true, &h)) {
 		blitz_loader_detach(l); /* nothing half-attached */
+		goto out;
+	}
+	if (blitz_loaded_arm(l)) {
+		tc_handoff_detach(h);
+		blitz_loader_detach(l);
 		goto out;
 	}
 	printf("blitz: serving http on %s port %u (xdp, %s mode, prog id %u)\n",

@@ -177,6 +177,8 @@ static int attach_xdp(struct serve_ctx *c, const struct serve_run_opts *o)
 		.persist = false,
 		.svc = c->svc,
 		.resp = c->engine->xdp == ENGINE_XDP_REDIRECT ? NULL : c->resp,
+		/* the engine's run arms it once its TC hand-off is there */
+		.hold = c->engine->xdp == ENGINE_XDP_ANSWER,
 	};
 	int ret;
 

@@ -66,7 +66,12 @@ static int xdp_run(struct serve_ctx *c)
 {
 	char tier[64];
 
+	/* The program passes everything until armed (serve_run.c's
+	 * attach_xdp): a handshake it answered before the hand-off was
+	 * there would be reset by the kernel at its first passed segment. */
 	c->priv = attach_handoff(c);
+	if (blitz_loaded_arm(c->xdp))
+		return 1;
 	printf("blitz: serving on %s port %u: tier xdp (%s) + epoll "
 	       "fallback\n",
 	       c->ifname, c->svc->port, blitz_loaded_mode(c->xdp));
@@ -90,6 +95,11 @@ static int xdp_finish(struct serve_ctx *c)
 	       "segments handed to the kernel\n",
 	       xdp_counter(fd, BLITZ_CNT_REQUESTS),
 	       xdp_counter(fd, BLITZ_CNT_HANDOFF));
+	/* XDP first: until the hand-off goes, what XDP answered still
+	 * reaches the kernel on its connection. */
+	if (blitz_loader_detach(c->xdp))
+		ret = 1;
+	c->xdp = NULL;
 	if (h && tc_handoff_detach(h))
 		ret = 1;
 	c->priv = NULL;

@@ -1,0 +1,163 @@
+#!/bin/bash
+# tests/e2e/test_serve_attach.sh - the fast path attached and detached
+# under live load never breaks a connection: `blitz serve --engine xdp`
+# answers on its kernel listener first and attaches XDP and the TC
+# hand-off under it, so h2load is started the moment the port answers and
+# kept running across the attach: one long pipelined run whose connections
+# are the kernel's from before the attach, and back-to-back short runs
+# (-m 16 and -m 1) whose connections are made before, during and after
+# it. Every request of every run must succeed, without loss and with 5% of
+# the frames the client receives dropped (tests/e2e/lib_loss.sh); the
+# counters show both paths served. Then `blitz load` and `blitz unload`
+# under a long run against `blitz serve --engine epoll`: the kernel's
+# connections complete every request.
+# Testbed prefix: $SERVE_ATTACH_TB (default e2esa). Every client runs under
+# `timeout`; the testbed goes down in a trap.
+# shellcheck disable=SC2086 # $SRV and $CLI are command prefixes
+# shellcheck source=tests/e2e/lib.sh
+source "$(dirname "$0")/lib.sh"
+# shellcheck source=tests/e2e/lib_loss.sh
+source "$(dirname "$0")/lib_loss.sh"
+# shellcheck source=tests/e2e/lib_epoll.sh
+source "$(dirname "$0")/lib_epoll.sh"
+
+T=serve_attach
+PORT=8080
+N=2000       # requests of each short run
+MAX_RUNS=120 # bounds the loop of short runs (the attach takes seconds)
+
+e2e_begin "$T" "${SERVE_ATTACH_TB:-e2esa}"
+if ! command -v h2load >/dev/null; then
+	skip "$T" "h2load is not installed (scripts/install-deps.sh)"
+	exit 0
+fi
+URL="http://$SRV_IP:$PORT/"
+
+# h2_counts FILE - "succeeded failed errored" of an h2load output.
+h2_counts() {
+	sed -n 's/^requests: .* \([0-9]*\) succeeded, \([0-9]*\) failed, \([0-9]*\) errored.*/\1 \2 \3/p' "$1"
+}
+
+# long_start NAME SECONDS - a pipelined h2load run in the background.
+long_start() {
+	$CLI timeout $(($2 + 30)) h2load --h1 -D "$2" -c 20 -m 16 "$URL" >"$TMP/$1.h2" 2>&1 &
+	LONG_PID=$!
+}
+
+# long_check NAME - PASS when the long run ended with every request of
+# every connection answered.
+long_check() {
+	local ok failed errored
+	wait "$LONG_PID"
+	read -r ok failed errored <<<"$(h2_counts "$TMP/$1.h2")"
+	if [ "${ok:-0}" -gt 0 ] && [ "$failed" = 0 ] && [ "$errored" = 0 ]; then
+		pass "${T}_$1 ($ok requests, 0 failed)"
+	else
+		fail "${T}_$1" "$(grep -E '^requests|^finished|error' "$TMP/$1.h2" | head -5 | tr '\n' ' ')"
+	fi
+}
+
+# short_runs NAME - short runs back to back, -m 16 and -m 1 in turn, from
+# now until two runs after serve's "serving on" line (the fast path is
+# attached and armed). Sets runs, before (runs started before the line),
+# bad (runs with a request that did not succeed) and BAD_SAMPLE.
+short_runs() {
+	local i m ok failed errored after=0
+	runs=0 before=0 bad=0 BAD_SAMPLE=''
+	for ((i = 0; i < MAX_RUNS && after < 2; i++)); do
+		if grep -q '^blitz: serving on' "$SERVE_LOG"; then
+			after=$((after + 1))
+		else
+			before=$((before + 1))
+		fi
+		m=$((i % 2 ? 1 : 16))
+		$CLI timeout 30 h2load --h1 -n $N -c 20 -m $m "$URL" >"$TMP/$1.$i.h2" 2>&1
+		runs=$((runs + 1))
+		read -r ok failed errored <<<"$(h2_counts "$TMP/$1.$i.h2")"
+		if [ "${ok:-0}" != $N ] || [ "$failed" != 0 ] || [ "$errored" != 0 ]; then
+			bad=$((bad + 1))
+			[ -n "$BAD_SAMPLE" ] || BAD_SAMPLE="run $i (-m $m): $(grep -E '^requests' "$TMP/$1.$i.h2")"
+		fi
+		kill -0 "$SERVE_PID" 2>/dev/null || break
+	done
+}
+
+# attach_case NAME PERMILLE - serve --engine xdp started under load.
+attach_case() {
+	local name=$1 pm=$2 s0 s1 dropped=0 xreq
+	if [ "$pm" -gt 0 ]; then
+		loss_on "$CLI" "$CLI_IF" "$pm" ingress || {
+			fail "${T}_${name}_loss" "cannot attach the dropper"
+			return
+		}
+		s0=$(loss_stats "$CLI" "$CLI_IF")
+	fi
+	serve_start "$TMP/$name.serve" "$SRV_IF" --engine xdp -p $PORT
+	if ! wait_port "$CLI" "$SRV_IP" $PORT 20; then
+		fail "${T}_$name" "the kernel listener never answered: $(tr '\n' ' ' <"$SERVE_LOG")"
+		serve_stop
+		loss_off "$CLI" "$CLI_IF"
+		return
+	fi
+	long_start "${name}_long" 8
+	short_runs "$name"
+	long_check "${name}_long"
+	if [ "$pm" -gt 0 ]; then
+		s1=$(loss_stats "$CLI" "$CLI_IF")
+		loss_off "$CLI" "$CLI_IF"
+		dropped=$((${s1#* } - ${s0#* }))
+	fi
+	xreq=$(($(counter "$SRV_IF" requests) + $(counter "$SRV_IF" tc_requests)))
+	echo "  $name: $runs runs ($before begun before 'serving on'), $bad with errors; XDP+TC answered $xreq, handoff $(counter "$SRV_IF" handoff), pass_kernel_owns $(counter "$SRV_IF" pass_kernel_owns), drop_bad_cookie $(counter "$SRV_IF" drop_bad_cookie), $dropped frames dropped"
+	if [ "$bad" -eq 0 ] && [ "$before" -gt 0 ] && [ "$runs" -gt "$before" ] &&
+		[ "$xreq" -gt 0 ] && { [ "$pm" -eq 0 ] || [ "$dropped" -gt 0 ]; }; then
+		pass "${T}_${name}_short ($runs runs of $N, $before begun before the fast path was armed, every request answered)"
+	else
+		fail "${T}_${name}_short" "$bad of $runs runs with errors ($before before 'serving on', fast path answered $xreq, $dropped dropped): $BAD_SAMPLE"
+	fi
+	serve_stop
+}
+
+attach_case clean 0
+attach_case loss50 50
+
+# ---- blitz load / unload under the kernel's connections ----
+# `blitz load` in front of a running serve --engine epoll: short runs
+# across its attach (new connections the fast path takes as soon as it
+# answers), a long run across the load and the unload (the kernel's
+# connections, which stay the kernel's).
+serve_start "$TMP/epoll.serve" "$SRV_IF" --engine epoll -p $PORT
+if wait_port "$CLI" "$SRV_IP" $PORT 20; then
+	long_start load_unload 15
+	sleep 1
+	$SRV "$BLITZ" load "$SRV_IF" -p $PORT >"$TMP/load.out" 2>&1 &
+	LOAD_PID=$!
+	on_exit "$SRV '$BLITZ' unload '$SRV_IF'"
+	runs=0 bad=0 BAD_SAMPLE='' after=0
+	for ((i = 0; i < MAX_RUNS && after < 2; i++)); do
+		kill -0 "$LOAD_PID" 2>/dev/null || after=$((after + 1))
+		$CLI timeout 30 h2load --h1 -n $N -c 20 -m 16 "$URL" >"$TMP/load.$i.h2" 2>&1
+		runs=$((runs + 1))
+		read -r ok failed errored <<<"$(h2_counts "$TMP/load.$i.h2")"
+		if [ "${ok:-0}" != $N ] || [ "$failed" != 0 ] || [ "$errored" != 0 ]; then
+			bad=$((bad + 1))
+			[ -n "$BAD_SAMPLE" ] || BAD_SAMPLE="run $i: $(grep -E '^requests' "$TMP/load.$i.h2")"
+		fi
+	done
+	wait "$LOAD_PID"
+	load_rc=$?
+	xreq=$(($(counter "$SRV_IF" requests) + $(counter "$SRV_IF" tc_requests)))
+	echo "  load: $runs runs across the attach, $bad with errors; XDP+TC answered $xreq"
+	if [ "$load_rc" -eq 0 ] && [ "$bad" -eq 0 ] && [ "$xreq" -gt 0 ]; then
+		pass "${T}_load_short ($runs runs of $N across blitz load's attach, every request answered)"
+	else
+		fail "${T}_load_short" "load exit $load_rc, $bad of $runs runs with errors, fast path answered $xreq: $BAD_SAMPLE $(tr '\n' ' ' <"$TMP/load.out")"
+	fi
+	$SRV "$BLITZ" unload "$SRV_IF" >>"$TMP/load.out" 2>&1
+	check "${T}_load_unload_during" "the long run ended before the unload: $(tr '\n' ' ' <"$TMP/load.out")" kill -0 "$LONG_PID"
+	long_check load_unload
+else
+	fail "${T}_load_unload" "serve --engine epoll never answered: $(tr '\n' ' ' <"$SERVE_LOG")"
+fi
+serve_stop
+e2e_status
