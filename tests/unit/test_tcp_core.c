@@ -866,7 +866,7 @@ static void test_retransmit_backoff(void)
 	first_seq = s.seq;
 	t0 = now_ns;
 	expect_at = t0 / MS + gap;
-	for (i = 0; i < 7; i++) {
+	for (i = 0; i < 6; i++) {
 		uint64_t ms;
 		uint32_t before = nwire;
 
@@ -882,15 +882,12 @@ static void test_retransmit_backoff(void)
 			    (unsigned long long)(expect_at - t0 / MS));
 		T_EQ_INT(s.seq, first_seq);
 		T_CHECK(s.len == resp_len(BLITZ_RESP_GET_KA, HELLO));
-		/* the first is the tail-loss probe in the RTO's place: the
-		 * RTO follows one RTO later, then doubles */
-		if (i)
-			gap = gap * 2 > 3000 ? 3000 : gap * 2;
+		gap = gap * 2 > 3000 ? 3000 : gap * 2;
 		expect_at += gap;
 	}
-	T_EQ_INT(cnt->retransmits, 7);
-	T_EQ_INT(cnt->tlp_probes, 1);
+	T_EQ_INT(cnt->retransmits, 6);
 	T_EQ_INT(cnt->rto_timeouts, 6);
+	T_EQ_INT(cnt->tlp_probes, 0); /* no SACK: no probe for the RTO */
 	/* the 7th timeout gives up: RST, freed */
 	now_ns = expect_at * MS;
 	tcp_core_poll_timers(c, now_ns);
@@ -2754,23 +2751,31 @@ out:
 	tcp_core_free(c);
 }
 
+static bool peer_connect_sack(struct tcp_core *c, struct peer *pe,
+			      uint16_t port, uint32_t iss, bool *perm);
+
 /* A flight of 3 segments whose ACKs are all lost, on a connection with
- * no RTT sample but its handshake's: the probe at t ms after the flight,
- * or none before 300 ms (t = 0). */
-static uint64_t first_probe_ms(uint64_t hs_ms, bool syn_twice, uint16_t port)
+ * no RTT sample but its handshake's: the first resend at t ms after the
+ * flight (0: none in 300 ms), *tlp: it was a tail-loss probe. */
+static uint64_t first_probe_ms(uint64_t hs_ms, bool syn_twice, bool sack,
+			       uint16_t port, bool *tlp)
 {
 	static uint8_t body[4000];
 	struct tcp_core *c;
 	struct peer pe = {0};
 	struct sent o, p;
 	uint64_t t0, t = 0;
+	bool perm = false;
 
 	fill_body(body, sizeof(body));
 	c = mk_core_ex(64, body, sizeof(body), 0);
 	hs_rtt_ns = hs_ms * MS;
 	hs_syn_twice = syn_twice;
-	if (!c || !peer_connect(c, &pe, port, 100))
+	*tlp = false;
+	if (!c || !(sack ? peer_connect_sack(c, &pe, port, 100, &perm)
+			 : peer_connect(c, &pe, port, 100)))
 		goto out;
+	T_EQ_INT(perm, sack);
 	tcp_core_poll_timers(c, now_ns);
 	wire_rd = nwire;
 	peer_send(c, &pe, 0x18, GET, sizeof(GET) - 1);
@@ -2784,7 +2789,10 @@ static uint64_t first_probe_ms(uint64_t hs_ms, bool syn_twice, uint16_t port)
 	}
 	t = p.data ? t - 1 : 0;
 	T_EQ_INT(p.data, 1);
-	T_EQ_INT(tcp_core_counters(c)->tlp_probes, 1);
+	*tlp = tcp_core_counters(c)->tlp_probes == 1;
+	T_EQ_INT(tcp_core_counters(c)->tlp_probes +
+			 tcp_core_counters(c)->rto_timeouts,
+		 1);
 out:
 	hs_rtt_ns = 0;
 	hs_syn_twice = false;
@@ -2799,25 +2807,37 @@ out:
  * 2 ms, not at the 200 ms RTO. */
 static void test_handshake_rtt_sample(void)
 {
-	uint64_t t = first_probe_ms(30, false, 40125);
+	bool tlp;
+	uint64_t t = first_probe_ms(30, false, false, 40125, &tlp);
 
-	T_CHECK_MSG(t >= 62 && t <= 64, "probe at +%llu ms, want 62",
+	T_CHECK_MSG(t >= 62 && t <= 64 && tlp, "probe at +%llu ms, want 62",
+		    (unsigned long long)t);
+	t = first_probe_ms(30, false, true, 40127, &tlp);
+	T_CHECK_MSG(t >= 62 && t <= 64 && tlp, "SACK: probe at +%llu ms",
 		    (unsigned long long)t);
 }
 
 /* Karn: a SYN-ACK sent twice (the SYN came again) gives no sample: no
- * early probe; it goes at the RTO's time (200 ms) in its place. */
+ * early probe. With SACK the probe goes at the RTO's time (200 ms) in
+ * its place (RFC 8985 7.2's PTO of 1 s without an RTT sample, capped by
+ * the RTO, as Linux); without SACK the RTO fires then. */
 static void test_handshake_rtt_karn(void)
 {
-	uint64_t t = first_probe_ms(30, true, 40126);
+	bool tlp;
+	uint64_t t = first_probe_ms(30, true, true, 40126, &tlp);
 
-	T_CHECK_MSG(t >= 200 && t <= 201, "probe at +%llu ms, want 200",
-		    (unsigned long long)t);
+	T_CHECK_MSG(t >= 200 && t <= 201 && tlp,
+		    "SACK: %s at +%llu ms, want the probe at 200",
+		    tlp ? "probe" : "RTO", (unsigned long long)t);
+	t = first_probe_ms(30, true, false, 40128, &tlp);
+	T_CHECK_MSG(t >= 200 && t <= 201 && !tlp,
+		    "no SACK: %s at +%llu ms, want the RTO at 200",
+		    tlp ? "probe" : "RTO", (unsigned long long)t);
 }
 
 /* One segment in flight: RFC 8985 adds the worst-case delayed ACK
- * (200 ms), so the probe would come no earlier than the RTO: it goes at
- * the RTO's time in its place (as Linux), and nothing goes before. */
+ * (200 ms), so the probe would come no earlier than the RTO: the RTO
+ * resends it at 200 ms, and nothing goes before. */
 static void test_tlp_one_segment(void)
 {
 	uint32_t nf;
@@ -2846,8 +2866,7 @@ static void test_tlp_one_segment(void)
 	t--;
 	T_CHECK_MSG(p.data == 1 && t >= 200 && t <= 201, "resent at +%llu ms",
 		    (unsigned long long)t);
-	T_EQ_INT(tcp_core_counters(c)->tlp_probes, 1);
-	T_EQ_INT(tcp_core_counters(c)->retransmits, 1);
+	T_EQ_INT(tcp_core_counters(c)->tlp_probes, 0);
 out:
 	peer_free(&pe);
 	tcp_core_free(c);
@@ -3097,6 +3116,11 @@ static bool peer_connect_sack(struct tcp_core *c, struct peer *pe,
 	if (!pe->win)
 		pe->win = 65535;
 	RX_FRAME(c, f, pe, 0x02, iss, 0, NULL, 0, opts, 12);
+	if (hs_syn_twice) {
+		now_ns += 5 * MS;
+		RX_FRAME(c, f, pe, 0x02, iss, 0, NULL, 0, opts, 12);
+		next_out(&s);
+	}
 	pe->snd_nxt = iss + 1;
 	if (!next_out(&s) || s.flags != (0x02 | 0x10) || s.ack != iss + 1) {
 		T_CHECK_MSG(0, "no SYN-ACK (flags %x ack %u)", s.flags, s.ack);

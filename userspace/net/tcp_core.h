@@ -118,7 +118,8 @@
  *   recovery and no RACK timer armed, a probe after PTO = 2 * SRTT + 2 ms
  *   (+ 200 ms, the worst delayed ACK, when one segment is in flight), 1 s
  *   without an RTT sample; a PTO past the RTO fires at the RTO's time in
- *   its place (as Linux): one new segment if the peer's window has room,
+ *   its place for a SACK peer (as Linux; without SACK the RTO comes
+ *   first, no probe): one new segment if the peer's window has room,
  *   else the last MSS sent again; then the RTO is re-armed. The first RTT
  *   sample is the handshake's (SYN-ACK to its ACK; none when the SYN-ACK
  *   went twice, Karn).

@@ -478,7 +478,9 @@ static inline uint32_t loss_ssthresh(const struct tcp_conn *k)
  * recovery leans on RACK's timer and the RTO). PTO = 2 * SRTT (+ the
  * worst-case delayed ACK for one segment, 2 ms else), 1 s without an
  * RTT sample; a PTO past the RTO fires at the RTO's time as the probe in
- * its place (Linux's tcp_schedule_loss_probe): one segment, cwnd kept. */
+ * its place (Linux's tcp_schedule_loss_probe): one segment, cwnd kept.
+ * That only for SACK peers (Linux probes only those): without SACK the
+ * probe's ACK cannot show a hole below it, and would delay its RTO. */
 static inline __attribute__((always_inline)) void tlp_arm(struct tcp_core *c,
 							  struct tcp_conn *k)
 {
@@ -493,7 +495,10 @@ static inline __attribute__((always_inline)) void tlp_arm(struct tcp_core *c,
 	if (k->srtt_us)
 		pto = (2 * k->srtt_us + 999) / 1000 +
 		      (flight <= k->mss ? TLP_WC_DELACK_MS : TLP_EXTRA_MS);
-	k->tlp_at = c->now_ms + pto < k->rto_at ? c->now_ms + pto : k->rto_at;
+	if (c->now_ms + pto < k->rto_at)
+		k->tlp_at = c->now_ms + pto;
+	else if (k->sack_ok)
+		k->tlp_at = k->rto_at;
 }
 
 /* tcp_table.c */
