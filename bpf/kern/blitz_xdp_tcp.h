@@ -41,14 +41,16 @@ static __always_inline int ksock_may_own(const struct seg *s)
 }
 
 /* The state of the kernel socket the segment's 4-tuple finds (a listener
- * included), or -1 when there is none. */
-static __always_inline int kernel_sk_state(struct xdp_md *ctx,
-					   const struct seg *s)
+ * included), or -1 when there is none. A global function: its socket
+ * tuple lives in its own frame, not in the program's. */
+__noinline int kernel_sk_state(struct xdp_md *ctx, const struct seg *s)
 {
 	struct bpf_sock_tuple t = {};
 	struct bpf_sock *sk;
 	int state;
 
+	if (!ctx || !s)
+		return -1;
 	if (s->v6) {
 		__builtin_memcpy(t.ipv6.saddr, s->saddr, 16);
 		__builtin_memcpy(t.ipv6.daddr, s->daddr, 16);
@@ -114,26 +116,30 @@ __noinline int blitz_ck2_q_handshake(const struct blitz_ck2_ring *r,
  * May q's segment (its TSecr verified) be answered at its point? When it
  * may, its point goes into the entry (the handshake-completing ACK and
  * the segments TC answers included, so that a pipelined segment behind
- * them finds it).
+ * them finds it), and *pp gets the entry (where the reply's end goes: one
+ * lookup per segment), or 0 when there is none (the cookie alone decides).
  */
-static __always_inline int tspt_check(struct blitz_ring_cache *rc)
+static __always_inline int tspt_check(struct blitz_ring_cache *rc,
+				      struct blitz_tspt **pp)
 {
 	struct blitz_tspt *p;
 	__u32 idx;
 
+	*pp = 0;
 	if (!rc)
 		return 1;
 	idx = blitz_tspt_idx(rc->q.h.flow0);
 	p = bpf_map_lookup_elem(&tspts, &idx);
 	if (!p)
 		return 1;
-	if (!blitz_tspt_see(p, rc->q.h.flow0, rc->r.e_now, rc->q.seq, rc->q.ack,
-			    rc->q.h.fin))
-		return 1;
-	if (!blitz_ck2_q_handshake(&rc->r, &rc->q))
-		return 0;
-	blitz_tspt_fresh(p, rc->q.h.flow0, rc->r.e_now, rc->q.seq, rc->q.ack,
-			 rc->q.h.fin);
+	if (blitz_tspt_see(p, rc->q.h.flow0, rc->r.e_now, rc->q.seq, rc->q.ack,
+			   rc->q.h.fin)) {
+		if (!blitz_ck2_q_handshake(&rc->r, &rc->q))
+			return 0;
+		blitz_tspt_fresh(p, rc->q.h.flow0, rc->r.e_now, rc->q.seq,
+				 rc->q.ack, rc->q.h.fin);
+	}
+	*pp = p;
 	return 1;
 }
 
@@ -145,14 +151,12 @@ static __always_inline int tspt_check(struct blitz_ring_cache *rc)
 #define BLITZ_TSPT_ON_OFF 0
 #endif
 
-/* Note where the reply rec (timestamps) ends in its flow's entry: a
- * point on the track when the one it was made at was (tspt_check). */
-static __always_inline void tspt_note_end(struct blitz_ring_cache *rc,
+/* Note where the reply rec (timestamps) ends in its flow's entry p (from
+ * tspt_check): a point on the track when the one it was made at was. */
+static __always_inline void tspt_note_end(struct blitz_tspt *p,
+					  struct blitz_ring_cache *rc,
 					  const struct blitz_seq_rec *rec)
 {
-	__u32 idx = blitz_tspt_idx(rc->q.h.flow0);
-	struct blitz_tspt *p = bpf_map_lookup_elem(&tspts, &idx);
-
 	if (p)
 		blitz_tspt_end(p, rc->q.h.flow0, rc->r.e_now, rec->sent.end_rcv,
 			       rec->sent.end_snd, rec->sent.closed);
@@ -165,11 +169,10 @@ static __always_inline __u64 flow_src_of(const struct seg *s)
 }
 
 /* What a verified segment at at gets (blitz_seq_action), and its entry. */
-static __always_inline int reply_at(struct xdp_md *ctx,
-				    const struct blitz_config *cfg,
-				    const struct seg *s,
-				    struct blitz_scratch *sc,
-				    struct blitz_ring_cache *rc)
+static __always_inline int
+reply_at(struct xdp_md *ctx, const struct blitz_config *cfg,
+	 const struct seg *s, struct blitz_scratch *sc,
+	 struct blitz_ring_cache *rc, struct blitz_tspt *pt)
 {
 	struct blitz_seq_rec *rec = &sc->rec;
 	const struct blitz_seq_at *at = &rec->at;
@@ -207,7 +210,7 @@ static __always_inline int reply_at(struct xdp_md *ctx,
 		blitz_flow_record(rc, rec);
 	}
 	if (verdict == XDP_TX && s->has_ts && !BLITZ_TSPT_ON_OFF)
-		tspt_note_end(rc, rec);
+		tspt_note_end(pt, rc, rec);
 	return verdict;
 }
 
@@ -257,7 +260,7 @@ static __always_inline int no_ts_later(struct xdp_md *ctx,
 		return drop(BLITZ_CNT_DROP_NO_TS);
 	}
 	partial = cnt_now(BLITZ_CNT_PASS_PARTIAL);
-	v = reply_at(ctx, cfg, s, sc, rc);
+	v = reply_at(ctx, cfg, s, sc, rc, 0);
 	if (v != XDP_PASS || cnt_now(BLITZ_CNT_PASS_PARTIAL) != partial ||
 	    kernel_listens(ctx, s))
 		return v;
@@ -335,9 +338,11 @@ static __always_inline int handle_tcp(struct xdp_md *ctx,
 	if (v == BLITZ_CK2_EXPIRED)
 		return send_rst(ctx, s);
 	if (v == BLITZ_CK2_OK) {
+		struct blitz_tspt *pt = 0;
+
 		/* A pipelined segment whose MAC matched by chance: our last
 		 * reply's point says it cannot echo a TSval minted here. */
-		if (s->has_ts && !BLITZ_TSPT_ON_OFF && !tspt_check(rc))
+		if (s->has_ts && !BLITZ_TSPT_ON_OFF && !tspt_check(rc, &pt))
 			return drop(BLITZ_CNT_DROP_OFF_POINT);
 		blitz_seq_at_cookie(&sc->rec.at, s->seq, s->ack, q->h.fin);
 		/* Without timestamps, a connection whose reply no flow entry
@@ -347,7 +352,7 @@ static __always_inline int handle_tcp(struct xdp_md *ctx,
 		    !blitz_flow_room(rc, flow_src_of(s)) &&
 		    kernel_listens(ctx, s))
 			return pass(BLITZ_CNT_PASS_FLOW_FULL);
-		return reply_at(ctx, cfg, s, sc, rc);
+		return reply_at(ctx, cfg, s, sc, rc, pt);
 	}
 	if (s->has_ts) {
 		/* A duplicate ACK or a retransmission after a TC burst (its
