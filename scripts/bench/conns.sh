@@ -21,7 +21,9 @@
 # for the million alone), MILLION_PLACEMENT (default), WINDOW (blitz bench
 # --window for the million, 512), MILLION_IDLE (serve --idle-timeout for
 # the million, 600 s), BUILD, CONNS_OUT (bench-results), BENCH_PORT (8080),
-# CONNS_PREFIX (bzc), BENCH_CLIENT_CPU (0), BENCH_SERVER_CPU (1).
+# CONNS_PREFIX (bzc), BENCH_CLIENT_CPU (0), BENCH_SERVER_CPU (1),
+# BENCH_ARGS (more `blitz bench` arguments for every row, e.g. "-R 30000"
+# for a fixed rate, where the server's idle cost shows).
 #
 # Owns: its testbed (prefix CONNS_PREFIX), bench-results/conns-*.jsonl and
 # the rows' server and generator logs in bench-results/conns-*-logs/.
@@ -49,6 +51,7 @@ PORT=${BENCH_PORT:-8080}
 PREFIX=${CONNS_PREFIX:-bzc}
 CCPU=${BENCH_CLIENT_CPU:-0}
 SCPU=${BENCH_SERVER_CPU:-1}
+read -r -a bench_args <<<"${BENCH_ARGS:-}"
 # Source ports of the generator: the client kernel makes no connections
 # to the server here, so all of them.
 PORTS_LO=1024 PORTS_HI=65535
@@ -205,6 +208,14 @@ core_ns() {
 engine_requests() {
 	sed -n 's/^afxdp: \([0-9]*\) requests,.*/\1/p; s/.*requests=\([0-9]*\) busy_ns=.*/\1/p' "$1" | tail -n1
 }
+# Frames the engine received (afxdp: "N frames in"; dpdk: "rx_frames=N"):
+# per request, what the row's cost is made of. At BIG every connection
+# also brings its handshake and its reset, and a client that waits for
+# its turn sends a delayed ACK of each response: about 2.5 frames in per
+# request against 1 at SMALL, each costing the kernel's receive.
+engine_frames_in() {
+	sed -n 's/^afxdp: [0-9]* requests,.* \([0-9]*\) frames in$/\1/p; s/.*totals: rx_frames=\([0-9]*\) .*/\1/p' "$1" | tail -n1
+}
 epoll_conns() {
 	sed -n 's/^epoll: \([0-9]*\) connections.*/\1/p' "$1" | tail -n1
 }
@@ -212,7 +223,7 @@ epoll_conns() {
 # row ENGINE CONNS PLACEMENT RUN [extra bench args...]: one measurement.
 row() {
 	local e=$1 c=$2 pl=$3 run=$4 log out d=$DURATION rss0 hwm=0 ns cns ep json
-	local cpu0 cpu1 rq cpu steady
+	local cpu0 cpu1 rq cpu steady fin
 	shift 4
 	log=$tmp/$e-$c-$pl-$run.log out=$tmp/$e-$c-$pl-$run.json
 	start_server "$e" $((c + 4096)) "$log" || {
@@ -224,7 +235,7 @@ row() {
 	cpu0=$(server_cpu_ns "$server_pid")
 	$CLI taskset -c "$CCPU" timeout 900 "$BLITZ" bench "$SRV_IP:$PORT" -i "$CLI_IF" \
 		-c "$c" -d "$d" --src-addrs "$(src_addrs_for "$c")" --ports "$PORTS_LO-$PORTS_HI" \
-		"$@" --json >"$out" 2>"$out.err" &
+		"${bench_args[@]}" "$@" --json >"$out" 2>"$out.err" &
 	steady_cpu "$!" "$out.err" "$d"
 	wait "$!" || true
 	hwm=$(tree_mem_kb "$server_pid" VmHWM)
@@ -240,15 +251,17 @@ row() {
 	ns=$(engine_ns "$log")
 	cns=$(core_ns "$log")
 	ep=$(epoll_conns "$log")
+	fin=$(engine_frames_in "$log")
 	json=$(jq -c '{rps, requests, errors, connects, peak_established, conns_answered,
 		ramp_s, syn_retransmits, data_retransmits, rst_rx, timeouts,
 		client_busy_pct, xsk_mode}' "$out" 2>/dev/null) || json='{"failed":"no result"}'
 	echo "$json" | jq -c --arg e "$e" --argjson c "$c" --arg pl "$pl" --argjson run "$run" \
 		--arg ns "${ns:-}" --arg cns "${cns:-}" --arg ep "${ep:-}" --argjson rss0 "$rss0" --argjson hwm "$hwm" \
-		--arg cpu "${cpu:-}" --arg steady "${steady:-}" \
+		--arg cpu "${cpu:-}" --arg steady "${steady:-}" --arg rq "${rq:-}" --arg fin "${fin:-}" \
 		'{engine: $e, conns: $c, placement: $pl, run: $run} + . +
 		 {engine_ns: ($ns | tonumber? // null), core_ns: ($cns | tonumber? // null),
 		  cpu_ns: ($cpu | tonumber? // null), steady_cpu_ns: ($steady | tonumber? // null), epoll_conns: ($ep | tonumber? // null),
+		  engine_requests: ($rq | tonumber? // null), frames_in: ($fin | tonumber? // null),
 		  rss_before_kb: $rss0, rss_peak_kb: $hwm}' | tee -a "$results" >&2
 }
 
@@ -288,8 +301,11 @@ jq -s -r --argjson small "$SMALL" --argjson big "$BIG" '
 	def ratio($g; f): [($g | map(select(.conns == $small)))[] as $s |
 	   ($g | map(select(.conns == $big and .run == $s.run)))[] |
 	   select((. | f) != null and ($s | f) != null and ($s | f) > 0) | (. | f) / ($s | f)];
+	def fpr: if .frames_in != null and (.engine_requests // 0) > 0 then .frames_in / .engine_requests else null end;
+	def cpf: if .cpu_ns != null and fpr != null and fpr > 0 then .cpu_ns / fpr else null end;
 	(group_by([.engine, .placement])[] | . as $g | ratio($g; .engine_ns) as $r | ratio($g; .core_ns) as $k |
-	  ratio($g; .cpu_ns) as $u | ratio($g; .steady_cpu_ns) as $v | select($r | length > 0) |
-	  "\($g[0].engine) \($g[0].placement): cost at \($big) / at \($small) = \($r | med * 100 | round / 100) (runs: \($r | map(. * 100 | round / 100))), core alone \($k | med * 100 | round / 100) (runs: \($k | map(. * 100 | round / 100))), server cpu \($u | med * 100 | round / 100) (runs: \($u | map(. * 100 | round / 100))), steady server cpu \($v | med * 100 | round / 100) (runs: \($v | map(. * 100 | round / 100)))")
+	  ratio($g; .cpu_ns) as $u | ratio($g; .steady_cpu_ns) as $v | ratio($g; fpr) as $f | ratio($g; cpf) as $p |
+	  select($r | length > 0) |
+	  "\($g[0].engine) \($g[0].placement): cost at \($big) / at \($small) = \($r | med * 100 | round / 100) (runs: \($r | map(. * 100 | round / 100))), core alone \($k | med * 100 | round / 100) (runs: \($k | map(. * 100 | round / 100))), server cpu \($u | med * 100 | round / 100) (runs: \($u | map(. * 100 | round / 100))), steady server cpu \($v | med * 100 | round / 100) (runs: \($v | map(. * 100 | round / 100))); server cpu = frames in per request \($f | med * 100 | round / 100) (runs: \($f | map(. * 100 | round / 100))) x server cpu per frame in \($p | med * 100 | round / 100) (runs: \($p | map(. * 100 | round / 100)))")
 ' "$results"
 echo "conns: rows in $results" >&2
