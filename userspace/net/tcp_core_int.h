@@ -115,9 +115,10 @@ struct resp_ent {
  * what a GET and a pure ACK of an established connection read and write
  * (the tuple the lookup compares, sequence numbers and windows, the RTT
  * sample, the timers and their wheel links, the request loop's state)
- * sits in lines 0-4, which tcp_core_rx_burst() prefetches for the whole
- * burst (conn_prefetch); the send records and the response queue follow;
- * what only loss, SACK or a split request touches comes last.
+ * sits in lines 0-5 with the response queue (an ACK reads its head) and
+ * the first send record (SACK peers), which tcp_core_rx_burst() prefetches
+ * for the whole burst (conn_prefetch); what only loss, SACK or a split
+ * request touches comes last.
  */
 struct tcp_conn {
 	/* line 0 */
@@ -173,12 +174,12 @@ struct tcp_conn {
 	uint32_t sacked; /* bytes in sb[] */
 	uint32_t rack_ts, rack_end, rack_rtt_us, min_rtt_us, fack;
 	uint32_t last_ts;	/* the latest send time recorded */
-	uint64_t oow_ms;	/* last challenge / out-of-window ACK */
 	uint64_t persist_since; /* first zero-window probe of this stall */
-	/* line 4 */
+	/* lines 4-5 (an ACK reads q's head, a request writes its tail) */
 	struct http_conn http; /* the request loop's state */
-	struct xmit_rec rec[XMIT_RECS];
 	struct resp_ent q[TCP_CORE_RESP_QUEUE];
+	/* rec[0], the clean case's only record, ends line 5 */
+	struct xmit_rec rec[XMIT_RECS];
 	/* cold */
 	struct seq_range sb[SB_RANGES];
 	/* One out-of-order range held in the buffer (SACK peers only):
@@ -186,6 +187,7 @@ struct tcp_conn {
 	uint32_t ooo_seq, ooo_len, ooo_off;
 	uint32_t src_slot; /* per-source count it holds (rxb != NIL) */
 	uint32_t lru_prev, lru_next; /* buffer holders, oldest first */
+	uint64_t oow_ms;	     /* last challenge / out-of-window ACK */
 } __attribute__((aligned(64)));
 
 /* A connection's links in its wheel slot's list (NIL-terminated), kept
@@ -197,10 +199,12 @@ struct tlink {
 	uint32_t prev, next;
 };
 
-/* conn_prefetch() fetches lines 0-4: what a segment of an established
- * connection touches, up to the first send record. */
+/* conn_prefetch() fetches lines 0-5: what a segment of an established
+ * connection touches, the whole response queue (an ACK reads its head, a
+ * request writes its tail, anywhere in it as q_head turns) and the first
+ * send record included. */
 _Static_assert(sizeof(struct tcp_conn) == 9 * 64 &&
-		       offsetof(struct tcp_conn, rec) <= 5 * 64,
+		       offsetof(struct tcp_conn, rec[1]) <= 6 * 64,
 	       "struct tcp_conn: 9 cache lines, the hot ones first");
 
 /* When a SYN-ACK left (tcp_core.synack): its ISN (the cookie, which
@@ -359,6 +363,7 @@ static inline void conn_prefetch(const struct tcp_core *c, uint32_t h)
 	__builtin_prefetch(k + 128, 1);
 	__builtin_prefetch(k + 192, 1);
 	__builtin_prefetch(k + 256, 1);
+	__builtin_prefetch(k + 320, 1);
 }
 
 static inline uint32_t conn_idx(const struct tcp_core *c,
