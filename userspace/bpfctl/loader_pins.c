@@ -401,11 +401,12 @@ int blitz_loader_unload(const char *ifname)
 		pr_warn("nothing loaded on %s\n", ifname);
 		return -ENOENT;
 	}
-	/* The hand-off first: it must not outlive the XDP program. Its
-	 * pinned link (blitz load) goes with it. */
-	err = tc_handoff_remove(ifindex);
-	if (err < 0)
-		return err;
+	/* XDP first, as serve does: until the hand-off goes too, what the
+	 * XDP program answered still reaches the kernel on its connection
+	 * (the other order leaves XDP answering handshakes the kernel then
+	 * resets). The hand-off alone touches only segments whose cookie
+	 * verifies and that no kernel socket owns. Its pinned link (blitz
+	 * load) goes with it. */
 	if (a.prog_id) {
 		err = detach_attached(ifindex, &a);
 		if (err) {
@@ -414,6 +415,9 @@ int blitz_loader_unload(const char *ifname)
 			return err;
 		}
 	}
+	err = tc_handoff_remove(ifindex);
+	if (err < 0)
+		return err;
 	if (pins != BLITZ_PINS_OTHER_NETNS)
 		ld_remove_pins(ifname);
 	if (pins == BLITZ_PINS_OTHER_NETNS)
