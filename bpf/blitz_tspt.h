@@ -76,19 +76,16 @@ BLITZ_INLINE int blitz_tspt_off_one(const struct blitz_tspt *p, __u32 i,
 	return ds && !da && !((p->closed >> (i & (BLITZ_TSPT_PTS - 1))) & 1);
 }
 
-/* Does p hold the point (x, w) with that closed state? The newest point
- * first: a keep-alive request's point is where our last reply ended. */
+/* Does p hold the point (x, w) with that closed state? */
 BLITZ_INLINE int blitz_tspt_held(const struct blitz_tspt *p, __u32 x, __u32 w,
 				 int closed)
 {
-	__u32 i, j;
+	__u32 i;
 
-	for (i = 0; i < BLITZ_TSPT_PTS; i++) {
-		j = (p->last - i) & (BLITZ_TSPT_PTS - 1);
-		if (p->x[j] == x && p->w[j] == w &&
-		    !closed == !((p->closed >> j) & 1))
+	for (i = 0; i < BLITZ_TSPT_PTS; i++)
+		if (p->x[i] == x && p->w[i] == w &&
+		    !closed == !((p->closed >> i) & 1))
 			return 1;
-	}
 	return 0;
 }
 
