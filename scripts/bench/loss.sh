@@ -39,7 +39,10 @@
 # Prints p50 and p99 per engine and run, their ratios to epoll's in the same
 # run, the same after the handshake (curl's time_total - time_connect: a
 # lost SYN or SYN-ACK costs the client's 1 s SYN timer whatever the server,
-# and with a few such in 200 transfers p99 is mostly which of them), the
+# and with a few such in 200 transfers p99 is mostly which of them; and
+# the kernel answers a SYN in softirq (on a veth, the sending CPU) while afxdp and
+# dpdk answer it once their thread on SERVER_CPU runs, which under other
+# load costs them ms in time_connect that is no TCP recovery), the
 # server's resends by kind (timeouts, tail-loss probes, RACK/SACK, fast
 # retransmits), each transfer's times kept next to LOSS_OUT, and how long the server's threads waited for a CPU (run queue, from
 # /proc/PID/task/*/schedstat) over the curls: a server that waits for the
@@ -230,17 +233,17 @@ srv_wait_ns() {
 	echo "$sum"
 }
 # lat_counters ENGINE - the server's loss-recovery counters, one line:
-# "retransmits tlp_probes rack_retransmits fast_retransmits timeouts
-# rto_resends" (afxdp/dpdk: the TCP core's, timeouts = RTOs fired,
-# rto_resends = the resends none of the others explain, i.e. the RTO's
-# go-back-N; epoll: the kernel's in the server namespace, TcpTimeouts).
+# "retransmits tlp_probes rack_retransmits fast_retransmits timeouts"
+# (afxdp/dpdk: the TCP core's, timeouts = RTOs fired; epoll: the kernel's
+# in the server namespace, TcpTimeouts). A probe that sends new data is
+# no retransmission, so the kinds need not add up to retransmits.
 lat_counters() {
 	local e=$1 snap=$tmp/snap
 	case $e in
 	epoll)
 		$SRV nstat -az 2>/dev/null | awk '
 			{ v[$1] = $2 }
-			END { printf "%d %d %d %d %d 0\n", v["TcpRetransSegs"], v["TcpExtTCPLossProbes"],
+			END { printf "%d %d %d %d %d\n", v["TcpRetransSegs"], v["TcpExtTCPLossProbes"],
 			      v["TcpExtTCPSackRecovery"], v["TcpExtTCPFastRetrans"], v["TcpExtTCPTimeouts"] }'
 		;;
 	*)
@@ -249,7 +252,7 @@ lat_counters() {
 			n = $1; sub(/\{.*/, "", n); v[n] += $NF }
 			END { r = v["blitz_retransmits_total"]; t = v["blitz_tlp_probes_total"]
 			      k = v["blitz_rack_retransmits_total"]; f = v["blitz_fast_retransmits_total"]
-			      printf "%d %d %d %d %d %d\n", r, t, k, f, v["blitz_rto_timeouts_total"], r - t - k - f }' "$snap"
+			      printf "%d %d %d %d %d\n", r, t, k, f, v["blitz_rto_timeouts_total"] }' "$snap"
 		;;
 	esac
 }
@@ -302,7 +305,7 @@ lat_measure() { # engine run
 	# a lost SYN or SYN-ACK costs the client's 1 s SYN timer on any server.
 	read -r x50 x99 < <(awk '{ printf "%.1f\n", $1 - $2 }' "$out" | p50_p99)
 	synlost=$(awk '$2 >= 900 { n++ } END { print n + 0 }' "$out")
-	rec=$(paste -d' ' <(echo "$c0") <(echo "$c1") | awk '{ printf "{\"retransmits\": %d, \"tlp\": %d, \"rack\": %d, \"fast\": %d, \"rto\": %d, \"rto_resends\": %d}", $7 - $1, $8 - $2, $9 - $3, $10 - $4, $11 - $5, $12 - $6 }')
+	rec=$(paste -d' ' <(echo "$c0") <(echo "$c1") | awk '{ printf "{\"retransmits\": %d, \"tlp\": %d, \"rack\": %d, \"fast\": %d, \"rto\": %d}", $6 - $1, $7 - $2, $8 - $3, $9 - $4, $10 - $5 }')
 	jq -nc --arg e "$e" --argjson pm "$LAT_LOSS" --arg dir "$LAT_DIR" --argjson run "$r" \
 		--argjson n "$ok" --argjson bad "$bad" --argjson p50 "$p50" --argjson p99 "$p99" \
 		--argjson x50 "$x50" --argjson x99 "$x99" --argjson synlost "$synlost" --argjson rec "$rec" \
