@@ -2325,6 +2325,24 @@ static void read_sent(uint16_t port, struct sent *o)
 	}
 }
 
+/* The timers run 1 ms at a time until the peer is sent data, at most
+ * max_ms: how many ms that took (0: nothing sent), what was sent in *p. */
+static uint64_t first_sent_ms(struct tcp_core *c, const struct peer *pe,
+			      struct sent *p, uint64_t max_ms)
+{
+	uint64_t t0 = now_ns, t;
+
+	memset(p, 0, sizeof(*p));
+	for (t = 1; t <= max_ms; t++) {
+		now_ns = t0 + t * MS;
+		tcp_core_poll_timers(c, now_ns);
+		read_sent(pe->port, p);
+		if (p->data)
+			return t;
+	}
+	return 0;
+}
+
 /* RFC 5961 3.2: a RST in the window but not at RCV.NXT gets a challenge
  * ACK and the connection lives on; only the exact one resets it. */
 static void test_rfc5961_rst_inexact(void)
@@ -2704,7 +2722,7 @@ static void test_tlp_tail_probe(void)
 	struct tcp_core *c;
 	struct peer pe = {0};
 	struct sent o, p;
-	uint64_t t0, t;
+	uint64_t t;
 	uint32_t i;
 
 	fill_body(body, sizeof(body));
@@ -2719,14 +2737,7 @@ static void test_tlp_tail_probe(void)
 	peer_send(c, &pe, 0x18, GET, sizeof(GET) - 1);
 	nf = flight(&pe, &o);
 	T_EQ_INT(nf, 3);
-	t0 = now_ns;
-	memset(&p, 0, sizeof(p));
-	for (t = 1; t <= 60 && !p.data; t++) {
-		now_ns = t0 + t * MS;
-		tcp_core_poll_timers(c, now_ns);
-		read_sent(pe.port, &p);
-	}
-	t--;
+	t = first_sent_ms(c, &pe, &p, 60);
 	T_CHECK_MSG(p.data == 1 && t >= 20 && t <= 24,
 		    "%u segments at +%llu ms (want the probe at 2 SRTT + 2 ms)",
 		    p.data, (unsigned long long)t);
@@ -2764,7 +2775,7 @@ static uint64_t first_probe_ms(uint64_t hs_ms, bool syn_twice, bool sack,
 	struct tcp_core *c;
 	struct peer pe = {0};
 	struct sent o, p;
-	uint64_t t0, t = 0;
+	uint64_t t = 0;
 	bool perm = false;
 
 	fill_body(body, sizeof(body));
@@ -2780,14 +2791,7 @@ static uint64_t first_probe_ms(uint64_t hs_ms, bool syn_twice, bool sack,
 	wire_rd = nwire;
 	peer_send(c, &pe, 0x18, GET, sizeof(GET) - 1);
 	T_EQ_INT(flight(&pe, &o), 3);
-	t0 = now_ns;
-	memset(&p, 0, sizeof(p));
-	for (t = 1; t <= 300 && !p.data; t++) {
-		now_ns = t0 + t * MS;
-		tcp_core_poll_timers(c, now_ns);
-		read_sent(pe.port, &p);
-	}
-	t = p.data ? t - 1 : 0;
+	t = first_sent_ms(c, &pe, &p, 300);
 	T_EQ_INT(p.data, 1);
 	*tlp = tcp_core_counters(c)->tlp_probes == 1;
 	T_EQ_INT(tcp_core_counters(c)->tlp_probes +
@@ -2844,7 +2848,7 @@ static void test_tlp_one_segment(void)
 	struct tcp_core *c = mk_core();
 	struct peer pe = {0};
 	struct sent p;
-	uint64_t t0, t;
+	uint64_t t;
 	uint32_t i;
 
 	if (!c || !peer_connect(c, &pe, 40121, 100))
@@ -2856,14 +2860,7 @@ static void test_tlp_one_segment(void)
 	peer_send(c, &pe, 0x18, GET, sizeof(GET) - 1);
 	nf = flight(&pe, &p);
 	T_EQ_INT(nf, 1);
-	t0 = now_ns;
-	memset(&p, 0, sizeof(p));
-	for (t = 1; t <= 300 && !p.data; t++) {
-		now_ns = t0 + t * MS;
-		tcp_core_poll_timers(c, now_ns);
-		read_sent(pe.port, &p);
-	}
-	t--;
+	t = first_sent_ms(c, &pe, &p, 300);
 	T_CHECK_MSG(p.data == 1 && t >= 200 && t <= 201, "resent at +%llu ms",
 		    (unsigned long long)t);
 	T_EQ_INT(tcp_core_counters(c)->tlp_probes, 0);
