@@ -13,7 +13,7 @@ FUZZ_SECONDS=${FUZZ_SECONDS:-15}
 passed=0 failed=0 skipped=0
 
 run_one() { # name timeout cmd...
-	local name=$1 tmo=$2 out rc p f s
+	local name=$1 tmo=$2 out rc p f s t0=$SECONDS
 	shift 2
 	echo "== $name"
 	out=$(mktemp)
@@ -36,6 +36,7 @@ run_one() { # name timeout cmd...
 		f=$((f + 1))
 	fi
 	passed=$((passed + p)) failed=$((failed + f)) skipped=$((skipped + s))
+	echo "-- $name: $((SECONDS - t0)) s" # where a whole run's time goes
 	rm -f "$out"
 }
 
