@@ -51,17 +51,18 @@ fi
 e2e_load "$T" -p $PORT
 printf 'GET /body HTTP/1.1\r\nHost: t\r\nContent-Length: 4\r\n\r\nbody' >"$TMP/req"
 
-# conn NAME HOST: one handed-off connection to HOST, open for 2 s; the
-# `ss -tino` lines of its server and client ends in $TMP/NAME.ss, .css.
+# conn NAME HOST: one handed-off connection to HOST, open until 1 s after
+# its reply (ss reads it within ~0.1 s); the `ss -tino` lines of its
+# server and client ends in $TMP/NAME.ss, .css.
 conn() {
 	local h0 i pid
 	h0=$(counter "$SRV_IF" handoff)
-	$CLI timeout 10 "$PY" "$SEND" "$2" $PORT "$TMP/req" --quiet 2 --timeout 5 \
+	$CLI timeout 10 "$PY" "$SEND" "$2" $PORT "$TMP/req" --quiet 1 --timeout 5 \
 		--out "$TMP/$1.out" 2>"$TMP/$1.err" &
 	pid=$!
 	: >"$TMP/$1.ss"
 	: >"$TMP/$1.css"
-	for ((i = 0; i < 15; i++)); do
+	for ((i = 0; i < 30; i++)); do
 		sleep 0.1
 		$SRV ss -tinoH state established "( sport = :$PORT )" >"$TMP/$1.ss" 2>/dev/null
 		$CLI ss -tinoH state established "( dport = :$PORT )" >"$TMP/$1.css" 2>/dev/null
