@@ -204,6 +204,14 @@ static int attach_checks(const struct blitz_loader_opts *o, int ifindex,
 	}
 
 	err = blitz_find_attached(ifindex, &att);
+	if (!err && att.prog_id && att.link) {
+		/* reload refuses a serve's program: do not send users there. */
+		pr_warn("%s is run by `blitz serve` (the process owns the "
+			"program): stop the serve first, then `blitz load %s "
+			"[options]`\n",
+			o->ifname, o->ifname);
+		return -EEXIST;
+	}
 	if (!err && att.prog_id) {
 		pr_warn("already loaded on %s: `blitz reload %s [options]` "
 			"changes it, `blitz unload %s` removes it\n",
@@ -212,9 +220,9 @@ static int attach_checks(const struct blitz_loader_opts *o, int ifindex,
 	}
 	if (!err && att.other_id) {
 		pr_warn("%s already has an XDP program (id %u) that is not "
-			"blitz's: remove it first (`ip link set dev %s xdp "
+			"blitz's: remove it first (`ip link set dev %s %s "
 			"off`)\n",
-			o->ifname, att.other_id, o->ifname);
+			o->ifname, att.other_id, o->ifname, att.other_slot);
 		return -EBUSY;
 	}
 	return 0;

@@ -118,8 +118,12 @@ enum blitz_mtu_fit blitz_xdp_mtu_fit(unsigned int mtu, long limit, bool frags,
 
 /* What of blitz is attached to an interface right now. */
 struct blitz_attached {
-	__u32 prog_id;	  /* blitz's program; 0 when none */
-	__u32 other_id;	  /* another XDP program that is not blitz's */
+	__u32 prog_id;	/* blitz's program; 0 when none */
+	__u32 other_id; /* another XDP program that is not blitz's */
+	/* ip link's name of other_id's slot, "xdpdrv", "xdpgeneric" or
+	 * "xdpoffload": `ip link set dev IF <it> off` removes it (plain
+	 * "xdp off" leaves a generic program in place). */
+	const char *other_slot;
 	const char *mode; /* "native", "skb" or "hw" when prog_id */
 	bool dispatcher;  /* inside a libxdp dispatcher */
 	bool link;	  /* a bpf_link (blitz serve) rather than netlink */
@@ -131,7 +135,9 @@ int blitz_find_attached(int ifindex, struct blitz_attached *a);
 int blitz_check_privileges(void);
 int blitz_check_bpffs(void);
 int blitz_ifindex(const char *ifname); /* >0, or -ENODEV said */
-/* BLITZ_PIN_ROOT/<ifname>[/<name>] into buf; name may be NULL. */
+/* BLITZ_PIN_ROOT/<ifname>[/<name>] into buf; name may be NULL. -EINVAL
+ * when ifname cannot be an interface's name (empty, too long, a '/', "."
+ * or ".."), -ENAMETOOLONG when buf is too small. */
 int blitz_pin_path(char *buf, size_t len, const char *ifname, const char *name);
 __u32 blitz_loaded_prog_id(const struct blitz_loaded *l);
 /* Free this process's handles but leave the program attached and the

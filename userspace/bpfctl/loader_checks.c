@@ -91,6 +91,11 @@ int blitz_pin_path(char *buf, size_t len, const char *ifname, const char *name)
 {
 	int n;
 
+	/* The name becomes a path that unload empties: one that is not an
+	 * interface's ("..", "a/../../etc") must never name another folder. */
+	if (!*ifname || strlen(ifname) >= IF_NAMESIZE || strchr(ifname, '/') ||
+	    !strcmp(ifname, ".") || !strcmp(ifname, ".."))
+		return -EINVAL;
 	if (name)
 		n = snprintf(buf, len, "%s/%s/%s", BLITZ_PIN_ROOT, ifname,
 			     name);
@@ -167,6 +172,8 @@ int ld_link_fd_of_prog(__u32 prog_id)
 int blitz_find_attached(int ifindex, struct blitz_attached *a)
 {
 	static const char *const mode_of_slot[] = {"native", "skb", "hw"};
+	static const char *const iplink_slot[] = {"xdpdrv", "xdpgeneric",
+						  "xdpoffload"};
 	struct bpf_xdp_query_opts q = {.sz = sizeof(q)};
 	char name[BPF_OBJ_NAME_LEN];
 	__u32 ids[3];
@@ -182,8 +189,10 @@ int blitz_find_attached(int ifindex, struct blitz_attached *a)
 	for (i = 0; i < 3 && !a->prog_id; i++) {
 		if (!ids[i])
 			continue;
-		if (!a->other_id)
+		if (!a->other_id) {
 			a->other_id = ids[i];
+			a->other_slot = iplink_slot[i];
+		}
 		if (prog_name_by_id(ids[i], name))
 			continue;
 		if (!strcmp(name, BLITZ_PROG_NAME)) {
@@ -195,6 +204,7 @@ int blitz_find_attached(int ifindex, struct blitz_attached *a)
 		if (a->prog_id) {
 			a->mode = mode_of_slot[i];
 			a->other_id = 0;
+			a->other_slot = NULL;
 		}
 	}
 	if (a->prog_id) {

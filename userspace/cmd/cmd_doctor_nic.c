@@ -243,8 +243,8 @@ static void check_attached(struct doctor *d)
 		doctor_hint(
 			d,
 			"load and serve refuse to replace it: ip link set dev "
-			"%s xdp off",
-			d->ifname);
+			"%s %s off",
+			d->ifname, d->att.other_slot);
 	}
 	if (!d->bpffs)
 		return; /* the bpffs row said it */

@@ -45,7 +45,8 @@ int cli_parse_mac(unsigned char (*macs)[6], int *n, const char *arg)
 	if (sscanf(arg, "%x:%x:%x:%x:%x:%x%c", &b[0], &b[1], &b[2], &b[3],
 		   &b[4], &b[5], &end) != 6 ||
 	    b[0] > 255 || b[1] > 255 || b[2] > 255 || b[3] > 255 ||
-	    b[4] > 255 || b[5] > 255 || (b[0] & 1)) {
+	    b[4] > 255 || b[5] > 255 || (b[0] & 1) ||
+	    !(b[0] | b[1] | b[2] | b[3] | b[4] | b[5])) {
 		pr_warn("bad --mac '%s': use a unicast MAC like "
 			"00:00:5e:00:01:07\n",
 			arg);

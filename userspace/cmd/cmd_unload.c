@@ -9,7 +9,9 @@
  */
 #include <errno.h>
 #include <getopt.h>
+#include <net/if.h>
 #include <stdio.h>
+#include <string.h>
 
 #include "cli.h"
 #include "loader.h"
@@ -26,13 +28,42 @@ const struct cmd_spec cmd_unload_spec = {
 	.groups = {options_common},
 };
 
+/* The pid of a running serve of this namespace whose XDP link is on
+ * ifname, else 0. Its program is its own: detached under it, the serve
+ * runs on and `status` still shows its fast path. (An epoll serve next to
+ * a `blitz load` owns no program: that one unloads.) */
+static pid_t live_serve(const char *ifname)
+{
+	static struct serve_state st[256];
+	struct blitz_attached a;
+	int i, n, idx = (int)if_nametoindex(ifname);
+
+	if (idx <= 0 || blitz_find_attached(idx, &a) || !a.prog_id || !a.link)
+		return 0;
+	n = serve_state_list(st, 256);
+	for (i = 0; i < n; i++)
+		if (!strcmp(st[i].ifname, ifname) &&
+		    serve_state_life(&st[i]) == SERVE_ALIVE)
+			return st[i].pid;
+	return 0;
+}
+
 int cmd_unload(int argc, char **argv)
 {
 	int ret, stale;
+	pid_t serve;
 
 	ret = cli_parse(&cmd_unload_spec, argc, argv, NULL, NULL, 1, 1);
 	if (ret != CLI_CONTINUE)
 		return ret;
+	serve = live_serve(argv[optind]);
+	if (serve) {
+		pr_warn("%s is run by `blitz serve` (pid %d): stop it (`kill "
+			"%d`) and it detaches everything; unload is for `blitz "
+			"load` and what a killed serve left\n",
+			argv[optind], (int)serve, (int)serve);
+		return 1;
+	}
 	blitz_log_quiet_libs();
 	ret = blitz_loader_unload(argv[optind]);
 	/* A killed serve's file goes whatever the pins said: it is stale.

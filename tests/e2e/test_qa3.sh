@@ -1,0 +1,139 @@
+#!/bin/bash
+# tests/e2e/test_qa3.sh - a second new user's and attacker's pass over the
+# CLI: an interface name that is a path, unload and load next to a live
+# serve, the advice given about another XDP program, an all-zero --mac.
+# Each wrong argument gets one line, exits 1 and changes nothing; each
+# piece of advice, when followed, does what it says.
+# $SRV is a command prefix: it must split.
+# shellcheck disable=SC2086
+# shellcheck source=tests/e2e/lib.sh
+source "$(dirname "$0")/lib.sh"
+
+T=qa3
+PORT=8080
+e2e_begin "$T" qa
+PINS=/sys/fs/bpf/blitz/$SRV_IF
+PASS_OBJ=$(dirname "$BLITZ")/xdp_pass.bpf.o
+
+# one_line_rc1 OUT RC PATTERN - OUT is one line matching PATTERN, RC is 1.
+one_line_rc1() {
+	[ "$2" -eq 1 ] && [ "$(printf '%s\n' "$1" | wc -l)" -eq 1 ] &&
+		printf '%s\n' "$1" | grep -q -- "$3"
+}
+
+# ---- unload of a name that is a path ----
+# The name went into /sys/fs/bpf/blitz/<name> unchecked: `blitz unload
+# ../../../../DIR` took DIR for stale pins, unlinked every file in it and
+# said "removed its stale pins" (rc 0). An interface name has no '/' and
+# is not "." or "..": now one line, rc 1, nothing removed.
+if $SRV "$BLITZ" load "$SRV_IF" -p "$PORT" >/dev/null 2>&1; then
+	mkdir -p "$TMP/victim"
+	echo keep >"$TMP/victim/config"
+	echo keep >"$TMP/victim/file"
+	for case in "up:../../../..$TMP/victim" "via_if:$SRV_IF/../../../..$TMP/victim" dot:.; do
+		name=${case#*:}
+		out=$($SRV timeout 10 "$BLITZ" unload "$name" 2>&1)
+		rc=$?
+		if one_line_rc1 "$out" "$rc" "no interface" &&
+			[ -f "$TMP/victim/file" ] && [ -f "$TMP/victim/config" ] &&
+			[ -e "$PINS/config" ] && has_xdp "$SRV_IF"; then
+			pass "${T}_unload_path_name_${case%%:*}"
+		else
+			fail "${T}_unload_path_name_${case%%:*}" "rc $rc, victim: $(echo "$TMP"/victim/*), said: $(printf '%s' "$out" | tr '\n' '|')"
+		fi
+	done
+	# ".." names /sys/fs/bpf itself: tried only when "." was refused.
+	if ! $SRV "$BLITZ" unload . >/dev/null 2>&1; then
+		out=$($SRV timeout 10 "$BLITZ" unload .. 2>&1)
+		rc=$?
+		check "${T}_unload_path_name_dotdot" "rc $rc, said: $out" one_line_rc1 "$out" "$rc" "no interface"
+	fi
+	# The read-only verbs take the same names: one line, rc 1.
+	for verb in status stats doctor; do
+		out=$($SRV timeout 10 "$BLITZ" "$verb" "../../../..$TMP/victim" 2>&1)
+		rc=$?
+		if [ "$rc" -ne 0 ] && [ -f "$TMP/victim/file" ] &&
+			printf '%s\n' "$out" | grep -q "no interface\|not loaded"; then
+			pass "${T}_${verb}_path_name"
+		else
+			fail "${T}_${verb}_path_name" "rc $rc, said: $(printf '%s' "$out" | tr '\n' '|')"
+		fi
+	done
+	$SRV "$BLITZ" unload "$SRV_IF" >/dev/null 2>&1
+else
+	fail "${T}_unload_path_name" "blitz load $SRV_IF failed"
+fi
+
+# ---- unload and load next to a live serve ----
+# unload detached a live serve's XDP program and hand-off: the serve ran
+# on, `status` still called its tier xdp-native+epoll with nothing
+# attached. And load told the user to `blitz reload`, which refuses a
+# serve. Both now name the serve and how to stop it, and change nothing.
+$SRV "$BLITZ" serve "$SRV_IF" -p "$PORT" >"$TMP/serve.log" 2>&1 &
+spid=$!
+on_exit "kill -9 $spid"
+if wait_line "$TMP/serve.log" "tier xdp" "$spid" 20; then
+	prog=$($SRV ip link show dev "$SRV_IF" | grep -o 'prog/xdp id [0-9]*')
+	out=$($SRV timeout 10 "$BLITZ" unload "$SRV_IF" 2>&1)
+	rc=$?
+	now=$($SRV ip link show dev "$SRV_IF" | grep -o 'prog/xdp id [0-9]*')
+	code=$($CLI timeout 10 curl -s -m 5 -o /dev/null -w '%{http_code}' "http://$SRV_IP:$PORT/")
+	if one_line_rc1 "$out" "$rc" "blitz serve.*$spid" && [ -n "$prog" ] &&
+		[ "$now" = "$prog" ] && [ -e "$PINS" ] && [ "$code" = 200 ]; then
+		pass "${T}_unload_live_serve"
+	else
+		fail "${T}_unload_live_serve" "rc $rc, xdp '$prog' -> '$now', curl $code, said: $(printf '%s' "$out" | tr '\n' '|')"
+	fi
+	out=$($SRV timeout 10 "$BLITZ" load "$SRV_IF" -p "$PORT" 2>&1)
+	rc=$?
+	now=$($SRV ip link show dev "$SRV_IF" | grep -o 'prog/xdp id [0-9]*')
+	if one_line_rc1 "$out" "$rc" "blitz serve" && ! printf '%s' "$out" | grep -q "blitz reload" &&
+		[ "$now" = "$prog" ]; then
+		pass "${T}_load_live_serve"
+	else
+		fail "${T}_load_live_serve" "rc $rc, xdp '$prog' -> '$now', said: $(printf '%s' "$out" | tr '\n' '|')"
+	fi
+	stop_pid "$spid" TERM 10
+	if [ "$STOP_RC" -eq 0 ] && ! has_xdp "$SRV_IF" && [ ! -e "$PINS" ]; then
+		pass "${T}_serve_stops_clean"
+	else
+		fail "${T}_serve_stops_clean" "rc $STOP_RC, xdp: $(has_xdp "$SRV_IF" && echo yes), pins: $(echo "$PINS"/*)"
+	fi
+else
+	fail "${T}_unload_live_serve" "serve did not start: $(tr '\n' '|' <"$TMP/serve.log")"
+	stop_pid "$spid" TERM 5
+fi
+
+# ---- another XDP program: the advice removes it ----
+# load, serve and doctor said `ip link set dev IF xdp off` whatever the
+# mode; for a program attached in generic (skb) mode that command exits 0
+# and leaves it there. The command they print must remove it.
+for mode in xdpdrv xdpgeneric; do
+	if ! $SRV ip link set dev "$SRV_IF" "$mode" obj "$PASS_OBJ" sec xdp 2>"$TMP/e"; then
+		skip "${T}_foreign_${mode}_advice" "cannot attach xdp_pass.bpf.o: $(cat "$TMP/e")"
+		continue
+	fi
+	out=$($SRV timeout 10 "$BLITZ" load "$SRV_IF" -p "$PORT" 2>&1)
+	rc=$?
+	doc=$($SRV timeout 20 "$BLITZ" doctor "$SRV_IF" 2>&1 | grep '^xdp-attached')
+	# shellcheck disable=SC2016 # backquotes, not an expansion
+	advice=$(printf '%s' "$out" | grep -o '`ip link set dev [^`]*`' | tr -d '`')
+	dadvice=$(printf '%s' "$doc" | grep -o 'ip link set dev .*')
+	if one_line_rc1 "$out" "$rc" "not blitz's" && [ -n "$advice" ] &&
+		[ "$advice" = "$dadvice" ] && [ ! -e "$PINS" ] &&
+		$SRV $advice 2>/dev/null && ! has_xdp "$SRV_IF"; then
+		pass "${T}_foreign_${mode}_advice"
+	else
+		fail "${T}_foreign_${mode}_advice" "rc $rc, advice '$advice' (doctor '$dadvice') left: $($SRV ip link show dev "$SRV_IF" | grep -o 'prog/xdp.*')"
+	fi
+	$SRV ip link set dev "$SRV_IF" "$mode" off 2>/dev/null
+done
+
+# ---- --mac 00:00:00:00:00:00 ----
+# Taken as "frames to this MAC are ours"; no frame is sent to it.
+CLI_ERROR_AFTER="eval ! has_xdp $SRV_IF && [ ! -e $PINS ]" \
+	cli_error "${T}_mac_zero" "bad --mac '00:00:00:00:00:00'" \
+	load "$SRV_IF" -p "$PORT" --mac 00:00:00:00:00:00
+$SRV "$BLITZ" unload "$SRV_IF" >/dev/null 2>&1
+
+e2e_status
