@@ -105,6 +105,16 @@ cli_refuses "${T}_load_a_unspecified6" "never answers the unspecified" \
 cli_refuses "${T}_load_a_v4mapped" "never answers a v4-mapped" \
 	load "$SRV_IF" -p "$PORT" -a "::ffff:$SRV_IP"
 
+# ---- serve --metrics with a spec it cannot bind ----
+# It was checked only when the metrics thread started, after the kernel
+# listener and the fast path were up; now with the other options.
+for eng in xdp epoll; do
+	cli_refuses "${T}_serve_${eng}_metrics_port" "bad --metrics '99999'" \
+		serve "$SRV_IF" --engine $eng -p "$PORT" --metrics 99999
+	cli_refuses "${T}_serve_${eng}_metrics_host" "bad --metrics 'nohost:9100'" \
+		serve "$SRV_IF" --engine $eng -p "$PORT" --metrics nohost:9100
+done
+
 # The loopback case on lo, with the kernel listener it used to blackhole.
 $SRV ip link set dev lo up
 (cd "$TMP" && exec $SRV "$PY" -m http.server "$PORT" --bind 127.0.0.1 >/dev/null 2>&1) &

@@ -23,6 +23,7 @@
 #include "http.h"
 #include "loader.h"
 #include "log.h"
+#include "metrics.h"
 #include "serve_run.h"
 #include "serve_state.h"
 #include "tcp_core.h"
@@ -141,6 +142,8 @@ static int serve_opt(int opt, char *arg, void *ctx)
 		a->engine_given = true;
 		return 1;
 	case OPT_METRICS:
+		if (metrics_spec_check(arg))
+			return -1;
 		a->metrics = arg;
 		return 1;
 	case 'm':

@@ -142,6 +142,14 @@ static void *metrics_main(void *arg)
 	return NULL;
 }
 
+int metrics_spec_check(const char *spec)
+{
+	struct sockaddr_storage ss;
+	socklen_t len;
+
+	return parse_spec(spec, &ss, &len);
+}
+
 int metrics_start(const char *spec, const char *ifname, pid_t owner,
 		  struct metrics_server **out)
 {

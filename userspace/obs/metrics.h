@@ -21,5 +21,8 @@ struct metrics_server;
 int metrics_start(const char *spec, const char *ifname, pid_t owner,
 		  struct metrics_server **out);
 void metrics_stop(struct metrics_server *m);
+/* Is spec a bind spec metrics_start() takes? 0, or -1 with one line
+ * printed: serve checks it with its other options, before it attaches. */
+int metrics_spec_check(const char *spec);
 
 #endif /* BLITZ_METRICS_H */
