@@ -129,6 +129,43 @@ for mode in xdpdrv xdpgeneric; do
 	$SRV ip link set dev "$SRV_IF" "$mode" off 2>/dev/null
 done
 
+# ---- reload puts back a hand-off that went ----
+# With its pinned TCX link removed (by hand, or a cleanup script), the XDP
+# program answered on and whatever it passes (a GET with a body here) was
+# reset even with a kernel listener; `blitz reload` said "hand-off 0 -> 0"
+# and "... go to it on the same connection". Now reload attaches a new one.
+(cd "$TMP" && exec $SRV "$PY" -m http.server "$PORT" --bind "$SRV_IP" >/dev/null 2>&1) &
+ks_pid=$!
+on_exit "kill $ks_pid"
+if ! wait_port "$CLI" "$SRV_IP" "$PORT" 5; then
+	skip "${T}_reload_restores_handoff" "python http.server did not listen on $SRV_IP:$PORT"
+elif $SRV "$BLITZ" load "$SRV_IF" -p "$PORT" >/dev/null 2>&1; then
+	body_get() { $CLI timeout 10 curl -s -m 5 -o /dev/null -w '%{http_code}' -X GET -d x "http://$SRV_IP:$PORT/"; }
+	before=$(body_get)
+	rm -f "$PINS/tc_link"
+	gone=$(body_get)
+	out=$($SRV timeout 20 "$BLITZ" reload "$SRV_IF" 2>&1)
+	rc=$?
+	after=$(body_get)
+	hand=$($SRV "$BLITZ" status "$SRV_IF" 2>/dev/null | awk 'NR == 2 { print $4 }')
+	if [ "$before" = 200 ] && [ "$rc" -eq 0 ] && [ "$after" = 200 ] && [ "$hand" = tc ] &&
+		printf '%s' "$out" | grep -q "hand-off 0 -> [1-9]"; then
+		pass "${T}_reload_restores_handoff"
+	else
+		fail "${T}_reload_restores_handoff" "GET with a body: $before, without the hand-off $gone, after reload $after (status hand-off '$hand'), reload rc $rc: $(printf '%s' "$out" | tr '\n' '|')"
+	fi
+	$SRV "$BLITZ" unload "$SRV_IF" >/dev/null 2>&1
+	if [ -z "$($SRV "$BLITZ" status "$SRV_IF" 2>/dev/null | awk 'NR == 2')" ] && ! has_xdp "$SRV_IF"; then
+		pass "${T}_reload_restored_handoff_unloads"
+	else
+		fail "${T}_reload_restored_handoff_unloads" "$($SRV "$BLITZ" status "$SRV_IF" 2>&1 | tr '\n' '|')"
+	fi
+else
+	fail "${T}_reload_restores_handoff" "blitz load $SRV_IF failed"
+fi
+kill "$ks_pid" 2>/dev/null
+wait "$ks_pid" 2>/dev/null
+
 # ---- --mac 00:00:00:00:00:00 ----
 # Taken as "frames to this MAC are ours"; no frame is sent to it.
 CLI_ERROR_AFTER="eval ! has_xdp $SRV_IF && [ ! -e $PINS ]" \

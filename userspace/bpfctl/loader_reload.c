@@ -480,7 +480,7 @@ int blitz_loader_reload(const char *ifname, const struct blitz_loaded_state *st,
 	struct blitz_ksock *ks;
 	struct tc_handoff *h = NULL;
 	int ifindex, err, n, old_fd = -1, old_tc_fd = -1;
-	bool tc_swapped = false;
+	bool tc_swapped = false, tc_added = false;
 	__u32 flags;
 	__u16 gen;
 
@@ -522,6 +522,18 @@ int blitz_loader_reload(const char *ifname, const struct blitz_loaded_state *st,
 		if (err)
 			goto out;
 		tc_swapped = true;
+	} else {
+		/* The hand-off went (its pin removed by hand): without one
+		 * what XDP passes is reset, listener or not. Put one back. */
+		err = tc_handoff_attach(
+			ifname, ifindex, bpf_map__fd(skel->maps.config),
+			bpf_map__fd(skel->maps.counters),
+			bpf_map__fd(skel->maps.responses),
+			bpf_map__fd(skel->maps.flows), true, &h);
+		if (err)
+			goto out;
+		tc_added = true;
+		res->new_tc_id = tc_handoff_id(h);
 	}
 	flags = (st->skb_mode ? XDP_FLAGS_SKB_MODE : XDP_FLAGS_DRV_MODE) |
 		XDP_FLAGS_REPLACE;
@@ -534,10 +546,14 @@ int blitz_loader_reload(const char *ifname, const struct blitz_loaded_state *st,
 			ifname, strerror(-err), ifname);
 		goto out;
 	}
-	tc_swapped = false; /* done: no way back from here */
+	tc_swapped = tc_added = false; /* done: no way back from here */
 	ksock_repin(ifname, ks);
 	err = reload_repin(ifname, skel, res);
 out:
+	if (tc_added) {
+		tc_handoff_detach(h);
+		h = NULL;
+	}
 	if (tc_swapped &&
 	    tc_handoff_swap(ifindex, res->new_tc_id, old_tc_fd) < 0)
 		pr_warn("could not put the old hand-off back on %s: `blitz "
