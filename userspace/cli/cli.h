@@ -155,4 +155,15 @@ struct cli_num_opt {
 int cli_num_opt(const struct cli_num_opt *t, size_t n, int opt,
 		const char *arg);
 
+/*
+ * cli_not_local - the addresses among a4 (n4 of 4 bytes, network order)
+ * and a6 (n6 of 16) that this network namespace does not own (bind(2)
+ * says so, as for the kernel's own sockets), as one line "PREFIX: not an
+ * address of this host: A, B: ..." into out (or "" when every one is
+ * local). The xdp engine answers complete requests to such an address by
+ * itself, but what it hands to the kernel goes unanswered.
+ */
+void cli_not_local(const char *prefix, const void *a4, int n4, const void *a6,
+		   int n6, char *out, size_t len);
+
 #endif /* BLITZ_CLI_H */

@@ -8,12 +8,16 @@
  * numbers) and saying in one line what is wrong with a bad one. Must
  * never touch the network or BPF: it only parses.
  */
+#include <arpa/inet.h>
 #include <errno.h>
 #include <getopt.h>
 #include <limits.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
 #include "cli.h"
 #include "log.h"
@@ -130,4 +134,56 @@ int cli_num_opt(const struct cli_num_opt *t, size_t n, int opt, const char *arg)
 	else
 		*t[i].u32 = (uint32_t)(v * t[i].scale);
 	return 1;
+}
+
+/* Does bind(2) refuse addr as not this namespace's? Unknown is "no". */
+static bool addr_not_local(int family, const void *addr)
+{
+	struct sockaddr_in6 s6 = {.sin6_family = AF_INET6};
+	struct sockaddr_in s4 = {.sin_family = AF_INET};
+	bool v4 = family == AF_INET;
+	int fd, r;
+
+	if (v4)
+		memcpy(&s4.sin_addr, addr, 4);
+	else
+		memcpy(&s6.sin6_addr, addr, 16);
+	fd = socket(family, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return false;
+	r = v4 ? bind(fd, (struct sockaddr *)&s4, sizeof(s4))
+	       : bind(fd, (struct sockaddr *)&s6, sizeof(s6));
+	r = r && errno == EADDRNOTAVAIL;
+	close(fd);
+	return r;
+}
+
+void cli_not_local(const char *prefix, const void *a4, int n4, const void *a6,
+		   int n6, char *out, size_t len)
+{
+	char text[INET6_ADDRSTRLEN], list[1024] = "";
+	size_t used = 0;
+	int i, n = 0;
+
+	out[0] = '\0';
+	for (i = 0; i < n4 + n6 && used < sizeof(list); i++) {
+		int family = i < n4 ? AF_INET : AF_INET6;
+		const void *a = i < n4 ? (const char *)a4 + 4 * i
+				       : (const char *)a6 + 16 * (i - n4);
+
+		if (!addr_not_local(family, a))
+			continue;
+		inet_ntop(family, a, text, sizeof(text));
+		used += (size_t)snprintf(list + used, sizeof(list) - used,
+					 "%s%s", n++ ? ", " : "", text);
+	}
+	if (n)
+		snprintf(out, len,
+			 "%s: not an address of this host: %s: the xdp engine "
+			 "answers complete requests to %s by itself, but what "
+			 "it passes to the kernel (split requests, bodies) "
+			 "goes unanswered; add %s (`ip addr add ADDR dev lo` "
+			 "for a VIP)",
+			 prefix, list, n > 1 ? "them" : "it",
+			 n > 1 ? "them" : "it");
 }

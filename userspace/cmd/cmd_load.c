@@ -179,6 +179,14 @@ int cmd_load(int argc, char **argv)
 		kernel_listener_line(svc->port, true, why, sizeof(why));
 		printf("blitz: %s\n", why);
 	}
+	{
+		char line[1400];
+
+		cli_not_local("blitz", svc->addr4, svc->n_addr4, svc->addr6,
+			      svc->n_addr6, line, sizeof(line));
+		if (line[0])
+			printf("%s\n", line);
+	}
 	/*
 	 * Only free our handles: libxdp's attachment and the pins keep the
 	 * program and its maps alive after we exit.

@@ -38,11 +38,12 @@ struct row {
 	char since[24];
 	char addrs[BLITZ_MAX_ADDRS * 2 * (INET6_ADDRSTRLEN + 1)];
 	char note[320];
-	char listen[320];  /* a kernel listener on the port or not */
-	char ksock[200];   /* the kernel-socket filter (loader.h) */
-	char tcpopts[320]; /* tcp_sack / tcp_window_scaling changed since */
-	char csum[160];	   /* which TCP checksum forms are accepted */
-	char xsk[1024];	   /* one line per AF_XDP socket on the interface */
+	char listen[320];    /* a kernel listener on the port or not */
+	char nonlocal[1400]; /* -a addresses this namespace does not own */
+	char ksock[200];     /* the kernel-socket filter (loader.h) */
+	char tcpopts[320];   /* tcp_sack / tcp_window_scaling changed since */
+	char csum[160];	     /* which TCP checksum forms are accepted */
+	char xsk[1024];	     /* one line per AF_XDP socket on the interface */
 };
 
 const struct cmd_spec cmd_status_spec = {
@@ -191,6 +192,14 @@ static void fill_lines(const char *ifname, struct row *r,
 				     "%s: ", ifname);
 		kernel_listener_line(ntohs(c->port_be), f->handoff,
 				     r->listen + n, sizeof(r->listen) - n);
+		cli_not_local(
+			ifname, c->addr4_be,
+			(int)(c->n_addr4 < BLITZ_MAX_ADDRS ? c->n_addr4
+							   : BLITZ_MAX_ADDRS),
+			c->addr6_be,
+			(int)(c->n_addr6 < BLITZ_MAX_ADDRS ? c->n_addr6
+							   : BLITZ_MAX_ADDRS),
+			r->nonlocal, sizeof(r->nonlocal));
 	}
 	blitz_ksock_line(ifname, f->a.prog_id, r->ksock, sizeof(r->ksock));
 	/* The SYN-ACK follows the sysctls read at load (tc_handoff.h). */
@@ -339,9 +348,9 @@ static void print_cells(const char *const cell[C_N], const size_t width[C_N])
 
 /* The lines of a row printed under the table, in this order. */
 static const size_t row_lines[] = {
-	offsetof(struct row, note),  offsetof(struct row, listen),
-	offsetof(struct row, ksock), offsetof(struct row, tcpopts),
-	offsetof(struct row, csum),
+	offsetof(struct row, note),	offsetof(struct row, listen),
+	offsetof(struct row, nonlocal), offsetof(struct row, ksock),
+	offsetof(struct row, tcpopts),	offsetof(struct row, csum),
 };
 
 static void print_table(const struct row *rows, int n)
