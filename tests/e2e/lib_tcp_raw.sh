@@ -94,18 +94,33 @@ raw_csum() {
 	fi
 }
 
-# curl_times N URL OUT [CURL ARGS...] - N sequential GETs; their times in
-# ms, one a line, into OUT; returns how many got the expected status 200.
+# curl_times N URL OUT [CURL ARGS...] - N GETs, CURL_LANES (default 4)
+# sequential streams at once (under loss most of a GET's time is a
+# retransmission timer, so the streams overlap it); their times in ms, one
+# a line, into OUT; returns how many got the expected status 200.
 curl_times() {
-	local n=$1 url=$2 out=$3 i ok=0 r
+	local n=$1 url=$2 out=$3 lanes=${CURL_LANES:-4} l
 	shift 3
-	: >"$out"
+	for ((l = 0; l < lanes; l++)); do
+		curl_lane $(((n + l) / lanes)) "$url" "$out.$l" "$@" &
+	done
+	wait
+	for ((l = 0; l < lanes; l++)); do cat "$out.$l"; done >"$out.all"
+	awk '{print $2}' "$out.all" >"$out"
+	awk '$1 == 200' "$out.all" | wc -l
+	for ((l = 0; l < lanes; l++)); do rm -f "$out.$l"; done
+	rm -f "$out.all"
+}
+
+# curl_lane N URL FILE [CURL ARGS...] - N sequential GETs: "status ms" a line.
+curl_lane() {
+	local n=$1 url=$2 f=$3 i r
+	shift 3
+	: >"$f"
 	for ((i = 0; i < n; i++)); do
 		r=$($CLI timeout 20 curl -sS -o /dev/null --max-time 15 -w '%{http_code} %{time_total}' "$@" "$url" 2>/dev/null)
-		[ "${r%% *}" = 200 ] && ok=$((ok + 1))
-		awk -v t="${r##* }" 'BEGIN {printf "%d\n", t * 1000}' >>"$out"
+		awk -v r="$r" 'BEGIN {n = split(r, a, " "); printf "%s %d\n", (n ? a[1] : "-"), a[2] * 1000}' >>"$f"
 	done
-	echo "$ok"
 }
 
 # pctl FILE - "p50 X ms p99 Y ms" of the numbers in FILE.

@@ -351,8 +351,10 @@ def csum_family(a, w, v6):
                                  seq=seq, ack=ack, window=65535,
                                  options=opts or []) / data))
 
-    def answers(secs):
-        """Segments of the server to our port within secs: (flags, seq, len)."""
+    def answers(secs, until=None):
+        """Segments of the server to our port within secs: (flags, seq,
+        len); with until, stops at the first segment it holds for (a wait
+        for an answer; a check that nothing came keeps its whole window)."""
         got = []
         for d, _, pa in received(w.s, secs):
             if pa[2] == socket.PACKET_OUTGOING:
@@ -361,6 +363,8 @@ def csum_family(a, w, v6):
             if TCP not in p or p[TCP].dport != sport:
                 continue
             got.append((int(p[TCP].flags), p[TCP].seq, len(p[TCP].payload)))
+            if until and until(got[-1]):
+                break
         return got
 
     def flipped(f, at):
@@ -371,7 +375,8 @@ def csum_family(a, w, v6):
     w.send(flipped(syn, l4 + 20 + 3))
     synack_bad = int(any(fl & 0x12 == 0x12 for fl, _, _ in answers(0.7)))
     w.send(bytes(seg("S", iss, 0, opts=[("MSS", 1460)])))
-    s_isn = next((sq for fl, sq, _ in answers(2) if fl & 0x12 == 0x12), None)
+    s_isn = next((sq for fl, sq, _ in answers(2, lambda g: g[0] & 0x12 == 0x12)
+                  if fl & 0x12 == 0x12), None)
     if s_isn is None:
         return "synack_bad=%d error=no_synack" % synack_bad
     cseq, sseq = iss + 1, (s_isn + 1) & 0xffffffff
@@ -385,7 +390,8 @@ def csum_family(a, w, v6):
         w.send(flipped(seg("PA", cseq, sseq, req), 14 + 8))
         words += " bad_ip=%d" % int(bool(answers(1)))
     w.send(bytes(seg("PA", cseq, sseq, req)))
-    answered = int(any(sq == sseq and n > 0 for _, sq, n in answers(2)))
+    answered = int(any(sq == sseq and n > 0 for _, sq, n in
+                       answers(2, lambda g: g[1] == sseq and g[2] > 0)))
     w.send(bytes(seg("R", cseq + len(req), 0)))
     return words + " answered=%d" % answered
 
