@@ -199,4 +199,39 @@ CLI_ERROR_AFTER="eval ! has_xdp $SRV_IF && [ ! -e $PINS ]" \
 	load "$SRV_IF" -p "$PORT" --mac 00:00:00:00:00:00
 $SRV "$BLITZ" unload "$SRV_IF" >/dev/null 2>&1
 
+# ---- an interface renamed while loaded ----
+# Pins keep the name of load time. status said the old name's pins were
+# "loaded in another network namespace ..., run status there": it is this
+# one. It now names the interface the program runs on, and its advice,
+# followed, leaves nothing.
+NEW_IF=${SRV_IF}r
+# rename FROM TO - down, renamed, up again (a live rename may be refused).
+rename() {
+	$SRV ip link set dev "$1" down && $SRV ip link set dev "$1" name "$2" &&
+		$SRV ip link set dev "$2" up
+}
+if $SRV "$BLITZ" load "$SRV_IF" -p "$PORT" >/dev/null 2>&1 && rename "$SRV_IF" "$NEW_IF"; then
+	on_exit "rename '$NEW_IF' '$SRV_IF'"
+	st=$($SRV "$BLITZ" status 2>&1 | grep "^$SRV_IF: ")
+	# shellcheck disable=SC2016 # backquotes, not an expansion
+	advice=$(printf '%s' "$st" | grep -o '`blitz unload [^`]*`' | tr -d '`' | sed 's/^blitz //')
+	ok=1
+	while read -r verb name; do
+		[ "$verb" = unload ] && $SRV "$BLITZ" unload "$name" >/dev/null 2>&1 || ok=0
+	done <<<"$advice"
+	if [ "$ok" = 1 ] && printf '%s' "$st" | grep -q "runs on $NEW_IF in this namespace" &&
+		! printf '%s' "$st" | grep -q "another network namespace" &&
+		[ "$(printf '%s\n' "$advice" | wc -l)" -eq 2 ] &&
+		! $SRV ip link show dev "$NEW_IF" | grep -q prog/xdp && [ ! -e "$PINS" ]; then
+		pass "${T}_renamed_if_status"
+	else
+		fail "${T}_renamed_if_status" "status: '$st', advice '$advice' ok=$ok, left: $($SRV ip link show dev "$NEW_IF" | grep -o 'prog/xdp.*') $(echo "$PINS"/*)"
+	fi
+	$SRV "$BLITZ" unload "$NEW_IF" >/dev/null 2>&1
+	rename "$NEW_IF" "$SRV_IF"
+else
+	fail "${T}_renamed_if_status" "load or rename failed"
+fi
+$SRV "$BLITZ" unload "$SRV_IF" >/dev/null 2>&1
+
 e2e_status

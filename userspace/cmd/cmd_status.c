@@ -217,15 +217,43 @@ static void fill_lines(const char *ifname, struct row *r,
 		 d.driver);
 }
 
+/* Into name, the interface of this namespace prog_id is attached to: pins
+ * keep the name of load time, and an interface renamed since keeps its
+ * program. "" when none is. */
+static void attached_here_as(__u32 prog_id, char name[IF_NAMESIZE])
+{
+	struct if_nameindex *ifs = if_nameindex(), *i;
+	struct blitz_attached a;
+
+	name[0] = '\0';
+	for (i = ifs; i && i->if_index; i++)
+		if (!blitz_find_attached((int)i->if_index, &a) &&
+		    a.prog_id == prog_id) {
+			snprintf(name, IF_NAMESIZE, "%s", i->if_name);
+			break;
+		}
+	if (ifs)
+		if_freenameindex(ifs);
+}
+
 /* The note under the table when something is off: another namespace's
  * pins, stale pins, a program without pins. */
 static void fill_note(const char *ifname, struct row *r,
 		      const struct row_facts *f)
 {
-	char why[160];
+	char why[160], now[IF_NAMESIZE] = "";
 
-	if (f->owner == BLITZ_PINS_OTHER_NETNS && !f->a.prog_id &&
-	    !f->handoff) {
+	if (f->owner == BLITZ_PINS_OTHER_NETNS && !f->a.prog_id && !f->handoff)
+		attached_here_as(f->user, now);
+	if (now[0]) {
+		snprintf(r->note, sizeof(r->note),
+			 "%s: its program (prog id %u) runs on %s in this "
+			 "namespace, renamed since load: `blitz unload %s` "
+			 "detaches it, then `blitz unload %s` removes these "
+			 "pins",
+			 ifname, f->user, now, now, ifname);
+	} else if (f->owner == BLITZ_PINS_OTHER_NETNS && !f->a.prog_id &&
+		   !f->handoff) {
 		snprintf(r->note, sizeof(r->note),
 			 "%s: loaded in another network namespace (prog id "
 			 "%u), not this one: run status there",
