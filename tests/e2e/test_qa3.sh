@@ -93,6 +93,17 @@ if wait_line "$TMP/serve.log" "tier xdp" "$spid" 20; then
 	else
 		fail "${T}_load_live_serve" "rc $rc, xdp '$prog' -> '$now', said: $(printf '%s' "$out" | tr '\n' '|')"
 	fi
+	# A second serve on the interface: the same refusal, worded for serve.
+	$SRV timeout 20 "$BLITZ" serve "$SRV_IF" -e xdp -p $((PORT + 1)) >/dev/null 2>"$TMP/err2"
+	rc=$?
+	now=$($SRV ip link show dev "$SRV_IF" | grep -o 'prog/xdp id [0-9]*')
+	if [ "$rc" -eq 1 ] && [ "$(wc -l <"$TMP/err2")" -eq 1 ] &&
+		grep -q "run by another \`blitz serve\`" "$TMP/err2" &&
+		! grep -q "blitz load\|blitz reload" "$TMP/err2" && [ "$now" = "$prog" ]; then
+		pass "${T}_second_serve"
+	else
+		fail "${T}_second_serve" "rc $rc, xdp '$prog' -> '$now', said: $(tr '\n' '|' <"$TMP/err2")"
+	fi
 	stop_pid "$spid" TERM 10
 	if [ "$STOP_RC" -eq 0 ] && ! has_xdp "$SRV_IF" && [ ! -e "$PINS" ]; then
 		pass "${T}_serve_stops_clean"

@@ -206,10 +206,16 @@ static int attach_checks(const struct blitz_loader_opts *o, int ifindex,
 	err = blitz_find_attached(ifindex, &att);
 	if (!err && att.prog_id && att.link) {
 		/* reload refuses a serve's program: do not send users there. */
-		pr_warn("%s is run by `blitz serve` (the process owns the "
-			"program): stop the serve first, then `blitz load %s "
-			"[options]`\n",
-			o->ifname, o->ifname);
+		if (o->persist)
+			pr_warn("%s is run by `blitz serve` (the process owns "
+				"the program): stop the serve first, then "
+				"`blitz load %s [options]`\n",
+				o->ifname, o->ifname);
+		else
+			pr_warn("%s is run by another `blitz serve` (the "
+				"process owns the program): stop that serve "
+				"first\n",
+				o->ifname);
 		return -EEXIST;
 	}
 	if (!err && att.prog_id) {
