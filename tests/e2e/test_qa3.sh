@@ -210,6 +210,20 @@ CLI_ERROR_AFTER="eval ! has_xdp $SRV_IF && [ ! -e $PINS ]" \
 	load "$SRV_IF" -p "$PORT" --mac 00:00:00:00:00:00
 $SRV "$BLITZ" unload "$SRV_IF" >/dev/null 2>&1
 
+# ---- bench against a port nothing listens on ----
+# Every handshake was refused, and bench printed "0 req/s" and exited 0:
+# a script took the zeros for a measurement. Now rc 1 and a line saying why
+# (the summary, and --json's object, still come first).
+$CLI timeout 30 "$BLITZ" bench "$SRV_IP:$((PORT + 9))" -i "$CLI_IF" -c 2 -d 1 --json \
+	>"$TMP/b.json" 2>"$TMP/b.err"
+rc=$?
+if [ "$rc" -eq 1 ] && tail -1 "$TMP/b.err" | grep -q "no connection to $SRV_IP:$((PORT + 9)) was established" &&
+	grep -q '"connects":0' "$TMP/b.json"; then
+	pass "${T}_bench_nothing_listens"
+else
+	fail "${T}_bench_nothing_listens" "rc $rc, stderr: $(tail -2 "$TMP/b.err" | tr '\n' '|')"
+fi
+
 # ---- an interface renamed while loaded ----
 # Pins keep the name of load time. status said the old name's pins were
 # "loaded in another network namespace ..., run status there": it is this

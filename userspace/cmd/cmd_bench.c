@@ -908,6 +908,14 @@ int cmd_bench(int argc, char **argv)
 		else
 			print_summary(&p, r);
 	}
+	/* A run with not one connection measured nothing: a script must
+	 * not take its zeros for a result. */
+	if (!err && !r->connects && !r->responses) {
+		pr_warn("no connection to %s was established (%llu refused or "
+			"timed out): is a server listening there?\n",
+			p.host, (unsigned long long)r->err_connect);
+		err = 1;
+	}
 	free(r);
 	return err ? 1 : 0;
 }
