@@ -159,7 +159,7 @@ if lossy 2>"$TMP/e"; then
 	why="$ok of 200 answered"
 	has_xdp "$SRV_IF" || why="$why (the XDP program was detached from $SRV_IF by another process)"
 	check "${T}_loss_curl" "$why" [ "$ok" = 200 ]
-	rc_wrk "${T}_loss_wrk" "$URL" 100 -c20 --timeout 4s
+	rc_wrk "${T}_loss_wrk" "$URL" 100 -c20 --timeout 4s -d5s
 	unlossy
 else
 	skip "${T}_loss" "no way to drop 5% here: $(tr '\n' ' ' <"$TMP/e")"
