@@ -245,6 +245,8 @@ rotation_run() { # MODE: onestep|staged; sets ROT1, ROT2 (the clients' JSON)
 	done
 	rotate 0
 	sleep 1.5
+	# Both stop at once: each then waits out its requests in flight.
+	touch "$TMP/rot1_$1.stop" "$TMP/rot2_$1.stop"
 	end_client "rot1_$1"
 	ROT1=$RES
 	end_client "rot2_$1"
@@ -288,9 +290,11 @@ fi
 # 100 s behind (over an epoch) must break connections.
 EPOCH_NS=$((1 << 36))
 now_ns() { date +%s%N; }
+# SKEW_LEAD_S (14): how far ahead host 1's boundary is put: the reloads
+# (seconds on a loaded machine: SKEW_RELOAD_MS) and the 6 s before it must fit.
 skew_set() { # LAG_NS...: host I's clock that far behind host 1's
 	local t b i pids=() rc=0
-	t=$(($(now_ns) + 20000000000)) # host 1 crosses a boundary then
+	t=$(($(now_ns) + ${SKEW_LEAD_S:-14} * 1000000000)) # host 1 crosses a boundary then
 	b=$(((t / EPOCH_NS + 1) * EPOCH_NS))
 	SKEW_ADJ0=$((b - t)) # host 1's clock: real time + this
 	SKEW_BOUNDARY=$t
@@ -301,37 +305,40 @@ skew_set() { # LAG_NS...: host I's clock that far behind host 1's
 		i=$((i + 1))
 	done
 	for i in "${pids[@]}"; do wait "$i" || rc=1; done
+	SKEW_RELOAD_MS=$((($(now_ns) - t) / 1000000 + ${SKEW_LEAD_S:-14} * 1000))
 	return $rc
 }
-skew_run() { # NAME [wait]: with wait, from 6 s before host 1's boundary
+skew_run() { # NAME SECS [wait]: with wait, from 6 s before host 1's boundary
 	local wait_ns
 	SKEW_AT=none
-	if [ -n "${2:-}" ]; then
+	if [ -n "${3:-}" ]; then
 		wait_ns=$((SKEW_BOUNDARY - 6000000000 - $(now_ns)))
 		[ "$wait_ns" -gt 0 ] &&
 			sleep "$(printf '%d.%03d' $((wait_ns / 1000000000)) $((wait_ns / 1000000 % 1000)))"
 	fi
 	P0=$(paws)
 	SKEW_AT=$(((SKEW_BOUNDARY - $(now_ns)) / 1000000))
-	scenario "$1" 16 rotate 6
+	scenario "$1" "$2" rotate 6
 	P1=$(paws)
 }
 route_order $(seq 0 $((N - 1)))
 : >"$TMP/reload.log"
 if skew_set 0 2000000000 1000000000; then
-	skew_run skew wait
+	skew_run skew 16 wait
 	clean_run skew_rehash_keepalive "clocks 0, 2.0, 1.0 s apart across an epoch boundary, 6 rehashes"
 	in_run() { [ "$SKEW_AT" -ge 1000 ] && [ "$SKEW_AT" -le 10000 ]; }
 	check "${T}_skew_boundary_in_run" "host 1's epoch boundary came ${SKEW_AT} ms after the run began (want 1..10 s: the reloads were too slow)" in_run
 	check "${T}_skew_no_paws_drop" "the client dropped $((P1 - P0)) segments by PAWS (TcpExtPAWSEstab)" \
 		[ "$((P1 - P0))" = 0 ]
-	echo "  skew (0 / 2.0 / 1.0 s, host 1's epoch boundary $SKEW_AT ms into the run): $RES; PAWS drops $((P1 - P0))"
+	echo "  skew (0 / 2.0 / 1.0 s, host 1's epoch boundary $SKEW_AT ms into the run, the reloads took $SKEW_RELOAD_MS ms): $RES; PAWS drops $((P1 - P0))"
 	SKEW_RES=$RES
 else
 	fail "${T}_skew_rehash_keepalive" "reload: $(tail -1 "$TMP/reload.log")"
 fi
-if skew_set 0 100000000000 1000000000; then
-	skew_run skew_control
+# The control: the same 6 rehashes (the last at 9.5 s; the client waits
+# 3 s for what is in flight after its 12 s); host 1's boundary after it.
+if SKEW_LEAD_S=20 skew_set 0 100000000000 1000000000; then
+	skew_run skew_control 12
 	failed=$(field failed)
 	control_fails skew "$failed" "a host 100 s behind broke nothing ($RES): the test cannot see a skew"
 	echo "  skew control (one host 100 s behind): $RES"
