@@ -243,6 +243,13 @@ if $SRV "$BLITZ" load "$SRV_IF" -p "$PORT" >/dev/null 2>&1 && rename "$SRV_IF" "
 	ok=1
 	while read -r verb name; do
 		[ "$verb" = unload ] && $SRV "$BLITZ" unload "$name" >/dev/null 2>&1 || ok=0
+		# Between the two: the old name's pins are stale and no
+		# interface has that name, so no `blitz load` can reclaim them.
+		if [ "$name" = "$NEW_IF" ] && $SRV "$BLITZ" status 2>&1 | grep "^$SRV_IF: " |
+			grep -q "blitz load"; then
+			ok=0
+			st="$st / then: $($SRV "$BLITZ" status 2>&1 | grep "^$SRV_IF: ")"
+		fi
 	done <<<"$advice"
 	if [ "$ok" = 1 ] && printf '%s' "$st" | grep -q "runs on $NEW_IF in this namespace" &&
 		! printf '%s' "$st" | grep -q "another network namespace" &&

@@ -263,13 +263,19 @@ static void fill_note(const char *ifname, struct row *r,
 			 "%s: attached here without pins: those under %s/%s "
 			 "are another network namespace's (prog id %u)",
 			 ifname, BLITZ_PIN_ROOT, ifname, f->user);
+	} else if (f->owner == BLITZ_PINS_STALE && !f->a.prog_id && !f->here) {
+		/* No load can reclaim them: it needs the interface. */
+		blitz_stale_pins_why(ifname, why, sizeof(why));
+		snprintf(r->note, sizeof(r->note),
+			 "%s: %s; the interface is gone: `blitz unload %s` "
+			 "removes them",
+			 ifname, why, ifname);
 	} else if (f->owner == BLITZ_PINS_STALE && !f->a.prog_id) {
 		blitz_stale_pins_why(ifname, why, sizeof(why));
 		snprintf(r->note, sizeof(r->note),
-			 "%s: %s%s: `blitz load %s` (or serve) reclaims them, "
+			 "%s: %s: `blitz load %s` (or serve) reclaims them, "
 			 "`blitz unload %s` removes them",
-			 ifname, why, f->here ? "" : "; the interface is gone",
-			 ifname, ifname);
+			 ifname, why, ifname, ifname);
 	} else if (!f->here) {
 		snprintf(r->note, sizeof(r->note),
 			 "%s: stale: the interface is gone: run `blitz "
