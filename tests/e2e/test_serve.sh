@@ -306,6 +306,9 @@ veth_state() {
 	# addresses as a sorted set (their order may differ once put back)
 	$SRV ip -br addr show dev "$SRV_IF" | awk '{for (i = 3; i <= NF; i++) print $i}' | sort | tr '\n' ' '
 	$SRV ip route show dev "$SRV_IF" | sort | tr '\n' ' '
+	# the local table too: a broadcast put back wrong shows there
+	$SRV ip route show table local dev "$SRV_IF" | sort | tr '\n' ' '
+	$SRV ip -4 -o addr show dev "$SRV_IF" | grep -o 'brd [0-9.]*' | sort | tr '\n' ' '
 	$SRV ip -6 route show dev "$SRV_IF" | grep -v '^fe80\|^multicast' | sort | tr '\n' ' '
 }
 # veth_state_is STATE SECONDS - wait until the veth is in STATE (IPv6

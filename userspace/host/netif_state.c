@@ -196,8 +196,13 @@ int netif_record(struct netif_state *st, const char *ifname)
 		    IN6_IS_ADDR_LINKLOCAL((const struct in6_addr *)src))
 			continue;
 		inet_ntop(fam, src, a, sizeof(a));
+		/* An address added without brd has none, yet getifaddrs
+		 * reports the address itself as its broadcast: putting that
+		 * back would route our own address as a broadcast. */
 		if (fam == AF_INET && (i->ifa_flags & IFF_BROADCAST) &&
 		    i->ifa_broadaddr &&
+		    ((struct sockaddr_in *)i->ifa_broadaddr)->sin_addr.s_addr !=
+			    ((const struct in_addr *)src)->s_addr &&
 		    inet_ntop(
 			    AF_INET,
 			    &((struct sockaddr_in *)i->ifa_broadaddr)->sin_addr,
