@@ -253,7 +253,7 @@ row() {
 	ep=$(epoll_conns "$log")
 	fin=$(engine_frames_in "$log")
 	json=$(jq -c '{rps, requests, errors, connects, peak_established, conns_answered,
-		ramp_s, syn_retransmits, data_retransmits, rst_rx, timeouts,
+		ramp_s, syn_retransmits, data_retransmits, rst_rx, timeouts, tx_no_frame,
 		client_busy_pct, xsk_mode}' "$out" 2>/dev/null) || json='{"failed":"no result"}'
 	echo "$json" | jq -c --arg e "$e" --argjson c "$c" --arg pl "$pl" --argjson run "$run" \
 		--arg ns "${ns:-}" --arg cns "${cns:-}" --arg ep "${ep:-}" --argjson rss0 "$rss0" --argjson hwm "$hwm" \
