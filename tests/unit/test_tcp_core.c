@@ -2712,6 +2712,54 @@ static void rtt_sample(struct tcp_core *c, struct peer *pe, uint32_t rtt_ms)
 	peer_send(c, pe, 0x10, NULL, 0);
 }
 
+/*
+ * A peer that delays its ACKs (SRTT 20 ms): once its pure ACK empties the
+ * flight, nothing of the connection is left in the fine wheel (its RTO
+ * slot, 200 ms after the response, would fire for nothing); a peer that
+ * ACKs at once keeps that slot for its next requests. Either way the
+ * connection still times out when idle.
+ */
+static void test_late_ack_leaves_fine_wheel(void)
+{
+	struct tcp_core *c = mk_core();
+	struct peer late = {0}, quick = {0};
+	uint64_t t;
+	int i;
+
+	hs_rtt_ns = 20 * MS;
+	if (!c || !peer_connect(c, &late, 40031, 1))
+		goto out;
+	hs_rtt_ns = 0;
+	for (i = 0; i < 3; i++) {
+		rtt_sample(c, &late, 20);
+		T_EQ_INT(tcp_core_next_timer_ms(c, now_ns), 1000);
+	}
+	T_EQ_INT(late.nstream, 3 * resp_len(BLITZ_RESP_GET_KA, HELLO));
+	T_EQ_INT(tcp_core_check(c), 0);
+	/* The control: a peer that ACKs at once. */
+	if (!peer_connect(c, &quick, 40032, 2))
+		goto out;
+	rtt_sample(c, &quick, 0);
+	T_CHECK(tcp_core_next_timer_ms(c, now_ns) < 1000);
+	/* Nothing sent (no RTO, no probe) until the idle timeouts. */
+	peer_read(&quick);
+	for (t = 0; t < 59000; t += 100) {
+		now_ns += 100 * MS;
+		tcp_core_poll_timers(c, now_ns);
+	}
+	T_EQ_INT(nwire - wire_rd, 0);
+	for (t = 0; t < 2000; t += 100) {
+		now_ns += 100 * MS;
+		tcp_core_poll_timers(c, now_ns);
+	}
+	T_EQ_INT(tcp_core_counters(c)->idle_timeouts, 2);
+	T_EQ_INT(tcp_core_check(c), 0);
+out:
+	peer_free(&late);
+	peer_free(&quick);
+	tcp_core_free(c);
+}
+
 /* RFC 8985 7: a flight of several segments whose ACKs are all lost: the
  * tail-loss probe resends the last MSS after 2 * SRTT + 2 ms, long
  * before the RTO; its ACK repairs the loss without an RTO. */
@@ -3922,6 +3970,7 @@ int main(void)
 	T_RUN(test_csum_partial_form);
 	T_RUN(test_csum_nic_verdict);
 	T_RUN(test_timer_coarse_wheel);
+	T_RUN(test_late_ack_leaves_fine_wheel);
 	T_RUN(test_table_bytes_per_conn);
 	T_RUN(test_seq_wrap);
 	T_RUN(test_retransmit_backoff);

@@ -73,6 +73,9 @@
 #define TLP_WC_DELACK_MS 200
 #define TLP_EXTRA_MS 2
 #define TLP_NO_RTT_MS 1000 /* PTO without an RTT sample (7.2) */
+/* An SRTT this long: the peer delays its ACKs (20-40 ms), where one that
+ * ACKs at once answers within a fraction of a millisecond on a LAN. */
+#define LATE_ACK_US 1000
 /* SACK (RFC 2018) and RACK (RFC 8985) state is bounded per connection:
  * SB_RANGES SACKed ranges above SND.UNA (more: the highest is forgotten,
  * which costs at most a needless resend), and XMIT_RECS send-time records

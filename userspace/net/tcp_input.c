@@ -522,6 +522,16 @@ static void conn_after_seg(struct tcp_core *c, struct tcp_conn *k,
 	    !seq_lt(k->snd_nxt, k->snd_una + k->q_bytes))
 		k->rto_at = 0;
 	tlp_arm(c, k);
+	/* Nothing in flight and no deadline left but the idle one, on a
+	 * connection whose ACKs come late (a client's delayed ACK of each
+	 * response): leave the fine wheel now. Its slot, the RTO's 200 ms
+	 * on, would otherwise fire for nothing, a cache miss on a connection
+	 * that at 100,000 has long left the cache. A peer that ACKs at once
+	 * is left alone: its next request re-arms the RTO before that slot,
+	 * which then serves many requests. */
+	if (!k->rto_at && !k->tlp_at && !k->hdr_at && k->linked_at && !k->tl1 &&
+	    k->srtt_us >= LATE_ACK_US && k->linked_at < k->idle_at)
+		timer_unlink(c, k);
 	timer_update(c, k);
 }
 
