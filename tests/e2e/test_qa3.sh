@@ -266,4 +266,53 @@ else
 fi
 $SRV "$BLITZ" unload "$SRV_IF" >/dev/null 2>&1
 
+# ---- a killed blitz bench and the client's XDP program ----
+# A SIGKILLed bench left its program on the client interface, and the
+# program it had displaced (the testbed's xdp_pass) was lost for good: the
+# next bench even took the stale one as the program to put back. Now the
+# displaced program is pinned for the run, and the next run puts it back;
+# on an interface without a program the run's program is a bpf_link and
+# goes with the process.
+# xdp_id - the id of the client interface's XDP program, or empty.
+xdp_id() { $CLI ip -d link show dev "$CLI_IF" | sed -n 's/.*prog\/xdp id \([0-9]*\).*/\1/p' | head -1; }
+# killed_bench - a bench run SIGKILLed once its program is attached.
+killed_bench() {
+	local pid i
+	$CLI "$BLITZ" bench "$SRV_IP:$PORT" -i "$CLI_IF" -c 2 -d 20 >/dev/null 2>&1 &
+	pid=$!
+	for ((i = 0; i < 100; i++)); do
+		[ "$(xdp_id)" != "$1" ] && break
+		sleep 0.1
+	done
+	sleep 0.5
+	kill -9 "$pid" 2>/dev/null
+	wait "$pid" 2>/dev/null
+}
+$SRV "$BLITZ" serve "$SRV_IF" --engine epoll -p "$PORT" >"$TMP/kb.serve" 2>&1 &
+kb_serve=$!
+on_exit "kill $kb_serve"
+wait_port "$CLI" "$SRV_IP" "$PORT" 10
+orig=$(xdp_id)
+if [ -n "$orig" ]; then
+	killed_bench "$orig"
+	left=$(xdp_id)
+	out=$($CLI timeout 30 "$BLITZ" bench "$SRV_IP:$PORT" -i "$CLI_IF" -c 2 -d 1 2>&1)
+	after=$(xdp_id)
+	if [ -n "$left" ] && [ "$left" != "$orig" ] && [ "$after" = "$orig" ] &&
+		printf '%s' "$out" | grep -q "a killed .blitz bench. left its XDP program" &&
+		[ ! -e "/sys/fs/bpf/blitz-bench/$CLI_IF" ]; then
+		pass "${T}_bench_killed_restores (xdp_pass $orig, left $left, back to $after)"
+	else
+		fail "${T}_bench_killed_restores" "xdp_pass $orig, after the kill '$left', after the next run '$after': $out"
+	fi
+	$CLI ip link set dev "$CLI_IF" xdpdrv off
+	killed_bench ""
+	check "${T}_bench_killed_no_prog" "the killed run's program is still on $CLI_IF: $(xdp_id)" [ -z "$(xdp_id)" ]
+	$CLI ip link set dev "$CLI_IF" xdpdrv obj "$PASS_OBJ" sec xdp
+else
+	fail "${T}_bench_killed_restores" "the testbed's client interface has no XDP program"
+fi
+kill "$kb_serve" 2>/dev/null
+wait "$kb_serve" 2>/dev/null
+
 e2e_status

@@ -263,6 +263,7 @@ static int gen_new(const struct bench_params *p, struct bench_result *r,
 	g->p = p;
 	g->r = r;
 	g->old_prog_fd = -1;
+	g->link_fd = -1;
 	g->seed = (uint32_t)now_ns() | 1;
 	g->n_ports = (uint32_t)(p->port_hi - p->port_lo + 1);
 	g->n_src = p->n_src ? p->n_src : 1;

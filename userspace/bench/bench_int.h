@@ -126,6 +126,7 @@ struct gen {
 	int ifindex;
 	uint32_t xdp_flags;
 	int old_prog_fd; /* what was attached before, -1: nothing */
+	int link_fd;	 /* the run's bpf_link when nothing was, else -1 */
 	bool attached;
 	/* TCP */
 	struct conn *conns;

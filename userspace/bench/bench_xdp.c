@@ -4,11 +4,18 @@
  * (bench_int.h): bench_gen.bpf.c attached to the client interface for a run,
  * the program that was there put back after.
  *
- * Owns: the client interface's XDP attachment during a run. Must never
- * leave bench_gen.bpf.c attached when it returns.
+ * Owns: the client interface's XDP attachment during a run, and the pin
+ * BENCH_PREV_PIN/<ifname> of the program it displaced. Must never leave
+ * bench_gen.bpf.c attached when it returns. A run killed (SIGKILL) takes
+ * its program with it when the interface had none (a bpf_link); when it
+ * displaced one (netlink: a link cannot replace it), the next run finds
+ * its own program left there and puts the pinned one back after it.
  */
 #include <errno.h>
+#include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 #include <arpa/inet.h>
 #include <linux/if_link.h>
 #include <bpf/bpf.h>
@@ -20,8 +27,63 @@
 
 /* ---- setup and teardown ---- */
 
+#define BENCH_PREV_PIN "/sys/fs/bpf/blitz-bench"
+
+static void prev_pin(char *buf, size_t len, const char *ifname)
+{
+	snprintf(buf, len, "%s/%s", BENCH_PREV_PIN, ifname);
+}
+
+/* Is prog_fd this generator's program (left by a killed run)? */
+static bool is_bench_prog(int prog_fd)
+{
+	struct bpf_prog_info info = {};
+	__u32 len = sizeof(info);
+
+	return !bpf_obj_get_info_by_fd(prog_fd, &info, &len) &&
+	       !strcmp(info.name, "bench_gen_rx");
+}
+
+/* The program to put back after the run, from old_id (attached now), in
+ * g->old_prog_fd (-1: none). 0, or -errno said. */
+static int take_old_prog(struct gen *g, __u32 old_id)
+{
+	char pin[128];
+	int fd;
+
+	prev_pin(pin, sizeof(pin), g->p->ifname);
+	fd = bpf_prog_get_fd_by_id(old_id);
+	if (fd < 0) {
+		pr_warn("cannot take a handle on XDP program %u of %s to "
+			"restore it later: %s\n",
+			old_id, g->p->ifname, strerror(errno));
+		return -errno;
+	}
+	if (is_bench_prog(fd)) {
+		close(fd);
+		g->old_prog_fd = bpf_obj_get(pin); /* -1: nothing was there */
+		pr_warn("%s: a killed `blitz bench` left its XDP program "
+			"there; %s after this run\n",
+			g->p->ifname,
+			g->old_prog_fd >= 0
+				? "the program it displaced goes back"
+				: "it goes");
+		return 0;
+	}
+	g->old_prog_fd = fd;
+	/* Kept pinned for the run: a killed run must not lose it. */
+	mkdir(BENCH_PREV_PIN, 0700);
+	unlink(pin);
+	if (bpf_obj_pin(fd, pin))
+		pr_warn("cannot pin XDP program %u of %s at %s (%s): a killed "
+			"run would lose it\n",
+			old_id, g->p->ifname, pin, strerror(errno));
+	return 0;
+}
+
 int bg_xdp_attach(struct gen *g)
 {
+	LIBBPF_OPTS(bpf_link_create_opts, lo);
 	const struct bench_params *p = g->p;
 	uint32_t old_id = 0;
 	int err, fd;
@@ -53,19 +115,27 @@ int bg_xdp_attach(struct gen *g)
 	g->xdp_flags = XDP_FLAGS_DRV_MODE;
 	if (!bpf_xdp_query_id(g->ifindex, XDP_FLAGS_DRV_MODE, &old_id) &&
 	    old_id) {
-		g->old_prog_fd = bpf_prog_get_fd_by_id(old_id);
-		if (g->old_prog_fd < 0) {
-			err = -errno;
-			pr_warn("cannot take a handle on XDP program %u of %s "
-				"to restore it later: %s\n",
-				old_id, p->ifname, strerror(errno));
+		err = take_old_prog(g, old_id);
+		if (err)
 			return err;
-		}
 	}
-	err = bpf_xdp_attach(g->ifindex, fd, g->xdp_flags, NULL);
-	if (err && g->old_prog_fd < 0) {
-		g->xdp_flags = XDP_FLAGS_SKB_MODE;
+	if (g->old_prog_fd >= 0) {
+		/* Swapped in by netlink: a link cannot replace it. */
 		err = bpf_xdp_attach(g->ifindex, fd, g->xdp_flags, NULL);
+	} else {
+		/* A link: gone with the process, however it ends. (A killed
+		 * run's own program, if any, goes first.) */
+		if (old_id)
+			bpf_xdp_detach(g->ifindex, g->xdp_flags, NULL);
+		lo.flags = g->xdp_flags;
+		g->link_fd = bpf_link_create(fd, g->ifindex, BPF_XDP, &lo);
+		if (g->link_fd < 0) {
+			g->xdp_flags = XDP_FLAGS_SKB_MODE;
+			lo.flags = g->xdp_flags;
+			g->link_fd =
+				bpf_link_create(fd, g->ifindex, BPF_XDP, &lo);
+		}
+		err = g->link_fd < 0 ? -errno : 0;
 	}
 	if (err) {
 		pr_warn("cannot attach the bench XDP program to %s: %s\n",
@@ -79,19 +149,26 @@ int bg_xdp_attach(struct gen *g)
 
 void bg_xdp_detach(struct gen *g)
 {
-	if (g->attached) {
-		int err;
+	char pin[128];
 
-		if (g->old_prog_fd >= 0)
+	if (g->attached) {
+		int err = 0;
+
+		if (g->link_fd >= 0)
+			close(g->link_fd); /* the link's only fd: detached */
+		else if (g->old_prog_fd >= 0)
 			err = bpf_xdp_attach(g->ifindex, g->old_prog_fd,
 					     g->xdp_flags, NULL);
-		else
-			err = bpf_xdp_detach(g->ifindex, g->xdp_flags, NULL);
 		if (err)
 			pr_warn("could not restore the XDP program of %s: %s "
 				"(check with `ip link show %s`)\n",
 				g->p->ifname, strerror(-err), g->p->ifname);
+		else if (g->old_prog_fd >= 0) {
+			prev_pin(pin, sizeof(pin), g->p->ifname);
+			unlink(pin);
+		}
 		g->attached = false;
+		g->link_fd = -1;
 	}
 	if (g->old_prog_fd >= 0)
 		close(g->old_prog_fd);
