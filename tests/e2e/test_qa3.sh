@@ -104,6 +104,20 @@ if wait_line "$TMP/serve.log" "tier xdp" "$spid" 20; then
 	else
 		fail "${T}_second_serve" "rc $rc, xdp '$prog' -> '$now', said: $(tr '\n' '|' <"$TMP/err2")"
 	fi
+	# A second serve with -e auto falls back to epoll behind the first
+	# serve's program (it passes the other port): said as such, not as
+	# "the program `blitz load` left there".
+	$SRV "$BLITZ" serve "$SRV_IF" -p $((PORT + 1)) >"$TMP/auto2" 2>&1 &
+	apid=$!
+	wait_line "$TMP/auto2" "tier epoll" "$apid" 10
+	code=$($CLI timeout 10 curl -s -m 5 -o /dev/null -w '%{http_code}' "http://$SRV_IP:$((PORT + 1))/")
+	if grep -q "behind the XDP program of another .blitz serve." "$TMP/auto2" &&
+		! grep -q "blitz load" "$TMP/auto2" && [ "$code" = 200 ]; then
+		pass "${T}_second_serve_auto"
+	else
+		fail "${T}_second_serve_auto" "curl $code, said: $(tr '\n' '|' <"$TMP/auto2")"
+	fi
+	stop_pid "$apid" TERM 10
 	stop_pid "$spid" TERM 10
 	if [ "$STOP_RC" -eq 0 ] && ! has_xdp "$SRV_IF" && [ ! -e "$PINS" ]; then
 		pass "${T}_serve_stops_clean"

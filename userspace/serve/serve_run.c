@@ -190,11 +190,23 @@ static int attach_xdp(struct serve_ctx *c, const struct serve_run_opts *o)
 	if (!o->auto_tier)
 		return -1;
 	c->engine = &engine_epoll;
-	c->fallback_why = ret == -EEXIST ? " behind the XDP program `blitz "
-					   "load` left there"
-					 : ": no XDP";
-	c->fallback_tier =
-		ret == -EEXIST ? "epoll (behind blitz load)" : "epoll";
+	c->fallback_why = ": no XDP";
+	c->fallback_tier = "epoll";
+	if (ret == -EEXIST) {
+		struct blitz_attached a;
+		int idx = blitz_ifindex(c->ifname);
+
+		/* A bpf_link is a running serve's program, not a load's. */
+		if (idx > 0 && !blitz_find_attached(idx, &a) && a.link) {
+			c->fallback_why = " behind the XDP program of another "
+					  "`blitz serve`";
+			c->fallback_tier = "epoll (behind another serve)";
+		} else {
+			c->fallback_why = " behind the XDP program `blitz "
+					  "load` left there";
+			c->fallback_tier = "epoll (behind blitz load)";
+		}
+	}
 	return 0;
 }
 
