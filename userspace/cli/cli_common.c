@@ -5,8 +5,10 @@
  * verb (the tables themselves are options.h's and each verb's).
  *
  * Owns: turning those option strings into settings (the log level, the
- * numbers) and saying in one line what is wrong with a bad one. Must
- * never touch the network or BPF: it only parses.
+ * numbers) and saying in one line what is wrong with a bad one, and the
+ * line about -a addresses this host does not have. Must never send a
+ * packet or touch BPF: it parses, and asks bind(2) whether an address is
+ * local (cli_not_local).
  */
 #include <arpa/inet.h>
 #include <errno.h>
