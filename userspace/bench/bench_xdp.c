@@ -23,6 +23,7 @@
 
 #include "bench_gen.skel.h"
 #include "bench_int.h"
+#include "loader.h"
 #include "log.h"
 
 /* ---- setup and teardown ---- */
@@ -34,21 +35,11 @@ static void prev_pin(char *buf, size_t len, const char *ifname)
 	snprintf(buf, len, "%s/%s", BENCH_PREV_PIN, ifname);
 }
 
-/* Is prog_fd this generator's program (left by a killed run)? */
-static bool is_bench_prog(int prog_fd)
-{
-	struct bpf_prog_info info = {};
-	__u32 len = sizeof(info);
-
-	return !bpf_obj_get_info_by_fd(prog_fd, &info, &len) &&
-	       !strcmp(info.name, "bench_gen_rx");
-}
-
 /* The program to put back after the run, from old_id (attached now), in
  * g->old_prog_fd (-1: none). 0, or -errno said. */
 static int take_old_prog(struct gen *g, __u32 old_id)
 {
-	char pin[128];
+	char pin[128], name[BPF_OBJ_NAME_LEN];
 	int fd;
 
 	prev_pin(pin, sizeof(pin), g->p->ifname);
@@ -59,7 +50,8 @@ static int take_old_prog(struct gen *g, __u32 old_id)
 			old_id, g->p->ifname, strerror(errno));
 		return -errno;
 	}
-	if (is_bench_prog(fd)) {
+	/* This generator's own program: a killed run left it. */
+	if (!blitz_prog_name(old_id, name) && !strcmp(name, "bench_gen_rx")) {
 		close(fd);
 		g->old_prog_fd = bpf_obj_get(pin); /* -1: nothing was there */
 		pr_warn("%s: a killed `blitz bench` left its XDP program "

@@ -135,6 +135,9 @@ int blitz_find_attached(int ifindex, struct blitz_attached *a);
 int blitz_check_privileges(void);
 int blitz_check_bpffs(void);
 int blitz_ifindex(const char *ifname); /* >0, or -ENODEV said */
+/* The name of BPF program id into name, BPF_OBJ_NAME_LEN bytes ("" and
+ * -errno when unknown). */
+int blitz_prog_name(__u32 id, char *name);
 /* BLITZ_PIN_ROOT/<ifname>[/<name>] into buf; name may be NULL. -EINVAL
  * when ifname cannot be an interface's name (empty, too long, a '/', "."
  * or ".."), -ENAMETOOLONG when buf is too small. */
@@ -255,7 +258,6 @@ enum blitz_pins_owner blitz_pins_owner(const char *ifname, __u32 attached,
  * "stale pins of a serve that was killed (pid N)" when a gone serve's
  * state file names ifname (returns 1), else a line saying no program
  * uses them (0). load and serve reclaim such pins; status shows this. */
-#define SERVE_STALE_MAX 64
 int blitz_stale_pins_why(const char *ifname, char *buf, size_t len);
 
 #endif /* BLITZ_LOADER_H */

@@ -104,7 +104,7 @@ int blitz_pin_path(char *buf, size_t len, const char *ifname, const char *name)
 	return n < 0 || (size_t)n >= len ? -ENAMETOOLONG : 0;
 }
 
-static int prog_name_by_id(__u32 id, char name[BPF_OBJ_NAME_LEN])
+int blitz_prog_name(__u32 id, char *name)
 {
 	struct bpf_prog_info info = {};
 	__u32 len = sizeof(info);
@@ -193,7 +193,7 @@ int blitz_find_attached(int ifindex, struct blitz_attached *a)
 			a->other_id = ids[i];
 			a->other_slot = iplink_slot[i];
 		}
-		if (prog_name_by_id(ids[i], name))
+		if (blitz_prog_name(ids[i], name))
 			continue;
 		if (!strcmp(name, BLITZ_PROG_NAME)) {
 			a->prog_id = ids[i];

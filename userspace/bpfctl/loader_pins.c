@@ -29,13 +29,6 @@
 #include <bpf/libbpf.h>
 #include <xdp/libxdp.h>
 
-#include <linux/capability.h>
-#include <linux/if_link.h>
-#include <linux/magic.h>
-#include <bpf/bpf.h>
-#include <bpf/libbpf.h>
-#include <xdp/libxdp.h>
-
 #include "blitz_cookie2.h"
 #include "blitz_ksock.h"
 #include "blitz_xdp.skel.h"
@@ -128,17 +121,8 @@ void ld_loaded_free(struct blitz_loaded *l)
 
 int blitz_stale_pins_why(const char *ifname, char *buf, size_t len)
 {
-	struct serve_state *st;
-	pid_t pid = 0;
-	int i, n;
+	pid_t pid = serve_state_pid_on(ifname, SERVE_GONE);
 
-	st = calloc(SERVE_STALE_MAX, sizeof(*st));
-	n = st ? serve_state_list(st, SERVE_STALE_MAX) : 0;
-	for (i = 0; i < n && !pid; i++)
-		if (!strcmp(st[i].ifname, ifname) &&
-		    serve_state_life(&st[i]) == SERVE_GONE)
-			pid = st[i].pid;
-	free(st);
 	if (pid)
 		snprintf(buf, len,
 			 "stale pins of a serve that was killed (pid %d)",

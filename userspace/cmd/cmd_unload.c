@@ -34,18 +34,12 @@ const struct cmd_spec cmd_unload_spec = {
  * a `blitz load` owns no program: that one unloads.) */
 static pid_t live_serve(const char *ifname)
 {
-	static struct serve_state st[256];
 	struct blitz_attached a;
-	int i, n, idx = (int)if_nametoindex(ifname);
+	int idx = (int)if_nametoindex(ifname);
 
 	if (idx <= 0 || blitz_find_attached(idx, &a) || !a.prog_id || !a.link)
 		return 0;
-	n = serve_state_list(st, 256);
-	for (i = 0; i < n; i++)
-		if (!strcmp(st[i].ifname, ifname) &&
-		    serve_state_life(&st[i]) == SERVE_ALIVE)
-			return st[i].pid;
-	return 0;
+	return serve_state_pid_on(ifname, SERVE_ALIVE);
 }
 
 int cmd_unload(int argc, char **argv)

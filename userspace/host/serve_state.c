@@ -288,6 +288,30 @@ int serve_state_list(struct serve_state *out, int max)
 	return l.n;
 }
 
+struct pid_on_ctx {
+	const char *ifname;
+	enum serve_state_life life;
+	pid_t pid;
+};
+
+static int pid_on_one(struct serve_state *st, void *ctx)
+{
+	struct pid_on_ctx *q = ctx;
+
+	if (strcmp(st->ifname, q->ifname) || serve_state_life(st) != q->life)
+		return 0;
+	q->pid = st->pid;
+	return 1;
+}
+
+pid_t serve_state_pid_on(const char *ifname, enum serve_state_life life)
+{
+	struct pid_on_ctx q = {.ifname = ifname, .life = life};
+
+	state_each(pid_on_one, &q);
+	return q.pid;
+}
+
 struct stale_ctx {
 	const char *ifname;
 	int n;

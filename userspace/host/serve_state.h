@@ -72,6 +72,8 @@ unsigned long long serve_state_netns_here(void);
 int serve_state_list(struct serve_state *out, int max);
 /* Alive (pid runs and is blitz), gone, or alive in another namespace. */
 enum serve_state_life serve_state_life(const struct serve_state *st);
+/* The pid of a serve of ifname in state life (the first found), else 0. */
+pid_t serve_state_pid_on(const char *ifname, enum serve_state_life life);
 /* blitz unload ifname: remove the state files of ifname's serves that
  * are gone (in this namespace, or of a namespace no pid runs any more);
  * returns how many. Live serves' files are left alone. */
