@@ -270,6 +270,13 @@ fi
 if $SRV "$BLITZ" load "$SRV_IF" -p "$PORT" >"$TMP/load.out" 2>&1; then
 	serves "${T}_auto_behind_load" "tier epoll .* behind the XDP program" "$TMP/behind.log" "$SRV_IF" -p "$PORT"
 	serve_stop TERM 10
+	# The fallback is said once, by serve: not preceded by the loader's
+	# refusal, whose advice (`blitz reload`) is for `blitz load`.
+	if ! grep -q "already loaded\|blitz reload" "$TMP/behind.log"; then
+		pass "${T}_auto_behind_load_one_story"
+	else
+		fail "${T}_auto_behind_load_one_story" "$(tr '\n' '|' <"$TMP/behind.log")"
+	fi
 	if has_xdp "$SRV_IF" && [ -e "$PINS" ]; then
 		pass "${T}_load_left_alone"
 	else

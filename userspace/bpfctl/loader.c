@@ -204,6 +204,13 @@ static int attach_checks(const struct blitz_loader_opts *o, int ifindex,
 	}
 
 	err = blitz_find_attached(ifindex, &att);
+	if (!err && att.prog_id && o->fallback) {
+		pr_debug("%s has blitz's XDP program (id %u, %s): not "
+			 "attaching\n",
+			 o->ifname, att.prog_id,
+			 att.link ? "a serve's" : "blitz load's");
+		return -EEXIST;
+	}
 	if (!err && att.prog_id && att.link) {
 		/* reload refuses a serve's program: do not send users there. */
 		if (o->persist)

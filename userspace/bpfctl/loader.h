@@ -56,6 +56,13 @@ struct blitz_loader_opts {
 	 * it at the first segment XDP passes (a pipelined batch, a body).
 	 */
 	bool hold;
+	/*
+	 * true: the caller serves without XDP when another blitz program is
+	 * there (-EEXIST) and says so itself; the refusal's advice ("stop
+	 * that serve first", "blitz reload") would contradict it, so it
+	 * goes to the debug log.
+	 */
+	bool fallback;
 };
 
 struct blitz_loaded; /* opaque */

@@ -179,6 +179,7 @@ static int attach_xdp(struct serve_ctx *c, const struct serve_run_opts *o)
 		.resp = c->engine->xdp == ENGINE_XDP_REDIRECT ? NULL : c->resp,
 		/* the engine's run arms it once its TC hand-off is there */
 		.hold = c->engine->xdp == ENGINE_XDP_ANSWER,
+		.fallback = o->auto_tier,
 	};
 	int ret;
 
