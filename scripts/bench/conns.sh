@@ -266,7 +266,14 @@ row() {
 }
 
 serve_extra=()
+# Fair placement threads veth's NAPI and default does not undo it (a
+# default row after a fair one would not be the default placement): the
+# default rows run first, whatever the order in PLACEMENTS.
+order=''
 for pl in $PLACEMENTS; do
+	if [ "$pl" = default ]; then order="default $order"; else order="$order $pl"; fi
+done
+for pl in $order; do
 	PLACEMENT=$pl
 	case $pl in default | fair) ;; *) die "PLACEMENTS: default or fair, not '$pl'" ;; esac
 	placement_apply >&2 || true
