@@ -15,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <time.h>
+#include <unistd.h>
 #include <sys/mman.h>
 #include <sys/random.h>
 
@@ -125,15 +126,35 @@ static void local_init(struct tcp_core *c, const struct tcp_core_params *p)
 		c->laddr[c->nladdr++] = p->addr6[i];
 }
 
-/* Zeroed, page-aligned memory for the connections and the hash slots (a
- * connection is aligned to a cache line; calloc's large blocks are not),
- * faulted in as it is first touched, as calloc's is. */
+#define HUGE_SZ (2u << 20)
+
+/* Zeroed, page-aligned memory for the connections, their timer links and
+ * the hash slots (a connection is aligned to a cache line; calloc's large
+ * blocks are not), faulted in as it is first touched, as calloc's is.
+ * Past 2 MiB it is 2 MiB-aligned and asks for transparent huge pages:
+ * every segment touches a random connection, and over 4 KiB pages at
+ * 100,000 connections (58 MB) nearly each of them missed the TLB. */
 static void *table_mem(size_t bytes)
 {
-	void *m = mmap(NULL, bytes, PROT_READ | PROT_WRITE,
-		       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	size_t pg = (size_t)sysconf(_SC_PAGESIZE);
+	size_t rb = (bytes + pg - 1) / pg * pg;
+	size_t len = bytes >= HUGE_SZ ? rb + HUGE_SZ : bytes;
+	uint8_t *m = mmap(NULL, len, PROT_READ | PROT_WRITE,
+			  MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	size_t head;
 
-	return m == MAP_FAILED ? NULL : m;
+	if (m == MAP_FAILED)
+		return NULL;
+	if (len == bytes)
+		return m;
+	/* Keep [aligned, aligned + bytes): table_mem_free unmaps that. */
+	head = (HUGE_SZ - ((uintptr_t)m & (HUGE_SZ - 1))) & (HUGE_SZ - 1);
+	if (head)
+		munmap(m, head);
+	munmap(m + head + rb, HUGE_SZ - head);
+	m += head;
+	(void)madvise(m, bytes, MADV_HUGEPAGE); /* a hint: may be off */
+	return m;
 }
 
 static void table_mem_free(void *m, size_t bytes)
@@ -154,7 +175,7 @@ static int table_alloc(struct tcp_core *c)
 	c->nconns = n;
 	c->conns = table_mem((size_t)n * sizeof(*c->conns));
 	c->free_stack = free_stack_new(n);
-	c->tl = calloc(n, sizeof(*c->tl));
+	c->tl = table_mem((size_t)n * sizeof(*c->tl));
 	c->slots = table_mem((size_t)slots * sizeof(*c->slots));
 	c->nrxbufs = c->p.rx_bufs;
 	c->rxbufs = malloc((size_t)c->nrxbufs * RXBUF_SIZE);
@@ -254,7 +275,7 @@ void tcp_core_free(struct tcp_core *c)
 		return;
 	table_mem_free(c->conns, (size_t)c->nconns * sizeof(*c->conns));
 	free(c->free_stack);
-	free(c->tl);
+	table_mem_free(c->tl, (size_t)c->nconns * sizeof(*c->tl));
 	table_mem_free(c->slots, ((size_t)c->mask + 1) * sizeof(*c->slots));
 	free(c->rxbufs);
 	free(c->rxfree);
