@@ -63,8 +63,9 @@
  * nothing is shared on the packet path except the neighbour table, which
  * is read lock-free (a seqlock per entry) and written only on a change.
  * An lcore spins; on a port behind kernel sockets (af_packet, af_xdp) it
- * sleeps in poll() after IDLE_SPIN_US without work, woken by the next frame
- * or timer (idle.c: a spinning lcore on a shared CPU waits for its turn).
+ * sleeps in poll() after IDLE_SPIN_US without work, or at once when it spent
+ * IDLE_SPIN_PCT of its recent time spinning, woken by the next frame or
+ * timer (idle.c: a spinning lcore on a shared CPU waits for its turn).
  *
  * Must never: block with work pending, allocate or make a syscall per
  * packet on an lcore (the TAP's tx/rx burst are the kernel's syscalls,
@@ -94,7 +95,9 @@
 #define NEIGH_SLOTS 4096 /* power of two */
 #define NEIGH_PROBE 8	 /* linear probing distance */
 #define IDLE_SPIN_US 50	 /* empty polls this long, then sleep (idle.c) */
-#define IDLE_MAX_MS 100	 /* a sleep's bound: force_quit is checked */
+#define IDLE_SPIN_PCT 5	 /* at most this share of recent time spinning */
+#define IDLE_SPIN_WINDOW_US 10000 /* "recent": halved past this much */
+#define IDLE_MAX_MS 100		  /* a sleep's bound: force_quit is checked */
 #define IDLE_MAX_FDS 8
 
 /* Per-lcore counters; summed and printed at exit (and with --stats). */

@@ -15,8 +15,8 @@
  * port's interface, the TAP's attached queues) once the ports are started,
  * and the wait itself.
  * Must never: sleep past the TCP core's next timer or past a frame (the
- * loop calls idle_wait only after IDLE_SPIN_US of empty polls; poll() sees
- * a frame that arrived before it was called), or run on the packet path of
+ * loop calls idle_wait only after an empty poll; poll() sees a frame that
+ * arrived before it was called), or run on the packet path of
  * a poll that did work.
  */
 #include <dirent.h>

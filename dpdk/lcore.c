@@ -8,7 +8,8 @@
  * accounting of busy time (polls that did work) for the cost per request.
  * Must never: block, allocate outside the mempool, or make a syscall on
  * the service path (the TAP bursts are the exception path's syscalls; the
- * only wait is idle.c's, after IDLE_SPIN_US without work);
+ * only wait is idle.c's, after IDLE_SPIN_US without work or once spinning
+ * took IDLE_SPIN_PCT of the recent time);
  * leave an mbuf unfreed: every frame is sent, handed on, or freed.
  */
 #include <string.h>
@@ -304,6 +305,9 @@ int worker_main(void *arg)
 	uint64_t next_stats = 0, next_tap = 0, idle_since = 0;
 	uint64_t tap_gap = eng->tsc_hz / 1000000 * TAP_POLL_US;
 	uint64_t idle_spin = eng->tsc_hz / 1000000 * IDLE_SPIN_US;
+	uint64_t spin_window = eng->tsc_hz / 1000000 * IDLE_SPIN_WINDOW_US;
+	uint64_t prev_t0 = 0, acc_busy = 0, acc_spin = 0;
+	enum { LOOP_BUSY, LOOP_SPIN, LOOP_SLEPT } prev_kind = LOOP_SLEPT;
 	struct tsc_clock clk = {
 		.hz = eng->tsc_hz,
 		.mult = (1000000000ull << 32) / eng->tsc_hz,
@@ -317,6 +321,18 @@ int worker_main(void *arg)
 
 		w->now_tsc = t0;
 		w->now_ns = tsc_clock_ns(&clk, t0);
+		/* The last loop's time, by what it was (a sleep's is not
+		 * counted): what share of the recent time went to spinning. */
+		if (prev_kind == LOOP_BUSY)
+			acc_busy += t0 - prev_t0;
+		else if (prev_kind == LOOP_SPIN)
+			acc_spin += t0 - prev_t0;
+		if (acc_busy + acc_spin > spin_window) {
+			acc_busy /= 2;
+			acc_spin /= 2;
+		}
+		prev_t0 = t0;
+		prev_kind = LOOP_BUSY;
 		if (clk.synced) { /* once a second: cookie periods follow it */
 			tcp_glue_set_wallclock(w, clk.base_ns,
 					       clk.base_unix_ns);
@@ -361,11 +377,22 @@ int worker_main(void *arg)
 			w->st.busy_cycles += rte_rdtsc() - t0;
 			idle_since = 0;
 		} else if (w->n_idle_fds && !eng->busy_poll) {
-			/* Nothing to do for IDLE_SPIN_US: sleep until a frame
-			 * (the port's or the TAP's) or the next timer. */
-			if (!idle_since) {
+			/* Nothing to do for IDLE_SPIN_US, or spinning took
+			 * its share of the recent time already: sleep until a
+			 * frame (the port's or the TAP's) or the next timer.
+			 * The spin saves a wake-up while the lcore is nearly
+			 * busy; an lcore idle between short bursts of work
+			 * (many connections, each with little to do) would
+			 * spend a fifth of its time on it. */
+			bool spun_enough =
+				acc_spin * 100 >
+				(acc_busy + acc_spin) * IDLE_SPIN_PCT;
+
+			prev_kind = LOOP_SPIN;
+			if (!idle_since)
 				idle_since = t0;
-			} else if (t0 - idle_since >= idle_spin) {
+			if (spun_enough || t0 - idle_since >= idle_spin) {
+				prev_kind = LOOP_SLEPT;
 				registry_publish(w, true);
 				idle_wait(w, tcp_core_next_timer_ms(w->tcp,
 								    w->now_ns));
