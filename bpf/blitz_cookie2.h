@@ -445,12 +445,16 @@ BLITZ_INLINE __u32 blitz_ck2_ts_age(__u64 e_now, __u32 d)
  * programs' bpf/blitz_ring.h keeps the values of segments that verified,
  * per CPU, and returns them only for the exact same inputs, so every
  * verdict is the one SipHash gives. Elsewhere: plain SipHash, no memo.
+ * BLITZ_CK2_MEMO_DECL(m, t) declares the handle m the hooks share for one
+ * tuple (its entry looked up once).
  */
 #ifndef BLITZ_CK2_FLOW_OF
-#define BLITZ_CK2_FLOW_OF(s, t) blitz_ck2_flow(s, t)
-#define BLITZ_CK2_TS_MAC_OF(t, ek, flow, opts) blitz_ck2_ts_mac(ek, flow, opts)
-#define BLITZ_CK2_TS_VERIFIED(s, t, ek, flow, opts, mac) \
-	do {                                             \
+#define BLITZ_CK2_MEMO_DECL(m, t) int m = 0
+#define BLITZ_CK2_FLOW_OF(m, s, t) ((void)(m), blitz_ck2_flow(s, t))
+#define BLITZ_CK2_TS_MAC_OF(m, t, ek, flow, opts) \
+	((void)(m), blitz_ck2_ts_mac(ek, flow, opts))
+#define BLITZ_CK2_TS_VERIFIED(m, s, t, ek, flow, opts, mac) \
+	do {                                                \
 	} while (0)
 #endif
 
@@ -474,7 +478,9 @@ BLITZ_INLINE int blitz_ck2_ts_check_slot(const struct blitz_ck2_slot *s,
 
 	if (!(s->flags & (BLITZ_CK2_ACCEPT | BLITZ_CK2_RST)))
 		return BLITZ_CK2_BAD;
-	flow = BLITZ_CK2_FLOW_OF(s, t);
+	/* the memo's entry for t, found once for the three hooks */
+	BLITZ_CK2_MEMO_DECL(memo, t);
+	flow = BLITZ_CK2_FLOW_OF(memo, s, t);
 	h->flow = flow;
 	d = tsecr - (__u32)flow - ack - seq;
 	for (i = 0; i < 2; i++, d -= mark) {
@@ -487,7 +493,7 @@ BLITZ_INLINE int blitz_ck2_ts_check_slot(const struct blitz_ck2_slot *s,
 		opts = (d >> BLITZ_CK2_TS_OPT_SHIFT) & BLITZ_CK2_OPT_MASK;
 		if (!have || age != age_mac || opts != opts_mac) {
 			ek = BLITZ_CK2_EK(s, e);
-			mac = BLITZ_CK2_TS_MAC_OF(t, ek, flow, opts);
+			mac = BLITZ_CK2_TS_MAC_OF(memo, t, ek, flow, opts);
 			have = 1;
 			age_mac = age;
 			opts_mac = opts;
@@ -497,8 +503,8 @@ BLITZ_INLINE int blitz_ck2_ts_check_slot(const struct blitz_ck2_slot *s,
 			    BLITZ_CK2_TS_MAC_RANGE ||
 		    ((d ^ mac) & BLITZ_CK2_TS_MAC_CMP))
 			continue;
-		BLITZ_CK2_TS_VERIFIED(s, t, BLITZ_CK2_EK(s, e), flow, opts,
-				      mac);
+		BLITZ_CK2_TS_VERIFIED(memo, s, t, BLITZ_CK2_EK(s, e), flow,
+				      opts, mac);
 		h->epoch = e;
 		h->opts = opts;
 		h->mac = mac;

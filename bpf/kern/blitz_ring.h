@@ -15,24 +15,36 @@
 #include "blitz_maps.h"
 
 /* The PRF memo of cookie v2's timestamp check (blitz_cookie2.h's hooks),
- * defined below. */
+ * defined below: one handle per check, its entry looked up once. */
 struct blitz_ck2_slot;
 struct blitz_ck2_tuple;
 struct blitz_ck2_key;
-static __always_inline __u64 blitz_memo_flow(const struct blitz_ck2_slot *s,
+struct blitz_memo_ent;
+struct blitz_memo_hd {
+	struct blitz_memo_ent *e; /* the tuple's entry, or 0 */
+	/* bit 0: the flow hash came from e, bit 1: the MAC did (then e
+	 * holds them already) */
+	__u64 hits;
+};
+static __always_inline struct blitz_memo_hd
+blitz_memo_at(const struct blitz_ck2_tuple *t);
+static __always_inline __u64 blitz_memo_flow(struct blitz_memo_hd *m,
+					     const struct blitz_ck2_slot *s,
 					     const struct blitz_ck2_tuple *t);
-static __always_inline __u32 blitz_memo_ts_mac(const struct blitz_ck2_tuple *t,
+static __always_inline __u32 blitz_memo_ts_mac(struct blitz_memo_hd *m,
 					       const struct blitz_ck2_key *ek,
 					       __u64 flow, __u32 opts);
-static __always_inline void blitz_memo_put(const struct blitz_ck2_slot *s,
+static __always_inline void blitz_memo_put(const struct blitz_memo_hd *m,
+					   const struct blitz_ck2_slot *s,
 					   const struct blitz_ck2_tuple *t,
 					   const struct blitz_ck2_key *ek,
 					   __u64 flow, __u32 opts, __u32 mac);
-#define BLITZ_CK2_FLOW_OF(s, t) blitz_memo_flow(s, t)
-#define BLITZ_CK2_TS_MAC_OF(t, ek, flow, opts) \
-	blitz_memo_ts_mac(t, ek, flow, opts)
-#define BLITZ_CK2_TS_VERIFIED(s, t, ek, flow, opts, mac) \
-	blitz_memo_put(s, t, ek, flow, opts, mac)
+#define BLITZ_CK2_MEMO_DECL(m, t) struct blitz_memo_hd m = blitz_memo_at(t)
+#define BLITZ_CK2_FLOW_OF(m, s, t) blitz_memo_flow(&(m), s, t)
+#define BLITZ_CK2_TS_MAC_OF(m, t, ek, flow, opts) \
+	blitz_memo_ts_mac(&(m), ek, flow, opts)
+#define BLITZ_CK2_TS_VERIFIED(m, s, t, ek, flow, opts, mac) \
+	blitz_memo_put(&(m), s, t, ek, flow, opts, mac)
 
 #include "blitz_cookie2.h"
 
@@ -67,21 +79,23 @@ struct {
 	__type(value, struct blitz_memo);
 } ck2_memo SEC(".maps");
 
-static __always_inline struct blitz_memo_ent *
-blitz_memo_ent(const struct blitz_ck2_tuple *t)
+static __always_inline struct blitz_memo_hd
+blitz_memo_at(const struct blitz_ck2_tuple *t)
 {
+	struct blitz_memo_hd hd = {};
 	__u32 key = 0, h;
 	struct blitz_memo *m = bpf_map_lookup_elem(&ck2_memo, &key);
 	__u64 x;
 
 	if (!m)
-		return 0;
+		return hd;
 	x = t->w[0] ^ t->w[1] ^ t->w[2] ^ t->w[3] ^ t->w[4];
 	x ^= x >> 32;
 	h = (__u32)x;
 	h ^= h >> 16;
 	h ^= h >> 8;
-	return &m->e[h & (BLITZ_MEMO_WAYS - 1)];
+	hd.e = &m->e[h & (BLITZ_MEMO_WAYS - 1)];
+	return hd;
 }
 
 static __always_inline int
@@ -93,42 +107,52 @@ blitz_memo_same_tuple(const struct blitz_memo_ent *e,
 	       e->w[4] == t->w[4];
 }
 
-static __always_inline __u64 blitz_memo_flow(const struct blitz_ck2_slot *s,
+static __always_inline __u64 blitz_memo_flow(struct blitz_memo_hd *m,
+					     const struct blitz_ck2_slot *s,
 					     const struct blitz_ck2_tuple *t)
 {
-	struct blitz_memo_ent *e = blitz_memo_ent(t);
+	struct blitz_memo_ent *e = m->e;
 
 	if (e && blitz_memo_same_tuple(e, t) && e->off0 == s->off.k0 &&
-	    e->off1 == s->off.k1)
+	    e->off1 == s->off.k1) {
+		m->hits = 1;
 		return e->flow;
+	}
+	m->hits = 0;
 	return blitz_ck2_flow(s, t);
 }
 
 /* The MAC is a function of the flow hash, the epoch key and the options
  * alone: a memoized one is good for whatever tuple left it. */
-static __always_inline __u32 blitz_memo_ts_mac(const struct blitz_ck2_tuple *t,
+static __always_inline __u32 blitz_memo_ts_mac(struct blitz_memo_hd *m,
 					       const struct blitz_ck2_key *ek,
 					       __u64 flow, __u32 opts)
 {
-	struct blitz_memo_ent *e = blitz_memo_ent(t);
+	struct blitz_memo_ent *e = m->e;
 
 	if (e && e->valid && e->flow == flow && e->ek0 == ek->k0 &&
-	    e->ek1 == ek->k1 && e->opts == opts)
+	    e->ek1 == ek->k1 && e->opts == opts) {
+		m->hits |= 2;
 		return e->mac;
+	}
+	m->hits &= 1;
 	return blitz_ck2_ts_mac(ek, flow, opts);
 }
 
-static __always_inline void blitz_memo_put(const struct blitz_ck2_slot *s,
+static __always_inline void blitz_memo_put(const struct blitz_memo_hd *m,
+					   const struct blitz_ck2_slot *s,
 					   const struct blitz_ck2_tuple *t,
 					   const struct blitz_ck2_key *ek,
 					   __u64 flow, __u32 opts, __u32 mac)
 {
-	struct blitz_memo_ent *e = blitz_memo_ent(t);
+	struct blitz_memo_ent *e = m->e;
 
-	/* a hit leaves it as it is: no stores on the common path */
-	if (!e || (e->valid && e->flow == flow && e->mac == mac &&
-		   e->opts == opts && e->ek0 == ek->k0 && e->ek1 == ek->k1 &&
-		   blitz_memo_same_tuple(e, t)))
+	/* a hit leaves it as it is: no stores on the common path (both
+	 * values from e: it holds every input and output already) */
+	if (!e || m->hits == 3)
+		return;
+	if (e->valid && e->flow == flow && e->mac == mac && e->opts == opts &&
+	    e->ek0 == ek->k0 && e->ek1 == ek->k1 && blitz_memo_same_tuple(e, t))
 		return;
 	e->w[0] = t->w[0];
 	e->w[1] = t->w[1];
