@@ -43,13 +43,19 @@
 
 struct blitz_tspt {
 	__u64 flow0; /* the flow hash under key slot 0; 0: empty */
-	/* track points (client seq, our seq there); [last] the newest end */
-	__u32 x[BLITZ_TSPT_PTS], w[BLITZ_TSPT_PTS];
+	/* track points (client seq x, our seq w there) as w << 32 | x: one
+	 * compare per point; [last] the newest end */
+	__u64 pt[BLITZ_TSPT_PTS];
 	__u32 epoch; /* cookie epoch of the last reply (low bits) */
 	__u8 last;   /* the newest point */
 	__u8 closed; /* bit i: our FIN was sent before point i */
 	__u16 pad;
 };
+
+BLITZ_INLINE __u64 blitz_tspt_pt(__u32 x, __u32 w)
+{
+	return (__u64)w << 32 | x;
+}
 
 BLITZ_INLINE __u32 blitz_tspt_idx(__u64 flow0)
 {
@@ -68,8 +74,9 @@ BLITZ_INLINE int blitz_tspt_live(const struct blitz_tspt *p, __u64 flow0,
 BLITZ_INLINE int blitz_tspt_off_one(const struct blitz_tspt *p, __u32 i,
 				    __u32 seq, __u32 ack)
 {
-	__s32 ds = (__s32)(seq - p->x[i & (BLITZ_TSPT_PTS - 1)]),
-	      da = (__s32)(ack - p->w[i & (BLITZ_TSPT_PTS - 1)]);
+	__u64 pt = p->pt[i & (BLITZ_TSPT_PTS - 1)];
+	__s32 ds = (__s32)(seq - (__u32)pt),
+	      da = (__s32)(ack - (__u32)(pt >> 32));
 
 	if ((ds > 0 && da < 0) || (ds < 0 && da > 0) || (!ds && da))
 		return 1;
@@ -80,11 +87,11 @@ BLITZ_INLINE int blitz_tspt_off_one(const struct blitz_tspt *p, __u32 i,
 BLITZ_INLINE int blitz_tspt_held(const struct blitz_tspt *p, __u32 x, __u32 w,
 				 int closed)
 {
+	__u64 pt = blitz_tspt_pt(x, w);
 	__u32 i;
 
 	for (i = 0; i < BLITZ_TSPT_PTS; i++)
-		if (p->x[i] == x && p->w[i] == w &&
-		    !closed == !((p->closed >> i) & 1))
+		if (p->pt[i] == pt && !closed == !((p->closed >> i) & 1))
 			return 1;
 	return 0;
 }
@@ -107,7 +114,7 @@ BLITZ_INLINE int blitz_tspt_off(const struct blitz_tspt *p, __u32 seq,
 	for (i = 0; i < BLITZ_TSPT_PTS; i++) {
 		if (blitz_tspt_off_one(p, i, seq, ack))
 			return 1;
-		ds = (__s32)(seq - p->x[i]);
+		ds = (__s32)(seq - (__u32)p->pt[i]);
 		c = (p->closed >> i) & 1;
 		if ((fin && !c && ds <= 0) || (!fin && c && ds >= 0))
 			return 1;
@@ -122,10 +129,8 @@ BLITZ_INLINE void blitz_tspt_fresh(struct blitz_tspt *p, __u64 flow0,
 	__u32 i;
 
 	p->flow0 = flow0;
-	for (i = 0; i < BLITZ_TSPT_PTS; i++) {
-		p->x[i] = x;
-		p->w[i] = w;
-	}
+	for (i = 0; i < BLITZ_TSPT_PTS; i++)
+		p->pt[i] = blitz_tspt_pt(x, w);
 	p->closed = closed ? 0xf : 0;
 	p->last = 0;
 	p->epoch = (__u32)e_now;
@@ -156,8 +161,7 @@ BLITZ_INLINE int blitz_tspt_see(struct blitz_tspt *p, __u64 flow0, __u64 e_now,
 	if (blitz_tspt_off(p, x, w, closed))
 		return 1;
 	i = (p->last + 1U) & (BLITZ_TSPT_PTS - 1);
-	p->x[i] = x;
-	p->w[i] = w;
+	p->pt[i] = blitz_tspt_pt(x, w);
 	p->closed = (__u8)((p->closed & ~(1U << i)) | (closed ? 1U << i : 0));
 	p->last = (__u8)i;
 	return 0;
@@ -179,8 +183,7 @@ BLITZ_INLINE void blitz_tspt_end(struct blitz_tspt *p, __u64 flow0, __u64 e_now,
 	if (blitz_tspt_held(p, x, w, closed))
 		return;
 	i = (p->last + 1U) & (BLITZ_TSPT_PTS - 1);
-	p->x[i] = x;
-	p->w[i] = w;
+	p->pt[i] = blitz_tspt_pt(x, w);
 	p->closed = (__u8)((p->closed & ~(1U << i)) | (closed ? 1U << i : 0));
 	p->last = (__u8)i;
 }
