@@ -44,6 +44,8 @@ const struct cmd_spec dpdk_cmd_spec = {
 	.notes = "One lcore per queue: -l 0-1 serves 2 queues (af_packet: add "
 		 "qpairs=2 to its --vdev). Testbed: --no-huge -m 512 --no-pci "
 		 "--no-shconf --vdev=net_af_packet0,iface=VETH,qdisc_bypass=1 "
-		 "-- --takeover VETH --tap TAP",
+		 "-- --takeover VETH --tap TAP. Many connections: add "
+		 "framecnt=4096 to the af_packet --vdev (its 512-frame rings "
+		 "overflow while the lcore sleeps; `blitz serve` does).",
 	.groups = {options_service, dpdk_opts, options_common},
 };
