@@ -209,6 +209,7 @@ static int attach_checks(const struct blitz_loader_opts *o, int ifindex,
 			 "attaching\n",
 			 o->ifname, att.prog_id,
 			 att.link ? "a serve's" : "blitz load's");
+		*o->fallback = att;
 		return -EEXIST;
 	}
 	if (!err && att.prog_id && att.link) {

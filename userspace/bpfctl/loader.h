@@ -28,6 +28,8 @@ enum blitz_xdp_mode_req {
 	BLITZ_XDP_SKB,
 };
 
+struct blitz_attached;
+
 struct blitz_loader_opts {
 	const char *ifname;
 	enum blitz_xdp_mode_req xdp_mode;
@@ -57,12 +59,13 @@ struct blitz_loader_opts {
 	 */
 	bool hold;
 	/*
-	 * true: the caller serves without XDP when another blitz program is
-	 * there (-EEXIST) and says so itself; the refusal's advice ("stop
-	 * that serve first", "blitz reload") would contradict it, so it
-	 * goes to the debug log.
+	 * Non-NULL: the caller serves without XDP when another blitz program
+	 * is there (-EEXIST) and says so itself, from what is there (filled
+	 * in here: a serve's bpf_link or a load's). The refusal's advice
+	 * ("stop that serve first", "blitz reload") would contradict it, so
+	 * it goes to the debug log.
 	 */
-	bool fallback;
+	struct blitz_attached *fallback;
 };
 
 struct blitz_loaded; /* opaque */

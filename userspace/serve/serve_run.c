@@ -168,6 +168,7 @@ static void epoll_publisher_stop(struct epoll_publisher *p)
  */
 static int attach_xdp(struct serve_ctx *c, const struct serve_run_opts *o)
 {
+	struct blitz_attached there = {0};
 	struct blitz_loader_opts lo = {
 		.ifname = c->ifname,
 		.xdp_mode = c->xdp_mode,
@@ -179,7 +180,7 @@ static int attach_xdp(struct serve_ctx *c, const struct serve_run_opts *o)
 		.resp = c->engine->xdp == ENGINE_XDP_REDIRECT ? NULL : c->resp,
 		/* the engine's run arms it once its TC hand-off is there */
 		.hold = c->engine->xdp == ENGINE_XDP_ANSWER,
-		.fallback = o->auto_tier,
+		.fallback = o->auto_tier ? &there : NULL,
 	};
 	int ret;
 
@@ -194,11 +195,8 @@ static int attach_xdp(struct serve_ctx *c, const struct serve_run_opts *o)
 	c->fallback_why = ": no XDP";
 	c->fallback_tier = "epoll";
 	if (ret == -EEXIST) {
-		struct blitz_attached a;
-		int idx = blitz_ifindex(c->ifname);
-
 		/* A bpf_link is a running serve's program, not a load's. */
-		if (idx > 0 && !blitz_find_attached(idx, &a) && a.link) {
+		if (there.link) {
 			c->fallback_why = " behind the XDP program of another "
 					  "`blitz serve`";
 			c->fallback_tier = "epoll (behind another serve)";
