@@ -53,6 +53,55 @@ out_rsts() { # shellcheck disable=SC2016 # awk fields, not shell
 	$SRV awk '/^Tcp:/ { if (!n) { for (i = 2; i <= NF; i++) if ($i == "OutRsts") n = i } else print $n }' /proc/net/snmp
 }
 
+# snmp_all - every counter of the server namespace's /proc/net/snmp and
+# netstat, one "GroupName value" a line: what a failed RST check prints
+# the changes of (TcpExt's TCPAbortOnData, TCPAbortOnClose... say why the
+# kernel reset; none of them moving says it had no socket).
+snmp_all() { # shellcheck disable=SC2016 # awk fields, not shell
+	$SRV awk '{ if (FNR % 2) { split($0, h) } else { for (i = 2; i <= NF; i++) print h[1] h[i], $i } }' /proc/net/netstat /proc/net/snmp
+}
+
+# snmp_moved BEFORE - the counters about resets, aborts, listeners and
+# cookies that moved since the snapshot BEFORE (a file snmp_all wrote),
+# "name +delta" on one line.
+snmp_moved() {
+	snmp_all | awk 'NR == FNR { v[$1] = $2; next }
+		$1 ~ /Rst|Reset|Abort|Listen|Cookie|PAWS|Challenge|Attempt/ && $2 != v[$1] { printf "%s +%d ", $1, $2 - v[$1] }' "$1" -
+}
+
+# rst_trace_start - record, in a tracing instance of its own, every RST
+# the kernel sends (the tcp_send_reset event: the socket's state and the
+# kernel's reason, NO_SOCKET and the rest), so that a failed RST check
+# can say which connections were reset and why. Quietly nothing where
+# tracefs cannot be mounted.
+RST_TRACE=''
+rst_trace_start() {
+	local t=/sys/kernel/tracing
+	if [ -n "$RST_TRACE" ]; then # a case before had it: start afresh
+		: >"$RST_TRACE/trace"
+		echo 1 >"$RST_TRACE/events/tcp/tcp_send_reset/enable"
+		return 0
+	fi
+	[ -d $t/instances ] || mount -t tracefs nodev $t 2>/dev/null || return 0
+	[ -e $t/events/tcp/tcp_send_reset ] || return 0
+	RST_TRACE=$t/instances/blitz_serve_attach_$$
+	mkdir "$RST_TRACE" 2>/dev/null || { RST_TRACE=''; return 0; }
+	on_exit "rmdir '$RST_TRACE'"
+	echo 1 >"$RST_TRACE/events/tcp/tcp_send_reset/enable"
+}
+
+# rst_trace_show - the recorded RSTs the server sent (at most 5), on one
+# line. The event is every namespace's; its src is the side that sends
+# the RST (the socket's local end, or with none the segment's destination),
+# so the server's are those from the service's port (a listener's reads
+# [::]:PORT) and not from the client's address.
+rst_trace_show() {
+	[ -n "$RST_TRACE" ] || return 0
+	echo 0 >"$RST_TRACE/events/tcp/tcp_send_reset/enable"
+	grep -E "src=[^ ]*:$PORT dest=" "$RST_TRACE/trace" | grep -vF "src=$CLI_IP:" | head -5 |
+		sed 's/.*tcp_send_reset: //; s/skbaddr=[^ ]* skaddr=[^ ]* //' | tr '\n' ';'
+}
+
 # long_start NAME SECONDS - a pipelined h2load run in the background.
 long_start() {
 	$CLI timeout $(($2 + 30)) h2load --h1 -D "$2" -c 20 -m 16 "$URL" >"$TMP/$1.h2" 2>&1 &
@@ -152,6 +201,7 @@ attach_try() {
 		s0=$(loss_stats "$CLI" "$CLI_IF")
 	fi
 	r0=$(out_rsts) # from here: wait_port's SYNs before the listen were reset
+	rst_trace_start
 	long_start "${name}_long" 8
 	short_runs "$name" "$n"
 	long_end "${name}_long"
@@ -162,6 +212,7 @@ attach_try() {
 	fi
 	drain_client || drained=0
 	rsts=$(($(out_rsts) - r0))
+	rst_trace_show >"$TMP/$name.rsts"
 	xreq=$(($(counter "$SRV_IF" requests) + $(counter "$SRV_IF" tc_requests)))
 	echo "  $name: $runs runs ($before begun before 'serving on'), $bad with errors; $rsts kernel RSTs; XDP+TC answered $xreq, handoff $(counter "$SRV_IF" handoff), pass_kernel_owns $(counter "$SRV_IF" pass_kernel_owns), drop_bad_cookie $(counter "$SRV_IF" drop_bad_cookie), $dropped frames dropped"
 	serve_stop
@@ -188,7 +239,7 @@ attach_case() {
 	# Under loss a client's retransmission after a close can meet no
 	# socket and be reset as TCP does: counted, asserted only clean.
 	[ "$pm" -gt 0 ] ||
-		check "${T}_${name}_no_rst" "the server's kernel sent $rsts RSTs" [ "$rsts" -eq 0 ]
+		check "${T}_${name}_no_rst" "the server's kernel sent $rsts RSTs ($(cat "$TMP/$name.rsts"))" [ "$rsts" -eq 0 ]
 	if [ "$bad" -eq 0 ] && [ "$before" -gt 0 ] && [ "$runs" -gt "$before" ] &&
 		[ "$xreq" -gt 0 ] && { [ "$pm" -eq 0 ] || [ "$dropped" -gt 0 ]; }; then
 		pass "${T}_${name}_short ($runs runs of $n, $before begun before the fast path was armed, every request answered)"
@@ -211,6 +262,8 @@ serve_start "$TMP/epoll.serve" "$SRV_IF" --engine epoll -p $PORT
 if wait_port "$CLI" "$SRV_IP" $PORT 20; then
 	drain_client
 	r0=$(out_rsts)
+	snmp_all >"$TMP/load.snmp"
+	rst_trace_start
 	long_start load_unload 15
 	sleep 1
 	$SRV "$BLITZ" load "$SRV_IF" -p $PORT >"$TMP/load.out" 2>&1 &
@@ -239,8 +292,10 @@ if wait_port "$CLI" "$SRV_IP" $PORT 20; then
 	$SRV "$BLITZ" unload "$SRV_IF" >>"$TMP/load.out" 2>&1
 	check "${T}_load_unload_during" "the long run ended before the unload: $(tr '\n' ' ' <"$TMP/load.out")" kill -0 "$LONG_PID"
 	long_check load_unload
+	drain_client # as the attach cases do: the long run's closes counted whole
 	rsts=$(($(out_rsts) - r0))
-	check "${T}_load_unload_no_rst" "the server's kernel sent $rsts RSTs" [ "$rsts" -eq 0 ]
+	rst_trace_show >"$TMP/load.rsts"
+	check "${T}_load_unload_no_rst" "the server's kernel sent $rsts RSTs ($(cat "$TMP/load.rsts")); counters moved: $(snmp_moved "$TMP/load.snmp")" [ "$rsts" -eq 0 ]
 else
 	fail "${T}_load_unload" "serve --engine epoll never answered: $(tr '\n' ' ' <"$SERVE_LOG")"
 fi
