@@ -47,9 +47,11 @@
  * moving its addresses and routes to the TAP, and undoes it at exit):
  * the kernel drops IP arriving there (the route back to the sender goes
  * through the TAP) and answers no ARP there, so exactly one stack,
- * blitz's, answers on the veth. (A tc ingress drop filter would do too,
- * packet sockets getting their copy before tc ingress, but
- * cls_matchall/act_gact are not in every kernel.) The client's veth must
+ * blitz's, answers on the veth. Where the kernel has TCX (Linux >= 6.6),
+ * a drop-all program on the veth's ingress (kernel_drop.c) stops the
+ * kernel's copy sooner, before IP (packet sockets get theirs before the
+ * ingress hook): the route checks and TCP early demux cost the server's
+ * CPU a cache miss a frame at many connections. The client's veth must
  * not send TSO/GSO super-frames: a wire never carries them and af_packet
  * truncates them to its 2 KB frames. So on a veth taken over, blitz-dpdk
  * attaches a pass-all XDP program (veth_mss.c), which makes the kernel

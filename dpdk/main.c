@@ -35,6 +35,7 @@
 
 #include "dpdk_options.h"
 #include "dpdk_engine.h"
+#include "kernel_drop.h"
 #include "veth_mss.h"
 #include "log.h"
 #include "tcp_core.h"
@@ -465,6 +466,9 @@ int main(int argc, char **argv)
 		goto out_ports;
 	if (eng.takeover_if && takeover_apply(eng.tap_ifname))
 		goto out_ports;
+	/* Taken over: the kernel's stack gets nothing on the interface. */
+	if (eng.takeover_if)
+		kernel_drop_attach(eng.takeover_if);
 	idle_report(&eng);
 
 	if (cores_init(&eng))
@@ -478,6 +482,7 @@ out_cores:
 		if (eng.workers[q].tcp)
 			tcp_glue_fini(&eng.workers[q]);
 out_ports:
+	kernel_drop_detach(); /* before the interface is given back */
 	veth_mss_detach();
 	ports_stop(&eng);
 	takeover_restore(); /* after the TAP, and its addresses, are gone */
