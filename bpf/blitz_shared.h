@@ -136,9 +136,10 @@ static inline __u64 blitz_mac_u64(const __u8 *m)
 }
 
 /*
- * Per-CPU counters, one __u64 each, in the "counters" per-CPU array map
- * (key = enum value). The table gives the name `blitz stats` prints and
- * what it means. PASS_* go to the kernel, DROP_* go nowhere.
+ * Per-CPU counters, one __u64 each, indexed by enum value in the one
+ * struct blitz_counters of the "counters" per-CPU array map (key 0). The
+ * table gives the name `blitz stats` prints and what it means. PASS_* go
+ * to the kernel, DROP_* go nowhere.
  */
 #define BLITZ_COUNTERS(X)                                                      \
 	X(RX_FRAMES, "rx_frames", "frames seen by the XDP program")            \
@@ -240,6 +241,16 @@ enum blitz_counter {
 	BLITZ_COUNTERS(BLITZ_CNT_ENUM)
 #undef BLITZ_CNT_ENUM
 		BLITZ_CNT_MAX,
+};
+
+/*
+ * The value of the "counters" map's only entry (key 0): one CPU's every
+ * counter in one block, so a program run looks the map up once and keeps
+ * the pointer. An older layout had one entry per counter (max_entries
+ * BLITZ_CNT_MAX, value 8 bytes): readers tell them apart by value size.
+ */
+struct blitz_counters {
+	__u64 v[BLITZ_CNT_MAX];
 };
 
 #endif /* BLITZ_SHARED_H */

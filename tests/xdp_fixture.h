@@ -87,20 +87,21 @@ static inline int xdp_fixture_push(struct bpf_map *config,
 	return 0;
 }
 
-/* The sum over CPUs of u64 counter `id` of a per-CPU array map (the xdp
- * and tc programs' `counters`), or UINT64_MAX when it cannot be read. */
+/* The sum over CPUs of counter `id` of the xdp and tc programs'
+ * `counters` (one entry: a struct blitz_counters per CPU), or UINT64_MAX
+ * when it cannot be read. */
 static inline uint64_t xdp_fixture_counter(const struct bpf_map *m, int id)
 {
-	uint64_t v[512], total = 0;
-	uint32_t key = (uint32_t)id;
+	static struct blitz_counters v[64];
+	uint64_t total = 0;
+	uint32_t key = 0;
 	int i, n = libbpf_num_possible_cpus();
 
-	if (n < 1 || n > 512 ||
-	    bpf_map__lookup_elem(m, &key, sizeof(key), v,
-				 sizeof(uint64_t) * (size_t)n, 0))
+	if (n < 1 || n > 64 || id < 0 || id >= BLITZ_CNT_MAX ||
+	    bpf_map__lookup_elem(m, &key, sizeof(key), v, sizeof(v[0]) * n, 0))
 		return UINT64_MAX;
 	for (i = 0; i < n; i++)
-		total += v[i];
+		total += v[i].v[id];
 	return total;
 }
 

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * blitz_maps.h - the maps the XDP program (blitz_xdp.bpf.c) and the TC
- * hand-off (blitz_tc.bpf.c) share, and the counter helper both use.
+ * hand-off (blitz_tc.bpf.c) share, and the counter helpers both use.
  *
  * Owns: the definitions of the "config", "responses" and "counters" maps.
  * The loader gives the TC program the XDP program's fds for them, so both
@@ -37,19 +37,39 @@ struct {
 	__type(value, struct blitz_resp);
 } responses SEC(".maps");
 
+/* One entry: this CPU's whole block (blitz_shared.h, struct
+ * blitz_counters). */
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, BLITZ_CNT_MAX);
+	__uint(max_entries, 1);
 	__type(key, __u32);
-	__type(value, __u64);
+	__type(value, struct blitz_counters);
 } counters SEC(".maps");
 
+/* This CPU's counters. The hot path looks them up once per run and keeps
+ * the pointer (struct seg's cnt): a map lookup per counter cost more. */
+static __always_inline struct blitz_counters *cnt_block(void)
+{
+	__u32 key = 0;
+
+	return bpf_map_lookup_elem(&counters, &key);
+}
+
+/* c is never NULL: the program checked it once, and the verifier
+ * refuses a program that did not. */
+static __always_inline void cnt_inc(struct blitz_counters *c, __u32 id, __u64 v)
+{
+	if (id < BLITZ_CNT_MAX)
+		c->v[id] += v; /* per-CPU: no atomics needed */
+}
+
+/* Where no block is at hand (rare paths): a lookup of its own. */
 static __always_inline void cnt_add(__u32 id, __u64 v)
 {
-	__u64 *c = bpf_map_lookup_elem(&counters, &id);
+	struct blitz_counters *c = cnt_block();
 
 	if (c)
-		*c += v; /* per-CPU: no atomics needed */
+		cnt_inc(c, id, v);
 }
 
 #endif /* BLITZ_MAPS_H */

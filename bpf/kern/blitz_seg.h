@@ -54,10 +54,22 @@
 #define BLITZ_L4_V4 (ETH_HLEN + BLITZ_IP4_HLEN)
 #define BLITZ_L4_V6 (ETH_HLEN + BLITZ_IP6_HLEN)
 
-/* What the headers of one service segment say. */
-struct seg {
+/* A segment's addresses, apart so a global function can take them alone
+ * (struct seg holds a pointer that a global's argument would clobber). */
+struct seg_addrs {
 	__u32 saddr[4]; /* network order; IPv4 uses [0] */
 	__u32 daddr[4];
+};
+
+/* What the headers of one service segment say. */
+struct seg {
+	union {
+		struct {
+			__u32 saddr[4]; /* network order; IPv4 uses [0] */
+			__u32 daddr[4];
+		};
+		struct seg_addrs addrs;
+	};
 	__u32 seq; /* host order */
 	__u32 ack;
 	__u32 tsval_be; /* their TSval as on the wire, echoed back */
@@ -79,6 +91,8 @@ struct seg {
 	__u16 syn_mss;
 	__u8 mac_src[6]; /* the client's (XDP fills them) */
 	__u8 mac_dst[6]; /* ours */
+	/* This CPU's counters, looked up once by the program (blitz_maps.h). */
+	struct blitz_counters *cnt;
 };
 
 /* ---- the packet, whichever hook it came through ---- */
@@ -283,7 +297,7 @@ static __always_inline int blitz_seg_l4(void *ctx, const int kind,
 		   : blitz_src4_martian(s->saddr[0], s->daddr[0])))
 		return BLITZ_CNT_DROP_MARTIAN;
 	if (kind == BLITZ_PKT_XDP)
-		cnt_add(BLITZ_CNT_SERVICE_SEGMENTS, 1);
+		cnt_inc(s->cnt, BLITZ_CNT_SERVICE_SEGMENTS, 1);
 	s->l4off = l4;
 	why = blitz_seg_tcp(s, th);
 	if (why || !optbuf)

@@ -241,15 +241,16 @@ answer(struct xdp_md *ctx, const struct blitz_config *cfg, const struct seg *s,
 		return XDP_ABORTED;
 	if (write_headers(ctx, s, &r))
 		return XDP_ABORTED;
-	cnt_add(BLITZ_CNT_REQUESTS, nresp);
+	cnt_inc(s->cnt, BLITZ_CNT_REQUESTS, nresp);
 	if (nresp &&
 	    sc->kinds[(nresp - 1) & (MAX_PIPELINE - 1)] >= BLITZ_RESP_OK_KINDS)
-		cnt_add(BLITZ_CNT_HTTP_ERRORS, 1);
-	cnt_add(at->by_state ? BLITZ_CNT_ANSWERED_FROM_FLOW
+		cnt_inc(s->cnt, BLITZ_CNT_HTTP_ERRORS, 1);
+	cnt_inc(s->cnt,
+		at->by_state ? BLITZ_CNT_ANSWERED_FROM_FLOW
 			     : BLITZ_CNT_ANSWERED_STATELESS,
 		nresp);
-	cnt_add(BLITZ_CNT_REPLIES, 1);
-	cnt_add(BLITZ_CNT_TX_BYTES, payoff + total);
+	cnt_inc(s->cnt, BLITZ_CNT_REPLIES, 1);
+	cnt_inc(s->cnt, BLITZ_CNT_TX_BYTES, payoff + total);
 	return XDP_TX;
 }
 

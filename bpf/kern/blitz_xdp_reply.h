@@ -238,8 +238,8 @@ static __always_inline int send_bare(struct xdp_md *ctx, const struct seg *s,
 		return pass(BLITZ_CNT_PASS_NO_ROOM);
 	if (write_headers(ctx, s, r))
 		return XDP_ABORTED; /* cannot happen: the frame was resized */
-	cnt_add(counter, 1);
-	cnt_add(BLITZ_CNT_TX_BYTES, len);
+	cnt_inc(s->cnt, counter, 1);
+	cnt_inc(s->cnt, BLITZ_CNT_TX_BYTES, len);
 	return XDP_TX;
 }
 

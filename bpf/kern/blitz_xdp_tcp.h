@@ -40,29 +40,32 @@ static __always_inline int ksock_may_own(const struct seg *s)
 	return !w || ((*w >> (b & 63)) & 1);
 }
 
-/* The state of the kernel socket the segment's 4-tuple finds (a listener
- * included), or -1 when there is none. A global function: its socket
- * tuple lives in its own frame, not in the program's. */
-__noinline int kernel_sk_state(struct xdp_md *ctx, const struct seg *s)
+/* The state of the kernel socket a 4-tuple finds (a listener included),
+ * or -1 when there is none. A global function: its socket tuple lives in
+ * its own frame, not in the program's. It takes the addresses, not the
+ * struct seg: the verifier forgets every pointer in memory a global is
+ * given, and struct seg holds the counters' (kernel_sk_state() below). */
+__noinline int kernel_sk_state_of(struct xdp_md *ctx, const struct seg_addrs *a,
+				  __u16 sport, __u16 dport, __u8 v6)
 {
 	struct bpf_sock_tuple t = {};
 	struct bpf_sock *sk;
 	int state;
 
-	if (!ctx || !s)
+	if (!ctx || !a)
 		return -1;
-	if (s->v6) {
-		__builtin_memcpy(t.ipv6.saddr, s->saddr, 16);
-		__builtin_memcpy(t.ipv6.daddr, s->daddr, 16);
-		t.ipv6.sport = s->sport;
-		t.ipv6.dport = s->dport;
+	if (v6) {
+		__builtin_memcpy(t.ipv6.saddr, a->saddr, 16);
+		__builtin_memcpy(t.ipv6.daddr, a->daddr, 16);
+		t.ipv6.sport = sport;
+		t.ipv6.dport = dport;
 		sk = bpf_skc_lookup_tcp(ctx, &t, sizeof(t.ipv6),
 					BPF_F_CURRENT_NETNS, 0);
 	} else {
-		t.ipv4.saddr = s->saddr[0];
-		t.ipv4.daddr = s->daddr[0];
-		t.ipv4.sport = s->sport;
-		t.ipv4.dport = s->dport;
+		t.ipv4.saddr = a->saddr[0];
+		t.ipv4.daddr = a->daddr[0];
+		t.ipv4.sport = sport;
+		t.ipv4.dport = dport;
 		sk = bpf_skc_lookup_tcp(ctx, &t, sizeof(t.ipv4),
 					BPF_F_CURRENT_NETNS, 0);
 	}
@@ -71,6 +74,12 @@ __noinline int kernel_sk_state(struct xdp_md *ctx, const struct seg *s)
 	state = (int)sk->state;
 	bpf_sk_release(sk);
 	return state;
+}
+
+static __always_inline int kernel_sk_state(struct xdp_md *ctx,
+					   const struct seg *s)
+{
+	return kernel_sk_state_of(ctx, &s->addrs, s->sport, s->dport, s->v6);
 }
 
 /* Does a kernel socket other than the listener hold this 4-tuple (the
@@ -83,7 +92,7 @@ static __always_inline int kernel_owns(struct xdp_md *ctx, const struct seg *s)
 	return 0;
 #endif
 	if (!ksock_may_own(s)) {
-		cnt_add(BLITZ_CNT_KSOCK_SKIP, 1);
+		cnt_inc(s->cnt, BLITZ_CNT_KSOCK_SKIP, 1);
 		return 0;
 	}
 	state = kernel_sk_state(ctx, s);
@@ -225,9 +234,9 @@ static __always_inline int kernel_listens(struct xdp_md *ctx,
 /* This CPU's count of a counter (per CPU: exact within one frame). */
 static __always_inline __u64 cnt_now(__u32 id)
 {
-	__u64 *c = bpf_map_lookup_elem(&counters, &id);
+	struct blitz_counters *c = cnt_block();
 
-	return c ? *c : 0;
+	return c && id < BLITZ_CNT_MAX ? c->v[id] : 0;
 }
 
 /*

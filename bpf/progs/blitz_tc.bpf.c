@@ -102,6 +102,7 @@ static __always_inline int parse_pulled(struct __sk_buff *skb,
 					struct seg *s)
 {
 	int r = blitz_seg_parse(skb, BLITZ_PKT_SKB, cfg, s, NULL, 0);
+	struct blitz_counters *cnt;
 
 	if (r != BLITZ_SEG_NEED_PULL)
 		return !r;
@@ -109,7 +110,9 @@ static __always_inline int parse_pulled(struct __sk_buff *skb,
 	if (skb->len <= skb->data_end - skb->data ||
 	    bpf_skb_pull_data(skb, skb->len < HDR_MAX ? skb->len : HDR_MAX))
 		return 0;
+	cnt = s->cnt;
 	__builtin_memset(s, 0, sizeof(*s));
+	s->cnt = cnt;
 	return !blitz_seg_parse(skb, BLITZ_PKT_SKB, cfg, s, NULL, 0);
 }
 
@@ -423,10 +426,11 @@ int blitz_handoff(struct __sk_buff *skb)
 	__u32 key = 0, tlen, why;
 	int verdict, by_flow = 0;
 
+	s.cnt = cnt_block();
 	cfg = bpf_map_lookup_elem(&config, &key);
 	/* Only the xdp engine answers with cookies; the afxdp engine's
 	 * connections live in userspace, not in the kernel. */
-	if (!cfg || cfg->mode != BLITZ_MODE_XDP || !cfg->port_be ||
+	if (!s.cnt || !cfg || cfg->mode != BLITZ_MODE_XDP || !cfg->port_be ||
 	    parse_pulled(skb, cfg, &s) != 1)
 		return TC_ACT_OK;
 	/* SYNs, RSTs and segments without ACK are the kernel's as usual:

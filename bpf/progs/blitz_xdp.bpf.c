@@ -105,11 +105,12 @@ int blitz_xdp(struct xdp_md *ctx)
 	__u32 key = 0;
 	int why;
 
-	cnt_add(BLITZ_CNT_RX_FRAMES, 1);
+	s.cnt = cnt_block();
 	cfg = bpf_map_lookup_elem(&config, &key);
 	sc = bpf_map_lookup_elem(&scratch, &key);
-	if (!cfg || !sc)
+	if (!s.cnt || !cfg || !sc)
 		return XDP_PASS;
+	cnt_inc(s.cnt, BLITZ_CNT_RX_FRAMES, 1);
 	/* One parser for XDP and TC (blitz_seg.h). */
 	why = blitz_seg_parse(ctx, BLITZ_PKT_XDP, cfg, &s, sc->opts, sc->zero);
 	if (why == BLITZ_SEG_ICMP)
@@ -135,7 +136,7 @@ int blitz_xdp(struct xdp_md *ctx)
 			return pass(BLITZ_CNT_PASS_KERNEL_OWNS);
 		if (!bpf_map_lookup_elem(&xsks, &q))
 			return pass(BLITZ_CNT_PASS_NO_XSK);
-		cnt_add(BLITZ_CNT_REDIRECT, 1);
+		cnt_inc(s.cnt, BLITZ_CNT_REDIRECT, 1);
 		return bpf_redirect_map(&xsks, q, XDP_PASS);
 	}
 	return handle_tcp(ctx, cfg, &s, sc);

@@ -39,6 +39,7 @@
 #include "../bpf/blitz_shared.h"
 #include "cookie_ring.h"
 #include "blitz_tc.skel.h"
+#include "counters_xdp.h"
 #include "tc_handoff.h"
 #include "testlib.h"
 #include "xdp_fixture.h"
@@ -2042,8 +2043,8 @@ static int tool_maps(const char *ifname, int argc, char **argv)
 	c.secret[1] = strtoull(argv[5], NULL, 0);
 	cfd = bpf_map_create(BPF_MAP_TYPE_ARRAY, "config", 4, sizeof(c), 1,
 			     NULL);
-	kfd = bpf_map_create(BPF_MAP_TYPE_PERCPU_ARRAY, "counters", 4, 8,
-			     BLITZ_CNT_MAX, NULL);
+	kfd = bpf_map_create(BPF_MAP_TYPE_PERCPU_ARRAY, "counters", 4,
+			     sizeof(struct blitz_counters), 1, NULL);
 	if (cfd < 0 || kfd < 0 || bpf_map_update_elem(cfd, &key, &c, 0))
 		return 1;
 	mkdir(BLITZ_PIN_ROOT, 0700);
@@ -2124,23 +2125,17 @@ static int tool(int argc, char **argv)
 	if (!strcmp(verb, "counters")) {
 		skel = NULL;
 		kfd = pinned_fd(ifname, "counters");
-		n_cpus = libbpf_num_possible_cpus();
-		if (kfd < 0 || n_cpus > 512)
+		if (kfd < 0)
 			return 1;
 		/* the last column: every drop of a segment not ours */
 		int ids[] = {BLITZ_CNT_HANDOFF, BLITZ_CNT_HANDOFF_FAIL,
 			     BLITZ_CNT_DROP_BAD_COOKIE, BLITZ_CNT_DROP_NO_TS};
-		uint64_t sums[4] = {0};
+		uint64_t sums[4] = {0}, tot[BLITZ_CNT_MAX];
 
-		for (int i = 0; i < 4; i++) {
-			uint64_t vals[512];
-			uint32_t key = ids[i];
-
-			if (bpf_map_lookup_elem(kfd, &key, vals))
-				return 1;
-			for (int j = 0; j < n_cpus; j++)
-				sums[i] += vals[j];
-		}
+		if (counters_xdp_read(kfd, tot))
+			return 1;
+		for (int i = 0; i < 4; i++)
+			sums[i] = tot[ids[i]];
 		printf("%llu %llu %llu", (unsigned long long)sums[0],
 		       (unsigned long long)sums[1],
 		       (unsigned long long)(sums[2] + sums[3]));

@@ -87,11 +87,10 @@ for Q in 2 4; do
 	check "${T}_${Q}_xdp_every_queue" "XDP_TX per queue: $per_q" every_nonzero "$Q" "$per_q"
 	per_cpu=$(bpftool -j map dump pinned "/sys/fs/bpf/blitz/$SRV_IF/counters" 2>/dev/null |
 		"$PY" -c 'import json, sys
+# One entry: per CPU, every counter, a u64 each.
+at = lambda v, i: int.from_bytes(bytes(int(b, 16) for b in v[8 * i:8 * i + 8]), "little")
 for e in json.load(sys.stdin):
-    k = e.get("key")
-    n = lambda v: int.from_bytes(bytes(int(b, 16) for b in v), "little") if isinstance(v, list) else int(v)
-    if n(k) == 3:  # BLITZ_CNT_REQUESTS
-        print(" ".join(str(n(v["value"])) for v in e["values"]))' 2>/dev/null)
+    print(" ".join(str(at(v["value"], 3)) for v in e["values"]))  # BLITZ_CNT_REQUESTS' 2>/dev/null)
 	echo "# $Q queues, xdp: requests answered per CPU: $per_cpu"
 	check "${T}_${Q}_xdp_every_cpu" "requests per CPU: '$per_cpu'" every_nonzero "$NCPU" "$(echo "$per_cpu" | cut -d' ' -f1-"$NCPU")"
 	$SRV "$BLITZ" unload "$SRV_IF" >/dev/null 2>&1

@@ -374,6 +374,10 @@ int blitz_reload(struct reload_args *a)
 			  : "same configuration, this build's program",
 	       res.maps_kept, res.fresh[0] ? ", new (layout changed): " : "",
 	       res.fresh);
+	if (strstr(res.fresh, "counters"))
+		printf("blitz: %s: the counters map had another layout (an "
+		       "older blitz's): its counters start again from 0\n",
+		       a->ifname);
 	{
 		char why[320];
 

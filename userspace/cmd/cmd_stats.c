@@ -77,23 +77,22 @@ const struct cmd_spec cmd_stats_spec = {
 };
 
 /* Sum every counter over the possible CPUs. */
-static int read_totals(int fd, int ncpu, uint64_t *vals,
-		       uint64_t tot[BLITZ_CNT_MAX])
+static int read_totals(int fd, const char *ifname, uint64_t tot[BLITZ_CNT_MAX])
 {
-	unsigned int bad = 0;
-	int err = counters_xdp_read(fd, ncpu, vals, tot, &bad);
+	int err = counters_xdp_read(fd, tot);
 
 	if (err)
-		pr_warn("cannot read counter %u: %s\n", bad, strerror(-err));
+		pr_warn("cannot read the counters of %s: %s\n", ifname,
+			counters_xdp_strerror(err));
 	return err;
 }
 
 /* The interface's totals in the map's vocabulary (--json, -i): in afxdp
  * mode, with what the engine's TCP cores answered (counters_xdp.h). */
-static int read_interface(int fd, int ncpu, uint64_t *vals, const char *ifname,
-			  bool afxdp, uint64_t tot[BLITZ_CNT_MAX])
+static int read_interface(int fd, const char *ifname, bool afxdp,
+			  uint64_t tot[BLITZ_CNT_MAX])
 {
-	int err = read_totals(fd, ncpu, vals, tot);
+	int err = read_totals(fd, ifname, tot);
 
 	if (!err && afxdp)
 		counters_xdp_add_afxdp(ifname, tot);
@@ -250,24 +249,23 @@ static int print_areas(const char *ifname)
  * interface's XDP counters; under serve, every userspace engine's. */
 static int print_everything(void)
 {
-	int ncpu = libbpf_num_possible_cpus(), fd, shown = 0;
-	uint64_t tot[BLITZ_CNT_MAX], *vals;
+	uint64_t tot[BLITZ_CNT_MAX];
 	char path[PATH_MAX];
 	struct dirent *de;
+	int fd, shown = 0;
 	DIR *d;
 
-	if (blitz_check_privileges() || blitz_check_bpffs() || ncpu < 1)
+	if (blitz_check_privileges() || blitz_check_bpffs())
 		return -1;
-	vals = calloc((size_t)ncpu, sizeof(*vals));
 	d = opendir(BLITZ_PIN_ROOT);
-	while (vals && d && (de = readdir(d))) {
+	while (d && (de = readdir(d))) {
 		if (de->d_name[0] == '.' ||
 		    blitz_pin_path(path, sizeof(path), de->d_name, "counters"))
 			continue;
 		fd = bpf_obj_get(path);
 		if (fd < 0)
 			continue;
-		if (!read_totals(fd, ncpu, vals, tot)) {
+		if (!read_totals(fd, de->d_name, tot)) {
 			if (shown++)
 				printf("\n");
 			print_totals(de->d_name, tot,
@@ -277,7 +275,6 @@ static int print_everything(void)
 	}
 	if (d)
 		closedir(d);
-	free(vals);
 	shown += print_areas(NULL);
 	if (!shown)
 		printf("no engine is running: see `blitz status`\n");
@@ -346,9 +343,8 @@ static int print_prometheus(const char *only)
 
 /* -i: the rates every interval until SIGINT or count intervals; tot holds
  * the totals read last. 0, or -1 when a read failed. */
-static int watch_rates(int fd, int ncpu, uint64_t *vals, const char *ifname,
-		       bool afxdp, const struct stats_args *a,
-		       uint64_t tot[BLITZ_CNT_MAX])
+static int watch_rates(int fd, const char *ifname, bool afxdp,
+		       const struct stats_args *a, uint64_t tot[BLITZ_CNT_MAX])
 {
 	uint64_t prev[BLITZ_CNT_MAX];
 	double rate[BLITZ_CNT_MAX], t0, t1, secs;
@@ -364,7 +360,7 @@ static int watch_rates(int fd, int ncpu, uint64_t *vals, const char *ifname,
 			usleep(100000);
 		if (stop)
 			break;
-		if (read_interface(fd, ncpu, vals, ifname, afxdp, tot))
+		if (read_interface(fd, ifname, afxdp, tot))
 			return -1;
 		t1 = now_s();
 		secs = t1 - t0;
@@ -386,35 +382,24 @@ static int watch_rates(int fd, int ncpu, uint64_t *vals, const char *ifname,
 static int print_interface(int fd, const char *ifname,
 			   const struct stats_args *a)
 {
-	uint64_t tot[BLITZ_CNT_MAX], *vals;
-	int ncpu = libbpf_num_possible_cpus(), err = -1;
+	uint64_t tot[BLITZ_CNT_MAX];
+	int err = -1;
 	bool afxdp;
 
-	if (ncpu < 1) {
-		pr_warn("cannot count the CPUs: %s\n", strerror(-ncpu));
-		return -1;
-	}
-	vals = calloc((size_t)ncpu, sizeof(*vals));
-	if (!vals) {
-		pr_warn("out of memory\n");
-		return -1;
-	}
 	afxdp = counters_xdp_is_afxdp(ifname);
 	if (!a->interval && !a->json) {
-		err = read_totals(fd, ncpu, vals, tot);
+		err = read_totals(fd, ifname, tot);
 		if (!err) {
 			print_totals(ifname, tot, afxdp);
 			print_areas(ifname);
 		}
-	} else if (!read_interface(fd, ncpu, vals, ifname, afxdp, tot)) {
+	} else if (!read_interface(fd, ifname, afxdp, tot)) {
 		err = 0;
 		if (!a->interval)
 			print_json(ifname, tot, NULL, 0);
 		else
-			err = watch_rates(fd, ncpu, vals, ifname, afxdp, a,
-					  tot);
+			err = watch_rates(fd, ifname, afxdp, a, tot);
 	}
-	free(vals);
 	return err ? -1 : 0;
 }
 

@@ -4,9 +4,11 @@
  * (counters_xdp.h).
  */
 #include <errno.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <bpf/bpf.h>
+#include <bpf/libbpf.h>
 
 #include "counters.h"
 #include "counters_xdp.h"
@@ -39,23 +41,57 @@ const char *counters_xdp_help(unsigned int k)
 	return k < BLITZ_CNT_MAX ? key_names[k].help : "";
 }
 
-int counters_xdp_read(int fd, int ncpu, uint64_t *vals,
-		      uint64_t tot[BLITZ_CNT_MAX], unsigned int *bad)
+int counters_xdp_layout(int fd)
 {
-	__u32 k;
-	int c;
+	struct bpf_map_info info;
+	__u32 len = sizeof(info);
 
+	memset(&info, 0, sizeof(info));
+	if (bpf_obj_get_info_by_fd(fd, &info, &len))
+		return -errno;
+	if (info.type != BPF_MAP_TYPE_PERCPU_ARRAY || info.max_entries != 1 ||
+	    info.key_size != sizeof(__u32) ||
+	    info.value_size != sizeof(struct blitz_counters))
+		return -EPROTO;
+	return 0;
+}
+
+int counters_xdp_read(int fd, uint64_t tot[BLITZ_CNT_MAX])
+{
+	int ncpu = libbpf_num_possible_cpus(), c, err;
+	struct blitz_counters *per_cpu;
+	__u32 key = 0, k;
+
+	if (ncpu < 1)
+		return ncpu < 0 ? ncpu : -EINVAL;
+	err = counters_xdp_layout(fd);
+	if (err)
+		return err;
+	/* A per-CPU value is read as one slot per possible CPU, each
+	 * rounded up to 8 bytes (blitz_counters is a multiple of 8). */
+	per_cpu = calloc((size_t)ncpu, sizeof(*per_cpu));
+	if (!per_cpu)
+		return -ENOMEM;
+	if (bpf_map_lookup_elem(fd, &key, per_cpu)) {
+		err = -errno;
+		free(per_cpu);
+		return err;
+	}
 	for (k = 0; k < BLITZ_CNT_MAX; k++) {
-		if (bpf_map_lookup_elem(fd, &k, vals)) {
-			if (bad)
-				*bad = k;
-			return -errno;
-		}
 		tot[k] = 0;
 		for (c = 0; c < ncpu; c++)
-			tot[k] += vals[c];
+			tot[k] += per_cpu[c].v[k];
 	}
+	free(per_cpu);
 	return 0;
+}
+
+const char *counters_xdp_strerror(int err)
+{
+	if (err == -EPROTO)
+		return "the map has another layout (an older blitz loaded the "
+		       "program): `blitz reload` it, or unload and load";
+	return strerror(-err);
 }
 
 bool counters_xdp_is_afxdp(const char *ifname)

@@ -4,13 +4,13 @@
  * they are.
  *
  * The XDP and TC programs count into one pinned per-CPU map per interface
- * (BLITZ_COUNTERS). What it holds belongs to the engine the program
- * serves: the xdp engine when it answers (mode xdp); the afxdp engine
- * when it redirects (mode afxdp: then it counts rx_frames,
- * service_segments, redirect, pass_* and drop_martian, and every answer is
- * the afxdp engine's TCP cores', in the counter registry, counters.h).
- * The afxdp engine never writes this map, so every event is counted once,
- * under one engine, and under one name in every engine.
+ * (BLITZ_COUNTERS), whose one entry holds a struct blitz_counters per CPU. What
+ * it holds belongs to the engine the program serves: the xdp engine when it
+ * answers (mode xdp); the afxdp engine when it redirects (mode afxdp: then it
+ * counts rx_frames, service_segments, redirect, pass_* and drop_martian, and
+ * every answer is the afxdp engine's TCP cores', in the counter registry,
+ * counters.h). The afxdp engine never writes this map, so every event is
+ * counted once, under one engine, and under one name in every engine.
  *
  * `blitz stats IF` with --json or -i shows the interface in the map's
  * vocabulary: the map plus, in afxdp mode, what the afxdp engine's cores
@@ -29,11 +29,18 @@
 
 #include "../bpf/blitz_shared.h"
 
-/* The pinned per-CPU map fd's counters summed over ncpu CPUs into
- * tot[BLITZ_CNT_MAX] (vals: ncpu scratch words). 0, or -errno with
- * *bad the key that could not be read. */
-int counters_xdp_read(int fd, int ncpu, uint64_t *vals,
-		      uint64_t tot[BLITZ_CNT_MAX], unsigned int *bad);
+/* The map fd has this build's layout (one entry: a struct
+ * blitz_counters per CPU): 0, -EPROTO when it has another (an older
+ * blitz's map had an entry per counter), or -errno. */
+int counters_xdp_layout(int fd);
+
+/* The per-CPU map fd's counters summed over the possible CPUs into
+ * tot[BLITZ_CNT_MAX]. 0, or -errno: -EPROTO for a map of another layout,
+ * which is never read. */
+int counters_xdp_read(int fd, uint64_t tot[BLITZ_CNT_MAX]);
+
+/* What counters_xdp_read()'s error means, for a message. */
+const char *counters_xdp_strerror(int err);
 
 /* Counter k's name (BLITZ_COUNTERS: "requests") and help text; "" when
  * k is out of range. */

@@ -82,26 +82,24 @@ static void add(struct samples *ss, const char *name, const char *help,
  */
 static void add_xdp(struct samples *ss, const char *ifname)
 {
-	int ncpu = libbpf_num_possible_cpus(), fd;
-	uint64_t tot[BLITZ_CNT_MAX], *vals;
+	uint64_t tot[BLITZ_CNT_MAX];
 	char path[PATH_MAX];
 	bool afxdp;
 	__u32 k;
+	int fd;
 
-	if (ncpu < 1 || blitz_pin_path(path, sizeof(path), ifname, "counters"))
+	if (blitz_pin_path(path, sizeof(path), ifname, "counters"))
 		return;
 	fd = bpf_obj_get(path);
 	if (fd < 0)
 		return;
 	afxdp = counters_xdp_is_afxdp(ifname);
-	vals = calloc((size_t)ncpu, sizeof(*vals));
-	if (vals && !counters_xdp_read(fd, ncpu, vals, tot, NULL))
+	if (!counters_xdp_read(fd, tot))
 		for (k = 0; k < BLITZ_CNT_MAX; k++)
 			if (!afxdp || !counters_xdp_core_counts(k))
 				add(ss, counters_xdp_name(k),
 				    counters_xdp_help(k), ifname,
 				    afxdp ? "afxdp" : "xdp", tot[k]);
-	free(vals);
 	close(fd);
 }
 
