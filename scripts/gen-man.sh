@@ -38,7 +38,7 @@ cat <<ROFF
 .SH FILES
 .TP
 .I /sys/fs/bpf/blitz/<ifname>/
-the maps of blitz on an interface (config, responses, counters, xsks)
+the maps of blitz on an interface (config, responses, counters_block, xsks)
 .TP
 .I /run/blitz/serve-*.state
 one file per running serve, read by status

@@ -40,6 +40,7 @@
 #include "cookie_ring.h"
 #include "blitz_tc.skel.h"
 #include "counters_xdp.h"
+#include "loader.h"
 #include "tc_handoff.h"
 #include "testlib.h"
 #include "xdp_fixture.h"
@@ -2053,7 +2054,8 @@ static int tool_maps(const char *ifname, int argc, char **argv)
 	snprintf(path, sizeof(path), "%s/%s/config", BLITZ_PIN_ROOT, ifname);
 	if (bpf_obj_pin(cfd, path))
 		return 1;
-	snprintf(path, sizeof(path), "%s/%s/counters", BLITZ_PIN_ROOT, ifname);
+	snprintf(path, sizeof(path), "%s/%s/%s", BLITZ_PIN_ROOT, ifname,
+		 BLITZ_PIN_COUNTERS);
 	return bpf_obj_pin(kfd, path) ? 1 : 0;
 }
 
@@ -2124,7 +2126,7 @@ static int tool(int argc, char **argv)
 		return tc_handoff_remove(ifindex) ? 1 : 0;
 	if (!strcmp(verb, "counters")) {
 		skel = NULL;
-		kfd = pinned_fd(ifname, "counters");
+		kfd = pinned_fd(ifname, BLITZ_PIN_COUNTERS);
 		if (kfd < 0)
 			return 1;
 		/* the last column: every drop of a segment not ours */
@@ -2145,7 +2147,7 @@ static int tool(int argc, char **argv)
 	if (strcmp(verb, "attach"))
 		return 2;
 	cfd = pinned_fd(ifname, "config");
-	kfd = pinned_fd(ifname, "counters");
+	kfd = pinned_fd(ifname, BLITZ_PIN_COUNTERS);
 	if (cfd < 0 || kfd < 0) {
 		fprintf(stderr, "no pinned maps for %s: `blitz load` first\n",
 			ifname);

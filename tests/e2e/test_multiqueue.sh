@@ -85,7 +85,7 @@ for Q in 2 4; do
 	per_q=$(delta "$before" "$(queue_stat xdp_tx)")
 	echo "# $Q queues, xdp: XDP_TX frames per RX queue: $per_q"
 	check "${T}_${Q}_xdp_every_queue" "XDP_TX per queue: $per_q" every_nonzero "$Q" "$per_q"
-	per_cpu=$(bpftool -j map dump pinned "/sys/fs/bpf/blitz/$SRV_IF/counters" 2>/dev/null |
+	per_cpu=$(bpftool -j map dump pinned "/sys/fs/bpf/blitz/$SRV_IF/counters_block" 2>/dev/null |
 		"$PY" -c 'import json, sys
 # One entry: per CPU, every counter, a u64 each.
 at = lambda v, i: int.from_bytes(bytes(int(b, 16) for b in v[8 * i:8 * i + 8]), "little")

@@ -133,4 +133,27 @@ else
 	fail "${T}_failed_load_leaves_nothing" "an XDP program or pins were left behind"
 fi
 
+# A counters map pinned in the older layout (an entry per counter, value 8
+# bytes, as an older blitz pinned it): stats refuses it with a line that
+# says so and prints no counter read from it; Prometheus leaves it out.
+refused_old() { [ "$1" -ne 0 ] && grep -q "another layout" <<<"$2" && ! grep -q "^rx_frames" <<<"$2"; }
+left_out() { ! grep -q "interface=\"$SRV_IF\"" <<<"$1"; }
+pin=/sys/fs/bpf/blitz/$SRV_IF
+mkdir -p "$pin" && on_exit "rm -rf '$pin'"
+if bpftool map create "$pin/counters" type percpu_array key 4 value 8 \
+	entries 64 name counters 2>/dev/null; then
+	# shellcheck disable=SC2086 # $SRV is a command prefix
+	out=$($SRV "$BLITZ" stats "$SRV_IF" 2>&1)
+	rc=$?
+	check "${T}_stats_refuses_old_layout" "rc $rc, said: $(printf '%s' "$out" | tr '\n' '|')" \
+		refused_old "$rc" "$out"
+	# shellcheck disable=SC2086
+	out=$($SRV "$BLITZ" stats --prometheus 2>&1)
+	check "${T}_prometheus_skips_old_layout" "said: $(grep "$SRV_IF" <<<"$out" | head -3 | tr '\n' '|')" \
+		left_out "$out"
+else
+	skip "${T}_stats_refuses_old_layout" "bpftool could not create a per-CPU array map"
+fi
+rm -rf "$pin"
+
 e2e_status

@@ -152,6 +152,12 @@ int blitz_prog_name(__u32 id, char *name);
  * when ifname cannot be an interface's name (empty, too long, a '/', "."
  * or ".."), -ENAMETOOLONG when buf is too small. */
 int blitz_pin_path(char *buf, size_t len, const char *ifname, const char *name);
+/* The pin name of the "counters" map: one entry, a struct blitz_counters
+ * per CPU. Older blitz pinned a map of an entry per counter as "counters";
+ * a new name keeps their readers, whose buffers fit that one, off this
+ * one (the kernel would write a whole block per CPU into them). */
+#define BLITZ_PIN_COUNTERS "counters_block"
+#define BLITZ_PIN_COUNTERS_OLD "counters"
 __u32 blitz_loaded_prog_id(const struct blitz_loaded *l);
 /* Free this process's handles but leave the program attached and the
  * pins in place (blitz load exits this way). */

@@ -42,8 +42,8 @@
 #include "tc_handoff.h"
 
 /* The maps blitz pins, in the order they are pinned. */
-static const char *const pinned_maps[] = {"config", "responses", "counters",
-					  "xsks"};
+static const char *const pinned_maps[] = {"config", "responses",
+					  BLITZ_PIN_COUNTERS, "xsks"};
 
 void ld_remove_pins(const char *ifname)
 {

@@ -356,13 +356,19 @@ static void reload_kernel_opts(const char *ifname,
 static int reload_repin(const char *ifname, struct blitz_xdp_bpf *skel,
 			const struct blitz_reload_result *res)
 {
+	char path[PATH_MAX];
 	int err;
 
 	err = repin(ifname, skel->maps.config, "config");
 	if (!err)
 		err = repin(ifname, skel->maps.responses, "responses");
-	if (!err && strstr(res->fresh, "counters"))
-		err = repin(ifname, skel->maps.counters, "counters");
+	if (!err && strstr(res->fresh, "counters")) {
+		err = repin(ifname, skel->maps.counters, BLITZ_PIN_COUNTERS);
+		/* An older blitz's map of another layout, under its name. */
+		if (!err && !blitz_pin_path(path, sizeof(path), ifname,
+					    BLITZ_PIN_COUNTERS_OLD))
+			unlink(path);
+	}
 	if (!err && strstr(res->fresh, "xsks"))
 		err = repin(ifname, skel->maps.xsks, "xsks");
 	if (err)

@@ -9,8 +9,8 @@
  * in the afxdp engine's own table; --json and -i give the interface's
  * totals (in afxdp mode the map plus what the engine's TCP cores counted).
  *
- * Owns: reading the pinned "counters" map and printing it. Read-only:
- * must never write a counter or touch the attachment.
+ * Owns: reading the pinned "counters" map (BLITZ_PIN_COUNTERS) and printing it.
+ * Read-only: must never write a counter or touch the attachment.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -250,7 +250,6 @@ static int print_areas(const char *ifname)
 static int print_everything(void)
 {
 	uint64_t tot[BLITZ_CNT_MAX];
-	char path[PATH_MAX];
 	struct dirent *de;
 	int fd, shown = 0;
 	DIR *d;
@@ -259,10 +258,12 @@ static int print_everything(void)
 		return -1;
 	d = opendir(BLITZ_PIN_ROOT);
 	while (d && (de = readdir(d))) {
-		if (de->d_name[0] == '.' ||
-		    blitz_pin_path(path, sizeof(path), de->d_name, "counters"))
+		if (de->d_name[0] == '.')
 			continue;
-		fd = bpf_obj_get(path);
+		fd = counters_xdp_open(de->d_name);
+		if (fd == -EPROTO)
+			pr_warn("cannot read the counters of %s: %s\n",
+				de->d_name, counters_xdp_strerror(fd));
 		if (fd < 0)
 			continue;
 		if (!read_totals(fd, de->d_name, tot)) {
@@ -431,14 +432,21 @@ int cmd_stats(int argc, char **argv)
 	blitz_log_quiet_libs();
 	if (blitz_check_privileges() || blitz_check_bpffs())
 		return 1;
-	if (blitz_pin_path(path, sizeof(path), ifname, "counters")) {
+	fd = counters_xdp_open(ifname);
+	if (fd == -EINVAL) {
 		pr_warn("no interface '%s': see `ip link`\n", ifname);
 		return 1;
 	}
-	fd = bpf_obj_get(path);
+	if (fd == -EPROTO) {
+		warn_other_owner(ifname);
+		pr_warn("cannot read the counters of %s: %s\n", ifname,
+			counters_xdp_strerror(fd));
+		return 1;
+	}
 	if (fd < 0 && !a.interval && !a.json && print_areas(ifname))
 		return 0; /* a serve with no XDP program (dpdk, epoll) */
 	if (fd < 0) {
+		blitz_pin_path(path, sizeof(path), ifname, BLITZ_PIN_COUNTERS);
 		pr_warn("not loaded on %s (no %s): see `blitz "
 			"status`\n",
 			ifname, path);

@@ -4,8 +4,10 @@
  * (counters_xdp.h).
  */
 #include <errno.h>
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
@@ -84,6 +86,23 @@ int counters_xdp_read(int fd, uint64_t tot[BLITZ_CNT_MAX])
 	}
 	free(per_cpu);
 	return 0;
+}
+
+int counters_xdp_open(const char *ifname)
+{
+	char path[PATH_MAX];
+	int fd;
+
+	if (blitz_pin_path(path, sizeof(path), ifname, BLITZ_PIN_COUNTERS))
+		return -EINVAL;
+	fd = bpf_obj_get(path);
+	if (fd >= 0 || errno != ENOENT)
+		return fd >= 0 ? fd : -errno;
+	if (!blitz_pin_path(path, sizeof(path), ifname,
+			    BLITZ_PIN_COUNTERS_OLD) &&
+	    !access(path, F_OK))
+		return -EPROTO;
+	return -ENOENT;
 }
 
 const char *counters_xdp_strerror(int err)

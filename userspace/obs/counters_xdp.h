@@ -39,7 +39,12 @@ int counters_xdp_layout(int fd);
  * which is never read. */
 int counters_xdp_read(int fd, uint64_t tot[BLITZ_CNT_MAX]);
 
-/* What counters_xdp_read()'s error means, for a message. */
+/* The counters map pinned for ifname (BLITZ_PIN_COUNTERS): an fd, or
+ * -ENOENT when nothing is pinned, -EPROTO when only an older blitz's
+ * map is (another layout), -EINVAL for a bad name, or -errno. */
+int counters_xdp_open(const char *ifname);
+
+/* What counters_xdp_read()'s or _open()'s error means, for a message. */
 const char *counters_xdp_strerror(int err);
 
 /* Counter k's name (BLITZ_COUNTERS: "requests") and help text; "" when

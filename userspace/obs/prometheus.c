@@ -83,14 +83,11 @@ static void add(struct samples *ss, const char *name, const char *help,
 static void add_xdp(struct samples *ss, const char *ifname)
 {
 	uint64_t tot[BLITZ_CNT_MAX];
-	char path[PATH_MAX];
 	bool afxdp;
 	__u32 k;
 	int fd;
 
-	if (blitz_pin_path(path, sizeof(path), ifname, "counters"))
-		return;
-	fd = bpf_obj_get(path);
+	fd = counters_xdp_open(ifname);
 	if (fd < 0)
 		return;
 	afxdp = counters_xdp_is_afxdp(ifname);
