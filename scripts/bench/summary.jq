@@ -51,7 +51,9 @@ def server_bound: . == "server" or . == "both";
 	 failed: (map(.failed // false) | any)}] |
 	sort_by(.engine as $e | $order | index($e)) as $summary |
 # Each engine's headline: its best closed-loop row bound by the server
-# (any client, connections or pipeline depth); when none was, its best row
+# (any client, connections or pipeline depth); when none was, or a row
+# where neither side was saturated went faster (a server saturated by
+# 100,000 connections is not at the peak it answered at 100), its best row
 # where neither side was saturated, marked as a lower bound, unless a row
 # bound by the client went faster (a lower bound far below what the server
 # was seen to answer says nothing); never a row with errors (a row that lost requests measured a failure, not a peak:
@@ -64,9 +66,10 @@ def server_bound: . == "server" or . == "both";
 # default placement's.
 def default_policy: .client != "blitz-bench-other-napi";
 def headline_of($e): $summary | map(select(.engine == $e and .rps > 0 and (.failed | not) and (.errors // 0) == 0 and default_policy)) |
-	((map(select(.bound_by | server_bound)) | max_by(.rps) | if . then . + {kind: "server"} else null end) //
-	 ((map(select(.bound_by == "client")) | max_by(.rps) | .rps // 0) as $cl |
-	  map(select(.bound_by == "neither" and .rps >= $cl)) | max_by(.rps) | if . then . + {kind: "lower bound"} else null end));
+	(map(select(.bound_by | server_bound)) | max_by(.rps)) as $s |
+	((map(select(.bound_by == "client")) | max_by(.rps) | .rps // 0) as $cl |
+	 map(select(.bound_by == "neither" and .rps >= $cl and .rps > ($s.rps // 0))) | max_by(.rps)) as $n |
+	if $n then $n + {kind: "lower bound"} elif $s then $s + {kind: "server"} else null end;
 def other_napi_of($e): $summary | map(select(.engine == $e and .client == "blitz-bench-other-napi" and .rps > 0)) | first |
 	if . then {client, conns, rps, rps_spread_pct, cost_ns, bound_by, ratio_nginx, ratio_spread_pct,
 		cost_ratio_nginx, cost_ratio_spread_pct} else null end;
