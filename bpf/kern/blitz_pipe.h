@@ -37,6 +37,10 @@
 #define PIPE_SEG_MAX 4096     /* payload bytes per segment (<= MSS too) */
 #define PIPE_BURST_SEGS 10    /* IW10 (RFC 6928): segments per burst */
 #define PIPE_HDR_MAX 128      /* Ethernet + IP + TCP with timestamps */
+/* How far before a burst's ack a segment that belongs to it may start:
+ * the request the burst before held back, and this batch's
+ * (blitz_pipe_burst_on). */
+#define PIPE_SEQ_BEFORE (2 * PIPE_REQ_MAX)
 /* The reply's header lengths: where TCP starts (no IP options, no
  * extension headers), and all headers with and without timestamps. */
 #define PIPE_L4_V4 (ETH_HLEN + BLITZ_IP4_HLEN)
@@ -623,10 +627,11 @@ __noinline int blitz_pipe_record(__u64 flow0, __u32 opts, __u32 tsecr)
 /*
  * A segment of flow0 (sc->in filled from it) that the cookie did not
  * prove, or a pure ACK it proved: does it belong to the flow's last
- * burst, and what does it need? It matches when its seq lies from what
- * the burst acked to where the client's requests ended (plus what it may
- * have sent after them), its ack within the burst, and (timestamps) its
- * TSecr is the burst's TSval or the one before it. What the client lacks
+ * burst, and what does it need? It matches when its seq lies from just
+ * before what the burst acked (PIPE_SEQ_BEFORE) to where the client's
+ * requests ended (plus what it may have sent after them), its ack
+ * within the burst, and (timestamps) its TSecr is the burst's TSval or
+ * the one before it. What the client lacks
  * (the segment at its ack) is re-sent when its ack repeats (a duplicate
  * ACK: a later segment arrived) or it sends its unacked requests again
  * (its retransmission timer); the stream is rebuilt from the record's
@@ -654,8 +659,13 @@ __noinline int blitz_pipe_burst_on(__u64 flow0)
 	end = b->snd_end + fin;
 	sc->win = BLITZ_WINDOW_FIELD(blitz_ck2_opts_wscale_ok(b->opts));
 	a = sc->in.ack;
+	/* Its seq: from PIPE_SEQ_BEFORE before what the burst acked (the
+	 * client's timer re-sends from its oldest unacked byte: the request
+	 * the burst before held back, when our ACK of it and every segment
+	 * of this burst were lost) to 64 KiB past its requests. */
 	if (a - b->snd0 > end - b->snd0 ||
-	    sc->in.seq - b->rcv_ack > b->rcv_end - b->rcv_ack + 65536)
+	    sc->in.seq - (b->rcv_ack - PIPE_SEQ_BEFORE) >
+		    b->rcv_end - b->rcv_ack + PIPE_SEQ_BEFORE + 65536)
 		return PIPE_BURST_NONE;
 	if (a == end) {
 		/* The client has every byte: ack the request held back, to

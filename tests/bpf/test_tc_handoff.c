@@ -1522,6 +1522,105 @@ PIPE_TEST(t_pipeline_loss_resent_v4, pipe_loss_case(false))
 
 PIPE_TEST(t_pipeline_loss_resent_v6, pipe_loss_case(true))
 
+/*
+ * Two bursts in a row on one connection, where the ACK of the first
+ * burst's held-back request and every segment of the second are lost:
+ * the client (Linux) then has that request and the whole second batch
+ * unacked, and its retransmission timer sends them from the held-back
+ * request's start (one segment: Linux collapses them; or the request
+ * alone), its ack the second burst's start and its TSecr the first
+ * burst's TSval. That must bring back the second burst's first segment,
+ * byte for byte, acking what the second burst acked; a segment far
+ * before it gets nothing. (Before: dropped as a bad cookie, every time
+ * the client's timer fired, and the connection stalled.)
+ */
+static void pipe_chain_case(bool v6)
+{
+	static const char req[] = "GET / HTTP/1.1\r\nHost: a\r\n\r\n";
+	static struct pipe_seg orig[4], orig2[4], seg;
+	static char payload[1024], both[1024];
+	uint8_t f[4096], mymac[6], client_mac[6] = {0x02, 0, 0, 0, 0, 0x45};
+	struct seg_spec s =
+		pipe_client(v6, 40300, 223000, 7770000, 5000, payload);
+	struct seg_spec c;
+	uint32_t rl = sizeof(req) - 1, end_req, held, end, held2, got, i;
+	uint64_t resent0 = counter(BLITZ_CNT_RETRANSMITS),
+		 bad0 = counter(BLITZ_CNT_DROP_BAD_COOKIE);
+	int fd, n, ifx = if_nametoindex("bzt0");
+
+	payload[0] = 0;
+	for (i = 0; i < 16; i++)
+		strcat(payload, req);
+	T_CHECK(!bzt0_mac(mymac));
+	s.dst_mac = mymac;
+	s.src_mac = client_mac;
+	s.tsecr = tsecr_of(&s);
+	end_req = s.seq + 16 * rl;
+	held = end_req - rl;
+	fd = pipe_sniffer();
+	T_CHECK(fd >= 0);
+	if (fd < 0)
+		return;
+	/* the first burst, every segment delivered */
+	T_EQ_INT(run_frame_on(f, build(f, &s), ifx, 0), TC_ACT_SHOT);
+	for (n = 0, got = 0;
+	     n < 4 && pipe_recv(fd, v6, client_mac, &orig[n]) == 0; n++)
+		got += orig[n].len;
+	T_EQ_INT(n, 4);
+	end = s.ack + got;
+	/* the second batch, at the first burst's end (our ACK of the held
+	 * request lost: the client's tail-loss probe sends new data) */
+	c = s;
+	c.seq = end_req;
+	c.ack = end;
+	c.tsval = s.tsval + 1;
+	c.tsecr = orig[0].tsval;
+	T_EQ_INT(run_frame_on(f, build(f, &c), ifx, 0), TC_ACT_SHOT);
+	for (n = 0, got = 0;
+	     n < 4 && pipe_recv(fd, v6, client_mac, &orig2[n]) == 0; n++)
+		got += orig2[n].len;
+	T_EQ_INT(n, 4);
+	held2 = end_req + 15 * rl;
+	T_EQ_INT(orig2[0].seq, end);
+	T_EQ_INT(orig2[0].ack, held2);
+	/* every segment of it lost: the timer, one collapsed segment */
+	strcpy(both, req);
+	strcat(both, payload);
+	c.seq = held;
+	c.payload = both;
+	c.tsval++;
+	T_EQ_INT(run_frame_on(f, build(f, &c), ifx, 0), TC_ACT_SHOT);
+	T_CHECK(pipe_recv(fd, v6, client_mac, &seg) == 0);
+	T_EQ_INT(seg.seq, end);
+	T_EQ_INT(seg.ack, held2);
+	T_EQ_INT(seg.len, orig2[0].len);
+	T_EQ_INT(seg.tsval, orig2[0].tsval);
+	T_CHECK(seg.csum_ok && seg.mac_ok);
+	T_CHECK(!memcmp(seg.payload, orig2[0].payload, orig2[0].len));
+	/* lost again: the timer, the held-back request alone this time */
+	usleep(1100);
+	c.payload = req;
+	c.tsval++;
+	T_EQ_INT(run_frame_on(f, build(f, &c), ifx, 0), TC_ACT_SHOT);
+	T_CHECK(pipe_recv(fd, v6, client_mac, &seg) == 0);
+	T_EQ_INT(seg.seq, end);
+	T_EQ_INT(seg.ack, held2);
+	T_CHECK(!memcmp(seg.payload, orig2[0].payload, orig2[0].len));
+	T_EQ_INT(counter(BLITZ_CNT_RETRANSMITS), resent0 + 2);
+	/* far before what any burst of the flow held back: nothing */
+	usleep(1100);
+	c.seq = held - 40000;
+	c.tsval++;
+	T_EQ_INT(run_frame_on(f, build(f, &c), ifx, 0), TC_ACT_SHOT);
+	T_CHECK(pipe_recv(fd, v6, client_mac, &seg) < 0);
+	T_EQ_INT(counter(BLITZ_CNT_DROP_BAD_COOKIE), bad0 + 1);
+	close(fd);
+}
+
+PIPE_TEST(t_pipeline_loss_chained_v4, pipe_chain_case(false))
+
+PIPE_TEST(t_pipeline_loss_chained_v6, pipe_chain_case(true))
+
 /* The sniffer's next segment within ms milliseconds, or -1. */
 static int pipe_recv_ms(int fd, bool v6, const uint8_t *mac, struct pipe_seg *o,
 			int ms)
@@ -1713,6 +1812,231 @@ static void t_pipeline_loss_random(void)
 	       seed, done, RL_BURSTS, dropped, duped,
 	       (unsigned long long)(counter(BLITZ_CNT_RETRANSMITS) - resent0));
 	T_CHECK(dropped > 0);
+}
+
+/*
+ * Batch after batch on one connection under random loss (in runs, as on
+ * a real link) and duplication in both directions, against a client that
+ * follows Linux: it keeps ts_recent as Linux does and drops a segment that
+ * fails PAWS; with every response of a batch in, it writes the next batch at
+ * once (TCP_NODELAY) or holds it while anything is unacked (Nagle), and then
+ * sends a pure ACK; a hole gets a duplicate ACK; when nothing comes, its timer
+ * sends the held batch (a tail-loss probe sends new data) or re-sends from its
+ * oldest unacked byte, as much as one MSS holds (Linux collapses
+ * segments). Every response must arrive with its bytes the same in every
+ * copy, nothing may ack beyond what the client sent, and the stream must
+ * end with every request acked, within a bounded number of exchanges.
+ */
+#define RC_BATCHES 30
+#define RC_RING 65536
+
+static uint8_t rc_buf[RC_RING];
+static uint16_t rc_gen[RC_RING];
+
+static void t_pipeline_loss_chained_random(void)
+{
+	static const char req[] = "GET / HTTP/1.1\r\nHost: a\r\n\r\n";
+	static char payload[2048];
+	static struct pipe_seg seg;
+	uint8_t f[4096], mymac[6], client_mac[6] = {0x02, 0, 0, 0, 0, 0x46};
+	uint32_t rl = sizeof(req) - 1, seed = (uint32_t)time(NULL) ^ 0x5a5a;
+	uint32_t cs0, isn, snd_una = 0, snd_nxt = 0, wrote = 0, rcv_nxt = 0,
+			   rcv_wup = 0, ts_recent, tsval = 2000, want = 0,
+			   batch0 = 0;
+	int fd, round, batches = 0, ifx = if_nametoindex("bzt0"), lost = 0,
+		       doubled = 0, paws = 0, clost = 0, timers = 0, early = 0;
+	uint64_t resent0 = counter(BLITZ_CNT_RETRANSMITS);
+	bool nagle = false, outage;
+
+	if (!pipe_ready())
+		return;
+	if (getenv("SEQ_SEED"))
+		seed = (uint32_t)strtoul(getenv("SEQ_SEED"), NULL, 0);
+	srandom(seed);
+	T_CHECK(!bzt0_mac(mymac));
+	fd = pipe_sniffer();
+	T_CHECK(fd >= 0);
+	if (fd < 0)
+		return;
+	memset(rc_gen, 0, sizeof(rc_gen));
+	struct seg_spec c = pipe_client(
+		false, (uint16_t)(42000 + random() % 1000), (uint32_t)random(),
+		(uint32_t)random(), tsval, payload);
+	c.dst_mac = mymac;
+	c.src_mac = client_mac;
+	cs0 = c.seq;
+	isn = c.ack;
+	ts_recent = tsecr_of(&c);
+
+	for (round = 0; round < 3000; round++) {
+		bool sent_data = false, arrived = false, ooo = false;
+		uint32_t from = 0, to = 0;
+
+		/* the application: the next batch once every response is in */
+		if (rcv_nxt == want && wrote == snd_nxt &&
+		    batches < RC_BATCHES) {
+			int nreq = 6 + (int)(random() % 35);
+
+			batch0 = wrote;
+			wrote += (uint32_t)nreq * rl;
+			want += (uint32_t)nreq * PIPE_RESP_LEN;
+			batches++;
+			nagle = random() % 2;
+		}
+		/* what the client sends now: new data when nothing is
+		 * unacked or it does not wait for that (Nagle) */
+		if (wrote != snd_nxt && (!nagle || snd_una == snd_nxt)) {
+			from = snd_nxt;
+			to = wrote - from > 1448 ? from + 1448 : wrote;
+		}
+		if (from != to) {
+			uint32_t k;
+
+			for (k = from; k < to; k++)
+				payload[k - from] = req[k % rl];
+			payload[to - from] = 0;
+			c.seq = cs0 + from;
+			c.ack = isn + rcv_nxt;
+			c.flags = F_ACK | F_PSH;
+			c.tsval = ++tsval;
+			c.tsecr = ts_recent;
+			rcv_wup = rcv_nxt;
+			if (to > snd_nxt)
+				snd_nxt = to;
+			sent_data = true;
+			if (random() % 100 >= 10)
+				run_frame_on(f, build(f, &c), ifx, 0);
+			else
+				clost++;
+		}
+		/* what arrives, each segment lost or doubled at random; and
+		 * losses come in runs on a real link: now and then all that
+		 * comes in one exchange (a whole burst, a re-send) is lost */
+		outage = random() % 100 < 10;
+		while (pipe_recv_ms(fd, false, client_mac, &seg, 5) == 0) {
+			uint32_t off = seg.seq - isn, a = seg.ack - cs0, k;
+			int copies = 1;
+
+			if (outage || random() % 100 < 10) {
+				lost++;
+				continue;
+			}
+			if (random() % 100 < 10) {
+				doubled++;
+				copies = 2;
+			}
+			T_CHECK_MSG(a <= snd_nxt,
+				    "seed %u: ack %u beyond what was sent (%u)",
+				    seed, a, snd_nxt);
+			if ((int32_t)(seg.tsval - ts_recent) < 0) {
+				paws++; /* Linux drops it, sends a dup ACK */
+				ooo = true;
+				continue;
+			}
+			arrived = true;
+			if (a > snd_una && a <= snd_nxt)
+				snd_una = a;
+			T_CHECK(off + seg.len <= want);
+			if (off + seg.len > want)
+				break;
+			while (copies--) {
+				for (k = 0; k < seg.len; k++) {
+					uint32_t o = off + k, i = o % RC_RING,
+						 r = o % PIPE_RESP_LEN;
+					uint16_t g =
+						(uint16_t)(o / RC_RING + 1);
+					uint8_t b = seg.payload[k];
+
+					if (rc_gen[i] == g) {
+						T_CHECK_MSG(rc_buf[i] == b,
+							    "seed %u: byte %u "
+							    "differs",
+							    seed, o);
+						continue;
+					}
+					if (r < PIPE_DATE_OFF ||
+					    r >= PIPE_DATE_OFF + BLITZ_DATE_LEN)
+						T_CHECK_MSG(
+							b == pipe_tmpl[BLITZ_RESP_GET_KA]
+								      [r],
+							"seed %u: byte %u",
+							seed, o);
+					rc_gen[i] = g;
+					rc_buf[i] = b;
+				}
+			}
+			if (!(off > rcv_wup))
+				ts_recent = seg.tsval;
+			while (rcv_nxt < want &&
+			       rc_gen[rcv_nxt % RC_RING] ==
+				       (uint16_t)(rcv_nxt / RC_RING + 1))
+				rcv_nxt++;
+			if (off > rcv_nxt)
+				ooo = true;
+		}
+		if (batches == RC_BATCHES && rcv_nxt == want &&
+		    snd_una == snd_nxt && wrote == snd_nxt)
+			break;
+		c.tsecr = ts_recent;
+		c.ack = isn + rcv_nxt;
+		if (arrived || ooo) {
+			/* an ACK of what came (a duplicate one for a hole),
+			 * unless new data is about to carry it */
+			if (!sent_data || ooo) {
+				c.seq = cs0 + snd_nxt;
+				c.payload = "";
+				c.flags = F_ACK;
+				c.tsval = ++tsval;
+				rcv_wup = rcv_nxt;
+				if (random() % 100 >= 10)
+					run_frame_on(f, build(f, &c), ifx, 0);
+				else
+					clost++;
+				c.payload = payload;
+			}
+			continue;
+		}
+		if (sent_data)
+			continue;
+		/* nothing came: the timer. A tail-loss probe sends the data
+		 * Nagle held; else re-send from the oldest unacked byte. */
+		usleep(1100);
+		timers++;
+		if (wrote != snd_nxt) {
+			nagle = false;
+			continue;
+		}
+		if (snd_una == snd_nxt)
+			continue; /* nothing to send: only ours can be missing
+				   */
+		from = snd_una;
+		to = snd_nxt - from > 1448 ? from + 1448 : snd_nxt;
+		early += from < batch0; /* from a batch before the last */
+		for (uint32_t k = from; k < to; k++)
+			payload[k - from] = req[k % rl];
+		payload[to - from] = 0;
+		c.seq = cs0 + from;
+		c.flags = F_ACK | F_PSH;
+		c.tsval = ++tsval;
+		rcv_wup = rcv_nxt;
+		if (random() % 100 >= 10)
+			run_frame_on(f, build(f, &c), ifx, 0);
+		else
+			clost++;
+	}
+	close(fd);
+	printf("  seed %u: %d of %d batches, %u of %u response bytes, %u of %u "
+	       "request bytes acked in %d rounds; %d segments lost, %d "
+	       "doubled, %d of the client's lost, %d PAWS drops, %d timers "
+	       "(%d from a batch before the last), %llu re-sent\n",
+	       seed, batches, RC_BATCHES, rcv_nxt, want, snd_una, snd_nxt,
+	       round, lost, doubled, clost, paws, timers, early,
+	       (unsigned long long)(counter(BLITZ_CNT_RETRANSMITS) - resent0));
+	T_CHECK_MSG(batches == RC_BATCHES && rcv_nxt == want &&
+			    snd_una == snd_nxt,
+		    "seed %u: the stream stalled", seed);
+	T_CHECK(paws == 0);
+	T_CHECK(lost > 0 && clost > 0);
 }
 
 /* Without timestamps a TC burst leaves no flow entry, so nothing would
@@ -2195,7 +2519,10 @@ int main(int argc, char **argv)
 	T_RUN(t_pipeline_no_ts);
 	T_RUN(t_pipeline_loss_resent_v4);
 	T_RUN(t_pipeline_loss_resent_v6);
+	T_RUN(t_pipeline_loss_chained_v4);
+	T_RUN(t_pipeline_loss_chained_v6);
 	T_RUN(t_pipeline_loss_random);
+	T_RUN(t_pipeline_loss_chained_random);
 	T_RUN(t_csum_handoff_v4);
 	T_RUN(t_csum_handoff_v6);
 	T_RUN(t_csum_pipeline);
