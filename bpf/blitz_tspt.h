@@ -168,18 +168,16 @@ BLITZ_INLINE int blitz_tspt_see(struct blitz_tspt *p, __u64 flow0, __u64 e_now,
 }
 
 /*
- * The end (x, w) of a reply made at a point p accepted: on the track, so
- * it needs no check; held as the newest point unless already held.
+ * The end (x, w) of a reply made at a point the live entry p accepted
+ * (blitz_tspt_see() left it live at this epoch, and nothing touched it
+ * since): on the track, so it needs no check; held as the newest point
+ * unless already held.
  */
-BLITZ_INLINE void blitz_tspt_end(struct blitz_tspt *p, __u64 flow0, __u64 e_now,
-				 __u32 x, __u32 w, int closed)
+BLITZ_INLINE void blitz_tspt_end_live(struct blitz_tspt *p, __u32 x, __u32 w,
+				      int closed)
 {
 	__u32 i;
 
-	if (!blitz_tspt_live(p, flow0, e_now)) {
-		blitz_tspt_fresh(p, flow0, e_now, x, w, closed);
-		return;
-	}
 	if (blitz_tspt_held(p, x, w, closed))
 		return;
 	i = (p->last + 1U) & (BLITZ_TSPT_PTS - 1);

@@ -161,14 +161,14 @@ static __always_inline int tspt_check(struct blitz_ring_cache *rc,
 #endif
 
 /* Note where the reply rec (timestamps) ends in its flow's entry p (from
- * tspt_check): a point on the track when the one it was made at was. */
+ * tspt_check, which left it live: no second liveness check): a point on
+ * the track when the one it was made at was. */
 static __always_inline void tspt_note_end(struct blitz_tspt *p,
-					  struct blitz_ring_cache *rc,
 					  const struct blitz_seq_rec *rec)
 {
 	if (p)
-		blitz_tspt_end(p, rc->q.h.flow0, rc->r.e_now, rec->sent.end_rcv,
-			       rec->sent.end_snd, rec->sent.closed);
+		blitz_tspt_end_live(p, rec->sent.end_rcv, rec->sent.end_snd,
+				    rec->sent.closed);
 }
 
 /* The source a flow entry is capped by: an IPv4 address, an IPv6 /64. */
@@ -219,7 +219,7 @@ reply_at(struct xdp_md *ctx, const struct blitz_config *cfg,
 		blitz_flow_record(rc, rec);
 	}
 	if (verdict == XDP_TX && s->has_ts && !BLITZ_TSPT_ON_OFF)
-		tspt_note_end(pt, rc, rec);
+		tspt_note_end(pt, rec);
 	return verdict;
 }
 
