@@ -53,6 +53,10 @@ static uint32_t txn;
 /* Frames the core sent to the big-mode peer's port: SYN-ACKs, pure ACKs. */
 static uint32_t fz_synacks, fz_pure_acks;
 static uint32_t fz_rcv_nxt; /* the ack field of the last one: RCV.NXT */
+/* Big mode: the end of the highest sequence number the peer has sent on
+ * the connection (data, FIN); the core must never ack past it. */
+static uint32_t fz_peer_end;
+static uint32_t fz_conn_ack; /* the ack of its last frame but a SYN-ACK */
 /* What the fake peer learned from the core's frames. */
 static uint32_t last_seq, last_end, got_any;
 static struct tcp_core *cur; /* the core under test (fz_send reads it) */
@@ -200,6 +204,18 @@ static void fz_send(void *ctx, struct tcp_frame *f, uint32_t n)
 			fz_synacks += (fl & 0x12) == 0x12;
 			if (fl & 0x10)
 				fz_rcv_nxt = rd32(d + 14 + l3 + 8);
+			/* Not a SYN-ACK: a SYN of a fuzzed ISN on a closed
+			 * tuple makes another connection, acking that SYN */
+			if ((fl & 0x12) == 0x10) {
+				fz_conn_ack = rd32(d + 14 + l3 + 8);
+				if (pe.on &&
+				    (int32_t)(fz_conn_ack - fz_peer_end) > 0)
+					broken("an ACK of bytes the peer never "
+					       "sent: acked past its end by",
+					       (int32_t)(fz_conn_ack -
+							 fz_peer_end),
+					       0);
+			}
 			fz_pure_acks += fl == 0x10 && tl == doff;
 		}
 		if (pe.on)
@@ -416,6 +432,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			pe.base = sack;
 			pe.ws = (data[0] & 4) ? PEER_WS : 0;
 			pe.on = true;
+			fz_peer_end = cseq + (get_in_ack ? glen : 0);
+			fz_conn_ack = cseq;
 			note_ack(sack, win0);
 		}
 		rx(c, f,
@@ -424,10 +442,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		      0));
 		if (tcp_core_active(c) != 1)
 			abort();
-		if (big && !get_in_ack)
+		if (big && !get_in_ack) {
+			fz_peer_end = cseq + glen;
 			rx(c, f,
 			   mk(f, v6, sport, 0x18, cseq, sack, win0,
 			      (const uint8_t *)get_req, glen, NULL, 0));
+		}
 		if (big) {
 			cseq += glen;
 			/* 64 KiB of body must be on its way: a first window */
@@ -452,8 +472,16 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 			switch (op % (big ? 12 : 4)) {
 			case 0: /* a segment near the expected numbers */
-				if (big)
+				if (big) {
+					uint32_t e = cseq + (uint32_t)so + len +
+						     !!(flags & 0x01) +
+						     !!(flags & 0x02);
+
 					note_ack(sack + (uint32_t)ao, win);
+					if (!(flags & 0x04) &&
+					    (int32_t)(e - fz_peer_end) > 0)
+						fz_peer_end = e;
+				}
 				rx(c, f,
 				   mk(f, v6, sport, flags, cseq + (uint32_t)so,
 				      sack + (uint32_t)ao, win, data + i, len,
@@ -552,6 +580,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 				break;
 			}
 			i += len;
+			/* A peer's next sequence number is never below what
+			 * the core acked: a segment that reached back under
+			 * cseq (so < 0) may have carried data or a FIN past
+			 * it, and the core took them. */
+			if (big && (int32_t)(fz_conn_ack - cseq) > 0)
+				cseq = fz_conn_ack;
 		}
 		if (big && pe.on)
 			big_drain(c, f, v6, cseq);
