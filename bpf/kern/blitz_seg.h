@@ -721,6 +721,29 @@ static __always_inline int blitz_csum_lin_block(void *data, void *end, __u32 o,
 	return 0;
 }
 
+/* The last t (1-3) bytes of a span that ends at e (e >= 4), into *sum: the
+ * word that ends the span, its bytes already summed shifted out, zeros in
+ * their place. 0, or -1 when that word passes end; nothing when t is 0. */
+static __always_inline int blitz_csum_lin_tail(void *data, void *end, __u64 e,
+					       __u32 t, __u64 *sum)
+{
+	const __u32 *w;
+	__u32 v;
+
+	if (!t)
+		return 0;
+	w = data + ((e - 4) & BLITZ_CSUM_LIN_SPAN);
+	if ((void *)(w + 1) > end)
+		return -1;
+	v = *w;
+#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+	*sum += v >> (8 * (4 - t));
+#else
+	*sum += v << (8 * (4 - t));
+#endif
+	return 0;
+}
+
 /* The ones' complement sum of len bytes at off, unfolded, read in place;
  * BLITZ_CSUM_LIN_NONE when they do not all lie in the linear part. */
 static __always_inline __u64 blitz_csum_lin(void *ctx, const int kind,
@@ -728,8 +751,7 @@ static __always_inline __u64 blitz_csum_lin(void *ctx, const int kind,
 {
 	void *data = blitz_pkt_data(ctx, kind);
 	void *end = blitz_pkt_end(ctx, kind);
-	__u32 rest = len & (BLITZ_CSUM_CHUNK - 1), i, e, m, v;
-	const __u32 *w;
+	__u32 rest = len & (BLITZ_CSUM_CHUNK - 1), i, e, m;
 	__u64 sum = 0;
 
 	if ((__u64)off + len > BLITZ_CSUM_LIN_SPAN || len < 4)
@@ -764,19 +786,8 @@ static __always_inline __u64 blitz_csum_lin(void *ctx, const int kind,
 	BLITZ_CSUM_LIN_BIT(8);
 	BLITZ_CSUM_LIN_BIT(4);
 #undef BLITZ_CSUM_LIN_BIT
-	/* The last 1-3 bytes: the word that ends the span (len >= 4), its
-	 * bytes already summed shifted out, zeros in their place. */
-	if (rest & 3) {
-		w = data + ((e - 4) & BLITZ_CSUM_LIN_SPAN);
-		if ((void *)(w + 1) > end)
-			return BLITZ_CSUM_LIN_NONE;
-		v = *w;
-#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
-		sum += v >> (8 * (4 - (rest & 3)));
-#else
-		sum += v << (8 * (4 - (rest & 3)));
-#endif
-	}
+	if (blitz_csum_lin_tail(data, end, e, rest & 3, &sum))
+		return BLITZ_CSUM_LIN_NONE;
 	return sum;
 }
 
@@ -813,8 +824,7 @@ static __always_inline __u64 blitz_csum_lin_small(void *ctx, const int kind,
 	void *data = blitz_pkt_data(ctx, kind);
 	void *end = blitz_pkt_end(ctx, kind);
 	__u64 m = len, e = off + len, sum = 0;
-	const __u32 *w;
-	__u32 v, k;
+	__u32 k;
 	void *p;
 
 	if (len < 4 || len >= BLITZ_CSUM_SMALL || e > BLITZ_CSUM_LIN_SPAN)
@@ -828,18 +838,8 @@ static __always_inline __u64 blitz_csum_lin_small(void *ctx, const int kind,
 			return BLITZ_CSUM_LIN_NONE;
 		p += m & k;
 	}
-	/* The last 1-3 bytes, as blitz_csum_lin() takes them. */
-	if (len & 3) {
-		w = data + ((e - 4) & BLITZ_CSUM_LIN_SPAN);
-		if ((void *)(w + 1) > end)
-			return BLITZ_CSUM_LIN_NONE;
-		v = *w;
-#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
-		sum += v >> (8 * (4 - (len & 3)));
-#else
-		sum += v << (8 * (4 - (len & 3)));
-#endif
-	}
+	if (blitz_csum_lin_tail(data, end, e, len & 3, &sum))
+		return BLITZ_CSUM_LIN_NONE;
 	return sum;
 }
 

@@ -1379,6 +1379,31 @@ static uint64_t mono_ns(void)
 	return t.tv_sec * 1000000000ULL + t.tv_nsec;
 }
 
+/* A burst test's batch: 16 copies of req in payload (s's), s sent from
+ * client_mac to bzt0's mymac with the TSecr of its point; *end_req its
+ * end, *held the start of its last request. Returns the sniffer on the
+ * peer veth, < 0 (checked) when none. */
+static int pipe_batch16(struct seg_spec *s, char *payload, const char *req,
+			uint8_t *mymac, uint8_t *client_mac, uint32_t *end_req,
+			uint32_t *held)
+{
+	uint32_t rl = strlen(req), i;
+	int fd;
+
+	payload[0] = 0;
+	for (i = 0; i < 16; i++)
+		strcat(payload, req);
+	T_CHECK(!bzt0_mac(mymac));
+	s->dst_mac = mymac;
+	s->src_mac = client_mac;
+	s->tsecr = tsecr_of(s);
+	*end_req = s->seq + 16 * rl;
+	*held = *end_req - rl;
+	fd = pipe_sniffer();
+	T_CHECK(fd >= 0);
+	return fd;
+}
+
 /*
  * A burst under loss (blitz_pipe_burst_on): 16 GETs answered in 4
  * segments that ack all but the last request. The client lost segments
@@ -1399,7 +1424,7 @@ static void pipe_loss_case(bool v6)
 	struct seg_spec s =
 		pipe_client(v6, 40200, 123000, 9990000, 4000, payload);
 	struct seg_spec c;
-	uint32_t rl = sizeof(req) - 1, end_req, held, end, got = 0, i;
+	uint32_t end_req, held, end, got = 0;
 	uint64_t t0;
 	bool again;
 	uint64_t resent0 = counter(BLITZ_CNT_RETRANSMITS),
@@ -1407,16 +1432,7 @@ static void pipe_loss_case(bool v6)
 		 bad0 = counter(BLITZ_CNT_DROP_BAD_COOKIE);
 	int fd, n = 0, ifx = if_nametoindex("bzt0");
 
-	for (i = 0; i < 16; i++)
-		strcat(payload, req);
-	T_CHECK(!bzt0_mac(mymac));
-	s.dst_mac = mymac;
-	s.src_mac = client_mac;
-	s.tsecr = tsecr_of(&s);
-	end_req = s.seq + 16 * rl;
-	held = end_req - rl;
-	fd = pipe_sniffer();
-	T_CHECK(fd >= 0);
+	fd = pipe_batch16(&s, payload, req, mymac, client_mac, &end_req, &held);
 	if (fd < 0)
 		return;
 	T_EQ_INT(run_frame_on(f, build(f, &s), ifx, 0), TC_ACT_SHOT);
@@ -1522,6 +1538,26 @@ PIPE_TEST(t_pipeline_loss_resent_v4, pipe_loss_case(false))
 
 PIPE_TEST(t_pipeline_loss_resent_v6, pipe_loss_case(true))
 
+/* The client's retransmission c (its TSval one newer) must bring back
+ * want, the first segment of the burst: the same seq, ack, length, TSval
+ * and bytes, with good checksums and a TSval that verifies. */
+static void pipe_chain_resent(uint8_t *f, struct seg_spec *c, int ifx, int fd,
+			      bool v6, const uint8_t *client_mac,
+			      const struct pipe_seg *want)
+{
+	static struct pipe_seg seg;
+
+	c->tsval++;
+	T_EQ_INT(run_frame_on(f, build(f, c), ifx, 0), TC_ACT_SHOT);
+	T_CHECK(pipe_recv(fd, v6, client_mac, &seg) == 0);
+	T_EQ_INT(seg.seq, want->seq);
+	T_EQ_INT(seg.ack, want->ack);
+	T_EQ_INT(seg.len, want->len);
+	T_EQ_INT(seg.tsval, want->tsval);
+	T_CHECK(seg.csum_ok && seg.mac_ok);
+	T_CHECK(!memcmp(seg.payload, want->payload, want->len));
+}
+
 /*
  * Two bursts in a row on one connection, where the ACK of the first
  * burst's held-back request and every segment of the second are lost:
@@ -1543,22 +1579,12 @@ static void pipe_chain_case(bool v6)
 	struct seg_spec s =
 		pipe_client(v6, 40300, 223000, 7770000, 5000, payload);
 	struct seg_spec c;
-	uint32_t rl = sizeof(req) - 1, end_req, held, end, held2, got, i;
+	uint32_t rl = sizeof(req) - 1, end_req, held, end, held2, got;
 	uint64_t resent0 = counter(BLITZ_CNT_RETRANSMITS),
 		 bad0 = counter(BLITZ_CNT_DROP_BAD_COOKIE);
 	int fd, n, ifx = if_nametoindex("bzt0");
 
-	payload[0] = 0;
-	for (i = 0; i < 16; i++)
-		strcat(payload, req);
-	T_CHECK(!bzt0_mac(mymac));
-	s.dst_mac = mymac;
-	s.src_mac = client_mac;
-	s.tsecr = tsecr_of(&s);
-	end_req = s.seq + 16 * rl;
-	held = end_req - rl;
-	fd = pipe_sniffer();
-	T_CHECK(fd >= 0);
+	fd = pipe_batch16(&s, payload, req, mymac, client_mac, &end_req, &held);
 	if (fd < 0)
 		return;
 	/* the first burst, every segment delivered */
@@ -1588,24 +1614,11 @@ static void pipe_chain_case(bool v6)
 	strcat(both, payload);
 	c.seq = held;
 	c.payload = both;
-	c.tsval++;
-	T_EQ_INT(run_frame_on(f, build(f, &c), ifx, 0), TC_ACT_SHOT);
-	T_CHECK(pipe_recv(fd, v6, client_mac, &seg) == 0);
-	T_EQ_INT(seg.seq, end);
-	T_EQ_INT(seg.ack, held2);
-	T_EQ_INT(seg.len, orig2[0].len);
-	T_EQ_INT(seg.tsval, orig2[0].tsval);
-	T_CHECK(seg.csum_ok && seg.mac_ok);
-	T_CHECK(!memcmp(seg.payload, orig2[0].payload, orig2[0].len));
+	pipe_chain_resent(f, &c, ifx, fd, v6, client_mac, &orig2[0]);
 	/* lost again: the timer, the held-back request alone this time */
 	usleep(1100);
 	c.payload = req;
-	c.tsval++;
-	T_EQ_INT(run_frame_on(f, build(f, &c), ifx, 0), TC_ACT_SHOT);
-	T_CHECK(pipe_recv(fd, v6, client_mac, &seg) == 0);
-	T_EQ_INT(seg.seq, end);
-	T_EQ_INT(seg.ack, held2);
-	T_CHECK(!memcmp(seg.payload, orig2[0].payload, orig2[0].len));
+	pipe_chain_resent(f, &c, ifx, fd, v6, client_mac, &orig2[0]);
 	T_EQ_INT(counter(BLITZ_CNT_RETRANSMITS), resent0 + 2);
 	/* far before what any burst of the flow held back: nothing */
 	usleep(1100);
@@ -1629,6 +1642,25 @@ static int pipe_recv_ms(int fd, bool v6, const uint8_t *mac, struct pipe_seg *o,
 
 	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
 	return pipe_recv(fd, v6, mac, o);
+}
+
+/* A randomized burst test's start: the seed (SEQ_SEED overrides it)
+ * given to srandom() and left in *seed, bzt0's MAC, and the sniffer on the peer
+ * veth; < 0 when the testbed is not there (SKIP) or the sniffer failed (FAIL).
+ */
+static int pipe_random_start(uint8_t *mymac, uint32_t *seed)
+{
+	int fd;
+
+	if (!pipe_ready())
+		return -1;
+	if (getenv("SEQ_SEED"))
+		*seed = (uint32_t)strtoul(getenv("SEQ_SEED"), NULL, 0);
+	srandom(*seed);
+	T_CHECK(!bzt0_mac(mymac));
+	fd = pipe_sniffer();
+	T_CHECK(fd >= 0);
+	return fd;
 }
 
 /*
@@ -1657,14 +1689,7 @@ static void t_pipeline_loss_random(void)
 		   duped = 0;
 	uint64_t resent0 = counter(BLITZ_CNT_RETRANSMITS);
 
-	if (!pipe_ready())
-		return;
-	if (getenv("SEQ_SEED"))
-		seed = (uint32_t)strtoul(getenv("SEQ_SEED"), NULL, 0);
-	srandom(seed);
-	T_CHECK(!bzt0_mac(mymac));
-	fd = pipe_sniffer();
-	T_CHECK(fd >= 0);
+	fd = pipe_random_start(mymac, &seed);
 	if (fd < 0)
 		return;
 	for (b = 0; b < RL_BURSTS; b++) {
@@ -1814,6 +1839,20 @@ static void t_pipeline_loss_random(void)
 	T_CHECK(dropped > 0);
 }
 
+/* The chained test's client sends c with a fresh TSval, its window's
+ * edge (RCV.WUP) moved to RCV.NXT by the ACK it carries; 10% of what it
+ * sends is lost on the way (counted in *clost). */
+static void rc_send(uint8_t *f, struct seg_spec *c, int ifx, uint32_t *tsval,
+		    uint32_t *rcv_wup, uint32_t rcv_nxt, int *clost)
+{
+	c->tsval = ++*tsval;
+	*rcv_wup = rcv_nxt;
+	if (random() % 100 >= 10)
+		run_frame_on(f, build(f, c), ifx, 0);
+	else
+		(*clost)++;
+}
+
 /*
  * Batch after batch on one connection under random loss (in runs, as on
  * a real link) and duplication in both directions, against a client that
@@ -1848,14 +1887,7 @@ static void t_pipeline_loss_chained_random(void)
 	uint64_t resent0 = counter(BLITZ_CNT_RETRANSMITS);
 	bool nagle = false, outage;
 
-	if (!pipe_ready())
-		return;
-	if (getenv("SEQ_SEED"))
-		seed = (uint32_t)strtoul(getenv("SEQ_SEED"), NULL, 0);
-	srandom(seed);
-	T_CHECK(!bzt0_mac(mymac));
-	fd = pipe_sniffer();
-	T_CHECK(fd >= 0);
+	fd = pipe_random_start(mymac, &seed);
 	if (fd < 0)
 		return;
 	memset(rc_gen, 0, sizeof(rc_gen));
@@ -1986,12 +2018,8 @@ static void t_pipeline_loss_chained_random(void)
 				c.seq = cs0 + snd_nxt;
 				c.payload = "";
 				c.flags = F_ACK;
-				c.tsval = ++tsval;
-				rcv_wup = rcv_nxt;
-				if (random() % 100 >= 10)
-					run_frame_on(f, build(f, &c), ifx, 0);
-				else
-					clost++;
+				rc_send(f, &c, ifx, &tsval, &rcv_wup, rcv_nxt,
+					&clost);
 				c.payload = payload;
 			}
 			continue;
@@ -2017,12 +2045,7 @@ static void t_pipeline_loss_chained_random(void)
 		payload[to - from] = 0;
 		c.seq = cs0 + from;
 		c.flags = F_ACK | F_PSH;
-		c.tsval = ++tsval;
-		rcv_wup = rcv_nxt;
-		if (random() % 100 >= 10)
-			run_frame_on(f, build(f, &c), ifx, 0);
-		else
-			clost++;
+		rc_send(f, &c, ifx, &tsval, &rcv_wup, rcv_nxt, &clost);
 	}
 	close(fd);
 	printf("  seed %u: %d of %d batches, %u of %u response bytes, %u of %u "
