@@ -1231,6 +1231,30 @@ static struct seg_spec pipe_client(bool v6, uint16_t sport, uint32_t seq,
 	return s;
 }
 
+/* A burst test's batch: nreq copies of req in payload (s's), s sent from
+ * client_mac to bzt0's mymac with the TSecr of its point; *held (when
+ * asked) the start of its last request. Returns the sniffer on the peer
+ * veth, < 0 (checked) when none. */
+static int pipe_batch(struct seg_spec *s, char *payload, const char *req,
+		      int nreq, uint8_t *mymac, uint8_t *client_mac,
+		      uint32_t *held)
+{
+	int fd, i;
+
+	payload[0] = 0;
+	for (i = 0; i < nreq; i++)
+		strcat(payload, req);
+	T_CHECK(!bzt0_mac(mymac));
+	s->dst_mac = mymac;
+	s->src_mac = client_mac;
+	s->tsecr = tsecr_of(s);
+	if (held)
+		*held = s->seq + (nreq - 1) * strlen(req);
+	fd = pipe_sniffer();
+	T_CHECK(fd >= 0);
+	return fd;
+}
+
 /*
  * One batch of nreq GETs from the client (no kernel listener on the
  * address), window win (its shift is 7): the program's burst must be
@@ -1261,18 +1285,11 @@ static void pipe_case(bool v6, int nreq, uint16_t win, int n_answer,
 	size_t len;
 	int fd, v, i;
 
-	for (i = 0; i < nreq; i++)
-		strcat(payload, req);
-	s.tsecr = tsecr_of(&s);
-	T_CHECK(!bzt0_mac(mymac));
-	s.dst_mac = mymac;
-	s.src_mac = client_mac;
-	s.win = win;
-	len = build(f, &s);
-	fd = pipe_sniffer();
-	T_CHECK(fd >= 0);
+	fd = pipe_batch(&s, payload, req, nreq, mymac, client_mac, NULL);
 	if (fd < 0)
 		return;
+	s.win = win;
+	len = build(f, &s);
 	v = run_frame_on(f, len, if_nametoindex("bzt0"), gso_segs);
 	T_EQ_INT(v, TC_ACT_SHOT);
 	want_bytes = (uint32_t)n_answer * PIPE_RESP_LEN;
@@ -1379,31 +1396,6 @@ static uint64_t mono_ns(void)
 	return t.tv_sec * 1000000000ULL + t.tv_nsec;
 }
 
-/* A burst test's batch: 16 copies of req in payload (s's), s sent from
- * client_mac to bzt0's mymac with the TSecr of its point; *end_req its
- * end, *held the start of its last request. Returns the sniffer on the
- * peer veth, < 0 (checked) when none. */
-static int pipe_batch16(struct seg_spec *s, char *payload, const char *req,
-			uint8_t *mymac, uint8_t *client_mac, uint32_t *end_req,
-			uint32_t *held)
-{
-	uint32_t rl = strlen(req), i;
-	int fd;
-
-	payload[0] = 0;
-	for (i = 0; i < 16; i++)
-		strcat(payload, req);
-	T_CHECK(!bzt0_mac(mymac));
-	s->dst_mac = mymac;
-	s->src_mac = client_mac;
-	s->tsecr = tsecr_of(s);
-	*end_req = s->seq + 16 * rl;
-	*held = *end_req - rl;
-	fd = pipe_sniffer();
-	T_CHECK(fd >= 0);
-	return fd;
-}
-
 /*
  * A burst under loss (blitz_pipe_burst_on): 16 GETs answered in 4
  * segments that ack all but the last request. The client lost segments
@@ -1424,7 +1416,7 @@ static void pipe_loss_case(bool v6)
 	struct seg_spec s =
 		pipe_client(v6, 40200, 123000, 9990000, 4000, payload);
 	struct seg_spec c;
-	uint32_t end_req, held, end, got = 0;
+	uint32_t rl = sizeof(req) - 1, end_req, held, end, got = 0;
 	uint64_t t0;
 	bool again;
 	uint64_t resent0 = counter(BLITZ_CNT_RETRANSMITS),
@@ -1432,9 +1424,10 @@ static void pipe_loss_case(bool v6)
 		 bad0 = counter(BLITZ_CNT_DROP_BAD_COOKIE);
 	int fd, n = 0, ifx = if_nametoindex("bzt0");
 
-	fd = pipe_batch16(&s, payload, req, mymac, client_mac, &end_req, &held);
+	fd = pipe_batch(&s, payload, req, 16, mymac, client_mac, &held);
 	if (fd < 0)
 		return;
+	end_req = held + rl;
 	T_EQ_INT(run_frame_on(f, build(f, &s), ifx, 0), TC_ACT_SHOT);
 	while (n < 4 && pipe_recv(fd, v6, client_mac, &orig[n]) == 0) {
 		T_EQ_INT(orig[n].seq, s.ack + got);
@@ -1584,9 +1577,10 @@ static void pipe_chain_case(bool v6)
 		 bad0 = counter(BLITZ_CNT_DROP_BAD_COOKIE);
 	int fd, n, ifx = if_nametoindex("bzt0");
 
-	fd = pipe_batch16(&s, payload, req, mymac, client_mac, &end_req, &held);
+	fd = pipe_batch(&s, payload, req, 16, mymac, client_mac, &held);
 	if (fd < 0)
 		return;
+	end_req = held + rl;
 	/* the first burst, every segment delivered */
 	T_EQ_INT(run_frame_on(f, build(f, &s), ifx, 0), TC_ACT_SHOT);
 	for (n = 0, got = 0;

@@ -200,14 +200,15 @@ static void fz_send(void *ctx, struct tcp_frame *f, uint32_t n)
 		if ((uint32_t)(d[14 + l3 + 2] << 8 | d[14 + l3 + 3]) ==
 		    pe.sport) {
 			uint8_t fl = d[14 + l3 + 13];
+			uint32_t ack = rd32(d + 14 + l3 + 8);
 
 			fz_synacks += (fl & 0x12) == 0x12;
 			if (fl & 0x10)
-				fz_rcv_nxt = rd32(d + 14 + l3 + 8);
+				fz_rcv_nxt = ack;
 			/* Not a SYN-ACK: a SYN of a fuzzed ISN on a closed
 			 * tuple makes another connection, acking that SYN */
 			if ((fl & 0x12) == 0x10) {
-				fz_conn_ack = rd32(d + 14 + l3 + 8);
+				fz_conn_ack = ack;
 				if (pe.on &&
 				    (int32_t)(fz_conn_ack - fz_peer_end) > 0)
 					broken("an ACK of bytes the peer never "
