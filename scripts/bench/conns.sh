@@ -302,6 +302,9 @@ fi
 # the engine's cost, per run, then its median.
 jq -s -r --argjson small "$SMALL" --argjson big "$BIG" '
 	def med: sort | if length == 0 then null else .[length / 2 | floor] end;
+	# A figure with no ratio in any run (say a derived one that came out
+	# negative) prints n/a instead of stopping the summary.
+	def r2: if . == null then "n/a" else (. * 100 | round / 100) end;
 	def spread: if length < 2 or med == 0 then 0 else ((max - min) / med * 100 | round) end;
 	(map(select(.failed == null)) | group_by([.engine, .placement, .conns])[] |
 	  "\(.[0].engine) \(.[0].placement) c=\(.[0].conns): \(map(.rps) | med | round) req/s (spread \(map(.rps) | spread)%), engine \(map(.engine_ns) | med) ns/request (spread \(map(.engine_ns) | spread)%), cpu \(map(.cpu_ns) | med) ns (spread \(map(.cpu_ns) | spread)%), steady cpu \(map(.steady_cpu_ns) | med) ns (spread \(map(.steady_cpu_ns) | spread)%), core \(map(.core_ns) | med) ns (spread \(map(.core_ns) | spread)%), errors \(map(.errors) | add), held \(map(.peak_established) | min), answered \(map(.conns_answered) | min), kernel path \(map(.epoll_conns) | add) connections, peak RSS \(map(.rss_peak_kb) | max) kB (\(map(.rss_before_kb) | min) kB before)"),
@@ -313,6 +316,6 @@ jq -s -r --argjson small "$SMALL" --argjson big "$BIG" '
 	(group_by([.engine, .placement])[] | . as $g | ratio($g; .engine_ns) as $r | ratio($g; .core_ns) as $k |
 	  ratio($g; .cpu_ns) as $u | ratio($g; .steady_cpu_ns) as $v | ratio($g; fpr) as $f | ratio($g; cpf) as $p |
 	  select($r | length > 0) |
-	  "\($g[0].engine) \($g[0].placement): cost at \($big) / at \($small) = \($r | med * 100 | round / 100) (runs: \($r | map(. * 100 | round / 100))), core alone \($k | med * 100 | round / 100) (runs: \($k | map(. * 100 | round / 100))), server cpu \($u | med * 100 | round / 100) (runs: \($u | map(. * 100 | round / 100))), steady server cpu \($v | med * 100 | round / 100) (runs: \($v | map(. * 100 | round / 100))); server cpu = frames in per request \($f | med * 100 | round / 100) (runs: \($f | map(. * 100 | round / 100))) x server cpu per frame in \($p | med * 100 | round / 100) (runs: \($p | map(. * 100 | round / 100)))")
+	  "\($g[0].engine) \($g[0].placement): cost at \($big) / at \($small) = \($r | med | r2) (runs: \($r | map(. * 100 | round / 100))), core alone \($k | med | r2) (runs: \($k | map(. * 100 | round / 100))), server cpu \($u | med | r2) (runs: \($u | map(. * 100 | round / 100))), steady server cpu \($v | med | r2) (runs: \($v | map(. * 100 | round / 100))); server cpu = frames in per request \($f | med | r2) (runs: \($f | map(. * 100 | round / 100))) x server cpu per frame in \($p | med | r2) (runs: \($p | map(. * 100 | round / 100)))")
 ' "$results"
 echo "conns: rows in $results" >&2
