@@ -267,7 +267,7 @@ void blitz_xsk_complete(struct blitz_xsk *x)
 		xsk_ring_cons__release(&x->cq, n);
 }
 
-void blitz_xsk_kick_tx(struct blitz_xsk *x, int tries)
+int blitz_xsk_kick_tx(struct blitz_xsk *x, int tries)
 {
 	uint64_t t0;
 	int i;
@@ -276,11 +276,11 @@ void blitz_xsk_kick_tx(struct blitz_xsk *x, int tries)
 		/* Nothing new: kick only for frames still unsent. */
 		blitz_xsk_complete(x);
 		if (x->n_tx_free == x->n_tx)
-			return;
+			return 0;
 	}
 	x->tx_unkicked = 0;
 	if (!xsk_ring_prod__needs_wakeup(&x->tx))
-		return;
+		return 0;
 	t0 = mono_ns();
 	/* Copy mode transmits inside this call (and on veth the peer's
 	 * receive path may run in it too): timed apart. */
@@ -290,6 +290,7 @@ void blitz_xsk_kick_tx(struct blitz_xsk *x, int tries)
 			break;
 	x->kick_ns += mono_ns() - t0;
 	x->kicks++;
+	return 1;
 }
 
 uint32_t blitz_xsk_rx_burst(struct blitz_xsk *x, struct xdp_desc *d,

@@ -154,8 +154,9 @@ void blitz_xsk_complete(struct blitz_xsk *x);
  * sendto(MSG_DONTWAIT), repeated while it says EAGAIN (copy mode moves a
  * bounded batch per call) up to tries times. Only when frames are queued
  * since the last kick or still unsent. Time spent is added to kick_ns.
+ * Returns 1 when it made the call, 0 when nothing needed it.
  */
-void blitz_xsk_kick_tx(struct blitz_xsk *x, int tries);
+int blitz_xsk_kick_tx(struct blitz_xsk *x, int tries);
 
 /* ---- RX ---- */
 

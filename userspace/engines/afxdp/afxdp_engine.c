@@ -262,9 +262,12 @@ static void *xq_thread(void *arg)
 		blitz_xsk_complete(&q->x);
 		n = xq_rx(q, t0);
 		tcp_core_poll_timers(q->core, t0);
-		/* A poll did work when it received or sent something. */
+		/* A poll did work when it received or sent something: a
+		 * kick for frames still unsent counts too, so that the
+		 * busy time holds every kick's (kick_ns is part of it). */
 		work = n || q->x.tx_unkicked;
-		blitz_xsk_kick_tx(&q->x, 1);
+		if (blitz_xsk_kick_tx(&q->x, 1))
+			work = true;
 		if (work) {
 			if (n)
 				blitz_xsk_kick_rx(&q->x);
