@@ -3519,6 +3519,167 @@ out:
 	tcp_core_free(c);
 }
 
+/* ---- the tail-loss probe's episode (RFC 8985 7.4) ---- */
+
+/*
+ * A SACK connection with SRTT 10 ms whose next response (three
+ * segments) loses every ACK: the tail-loss probe resends the last MSS
+ * (RFC 8985 7.3), opening an episode that ends at o's last byte. *o: the
+ * flight, *p: the probe.
+ */
+static bool tlp_probe_resend(struct tcp_core *c, struct peer *pe, uint16_t port,
+			     bool sack, struct sent *o, struct sent *p)
+{
+	bool perm = false, ok;
+	uint32_t i;
+	uint64_t t;
+
+	hs_rtt_ns = 10 * MS;
+	ok = sack ? peer_connect_sack(c, pe, port, 100, &perm)
+		  : peer_connect(c, pe, port, 100);
+	hs_rtt_ns = 0;
+	if (!ok)
+		return false;
+	tcp_core_poll_timers(c, now_ns);
+	for (i = 0; i < 4; i++)
+		rtt_sample(c, pe, 10);
+	wire_rd = nwire;
+	peer_send(c, pe, 0x18, GET, sizeof(GET) - 1);
+	T_EQ_INT(flight(pe, o), 3);
+	t = first_sent_ms(c, pe, p, 60);
+	T_CHECK_MSG(p->data == 1 && t >= 20 && t <= 24 &&
+			    p->seq[0] + p->len[0] == o->seq[2] + o->len[2],
+		    "%u segments at +%llu ms", p->data, (unsigned long long)t);
+	T_EQ_INT(tcp_core_counters(c)->tlp_probes, 1);
+	return o->data == 3 && p->data == 1;
+}
+
+/*
+ * One TLP episode (the probe a resend of the last segment), then the
+ * cumulative ACK of exactly its end: with dsack, carrying a D-SACK of the
+ * probe (the original had come: RFC 8985 7.4.2 case 1); without, nothing
+ * tells the original from the probe, and the episode stays open until
+ * the ACK of the next response goes beyond it. Then eight pipelined GETs:
+ * how many segments cwnd lets go at once.
+ */
+static uint32_t tlp_episode(bool dsack, uint16_t port)
+{
+	static uint8_t body[4000];
+	static char gets8[8 * (sizeof(GET) - 1)];
+	const struct tcp_core_counters *cnt;
+	struct tcp_core *c;
+	struct peer pe = {0};
+	struct sent o, p;
+	uint32_t blk[1][2], end, i, nf = 0;
+
+	fill_body(body, sizeof(body));
+	for (i = 0; i < 8; i++)
+		memcpy(gets8 + i * (sizeof(GET) - 1), GET, sizeof(GET) - 1);
+	c = mk_core_ex(64, body, sizeof(body), 0);
+	if (!c || !tlp_probe_resend(c, &pe, port, true, &o, &p))
+		goto out;
+	cnt = tcp_core_counters(c);
+	end = o.seq[2] + o.len[2];
+	blk[0][0] = p.seq[0];
+	blk[0][1] = end;
+	now_ns += 10 * MS;
+	peer_sack(c, &pe, end, blk, dsack ? 1 : 0);
+	T_EQ_INT(cnt->tlp_spurious, dsack ? 1 : 0);
+	T_EQ_INT(cnt->tlp_recoveries, 0);
+	T_EQ_INT(cnt->dsacks, dsack ? 1 : 0);
+	/* the next response, acked in full */
+	peer_send(c, &pe, 0x18, GET, sizeof(GET) - 1);
+	T_EQ_INT(flight(&pe, &o), 3);
+	now_ns += 10 * MS;
+	peer_ctl(c, &pe, 0x10, pe.snd_nxt, o.seq[2] + o.len[2], 65535);
+	T_EQ_INT(cnt->tlp_recoveries, dsack ? 0 : 1);
+	T_EQ_INT(cnt->tlp_spurious, dsack ? 1 : 0);
+	T_EQ_INT(cnt->sack_recoveries + cnt->rto_timeouts, 0);
+	peer_send(c, &pe, 0x18, gets8, sizeof(gets8));
+	nf = flight(&pe, &o);
+	T_EQ_INT(tcp_core_check(c), 0);
+out:
+	peer_free(&pe);
+	tcp_core_free(c);
+	return nf;
+}
+
+/* RFC 8985 7.4.2 case 1: a D-SACK of the probe's resend shows it was
+ * needless: counted (tlp_spurious), and no congestion response: cwnd as
+ * slow start left it (IW10 and every byte acked since: 24 MSS), so all 23
+ * segments of the eight responses go at once. */
+static void test_tlp_dsack_spurious(void)
+{
+	T_EQ_INT(tlp_episode(true, 40223), 23);
+}
+
+/* RFC 8985 7.4.2: no D-SACK, and an ACK beyond the probe's end: the
+ * probe alone repaired a loss (tlp_recoveries), which takes a loss's
+ * congestion response: ssthresh = max(FlightSize / 2, 2 MSS) of the
+ * flight it was found in (one 4 KiB response), cwnd cut to it: two
+ * segments of the eight responses go. */
+static void test_tlp_loss_repaired(void)
+{
+	T_EQ_INT(tlp_episode(false, 40224), 2);
+}
+
+/*
+ * RFC 8985 7.3/7.4: no second probe while an episode is open. The ACK of
+ * exactly the probe's end leaves it open; the next response, all of its
+ * ACKs lost, is resent by the RTO (200 ms), not probed at 2 SRTT. Without
+ * SACK, a bare duplicate ACK of the probe's end (the receiver had the
+ * original: case 2) closes it as needless, and the next tail is probed.
+ */
+static void test_tlp_one_episode(void)
+{
+	static uint8_t body[4000];
+	const struct tcp_core_counters *cnt;
+	struct tcp_core *c;
+	struct peer pe = {0}, p2 = {0};
+	struct sent o, p;
+	uint32_t end;
+	uint64_t t;
+
+	fill_body(body, sizeof(body));
+	c = mk_core_ex(64, body, sizeof(body), 0);
+	if (!c || !tlp_probe_resend(c, &pe, 40225, true, &o, &p))
+		goto out;
+	cnt = tcp_core_counters(c);
+	end = o.seq[2] + o.len[2];
+	peer_ctl(c, &pe, 0x10, pe.snd_nxt, end, 65535);
+	peer_send(c, &pe, 0x18, GET, sizeof(GET) - 1);
+	T_EQ_INT(flight(&pe, &o), 3);
+	t = first_sent_ms(c, &pe, &p, 300);
+	T_CHECK_MSG(t >= 200 && t <= 201, "resent at +%llu ms",
+		    (unsigned long long)t);
+	T_EQ_INT(cnt->tlp_probes, 1);
+	T_EQ_INT(cnt->rto_timeouts, 1);
+	T_EQ_INT(cnt->tlp_spurious + cnt->tlp_recoveries, 0);
+	tcp_core_free(c);
+
+	/* without SACK: the bare duplicate ACK ends it */
+	c = mk_core_ex(64, body, sizeof(body), 0);
+	if (!c || !tlp_probe_resend(c, &p2, 40226, false, &o, &p))
+		goto out;
+	cnt = tcp_core_counters(c);
+	end = o.seq[2] + o.len[2];
+	peer_ctl(c, &p2, 0x10, p2.snd_nxt, end, 65535);
+	T_EQ_INT(cnt->tlp_spurious, 0);
+	peer_ctl(c, &p2, 0x10, p2.snd_nxt, end, 65535);
+	T_EQ_INT(cnt->tlp_spurious, 1);
+	peer_send(c, &p2, 0x18, GET, sizeof(GET) - 1);
+	T_EQ_INT(flight(&p2, &o), 3);
+	t = first_sent_ms(c, &p2, &p, 300);
+	T_CHECK_MSG(t >= 20 && t <= 24, "probe at +%llu ms",
+		    (unsigned long long)t);
+	T_EQ_INT(cnt->tlp_probes, 2);
+	T_EQ_INT(cnt->tlp_recoveries, 0);
+out:
+	peer_free(&pe);
+	peer_free(&p2);
+	tcp_core_free(c);
+}
+
 /* ---- a randomized oracle: loss, reordering, duplication both ways ---- */
 
 struct or_pkt {
@@ -4026,6 +4187,9 @@ int main(void)
 	T_RUN(test_rack_lost_retransmit);
 	T_RUN(test_sack_rto_skips_sacked);
 	T_RUN(test_sack_receive_ooo);
+	T_RUN(test_tlp_dsack_spurious);
+	T_RUN(test_tlp_loss_repaired);
+	T_RUN(test_tlp_one_episode);
 	T_RUN(test_oracle_sack);
 	T_RUN(test_oracle_nosack);
 	T_RUN(test_sack_clock_laps);

@@ -2,8 +2,9 @@
 /*
  * tcp_input.c - frames into the TCP core: parsing and checksums, the
  * RFC 5961 and window checks of a segment on a connection, cumulative
- * ACKs, RTT samples and NewReno, in-order data into the request loop
- * (http_conn.h) and a SACK peer's out-of-order range into its buffer.
+ * ACKs, RTT samples and NewReno, the end of a tail-loss probe's episode,
+ * in-order data into the request loop (http_conn.h) and a SACK peer's
+ * out-of-order range into its buffer.
  *
  * Must never keep a pointer into an RX frame past tcp_core_rx_burst(),
  * nor act on a segment whose checksum was not verified.
@@ -212,8 +213,6 @@ static void conn_ack(struct tcp_core *c, struct tcp_conn *k, uint32_t ack)
 	k->rto_ms = k->rto_base_ms;
 	k->rto_at = 0;
 	k->tlp_at = 0;
-	if (k->tlp_out && !seq_lt(ack, k->tlp_end))
-		k->tlp_out = 0;
 }
 
 /* RFC 6298 2.2/2.3 on one sample r (us); the RTO has rto_initial_ms as
@@ -360,14 +359,57 @@ static bool seg_refused(struct tcp_core *c, struct tcp_conn *k,
 }
 
 /*
+ * RFC 8985 7.4.2, TLP_process_ack() (Linux's tcp_process_tlp_ack()): an
+ * ACK at or past the probe's end (TLP.end_seq) closes its episode. A
+ * probe of new data hid no loss. A resend hid none when the ACK D-SACKs
+ * it, or is a bare duplicate ACK without SACK blocks: original and probe
+ * both came. An ACK beyond its end with neither: the probe alone repaired
+ * a loss, which takes a loss's congestion response (RFC 5681: ssthresh
+ * from the flight when the loss is found, cwnd no more than that, as the
+ * SACK recovery; once, staying out of recovery, as Linux). An ACK of
+ * exactly its end may be the original's or the probe's: the episode
+ * stays open (and no other probe goes) until one of the above.
+ * una0: SND.UNA before this ACK; wnd: its window, scaled.
+ */
+static __attribute__((noinline)) void tlp_ack_in(struct tcp_core *c,
+						 struct tcp_conn *k,
+						 const struct seg *s,
+						 uint32_t una0, uint32_t wnd)
+{
+	if (seq_lt(s->ack, k->tlp_end))
+		return;
+	if (!k->tlp_rtx) {
+		/* new data, delivered */
+	} else if (k->sack_ok && s->nsack &&
+		   dsack_of_probe(k, s->sack[0].start, s->sack[0].end)) {
+		c->cnt.tlp_spurious++;
+	} else if (seq_gt(s->ack, k->tlp_end)) {
+		uint32_t half = (k->snd_max - una0) / 2;
+
+		k->ssthresh = half > 2u * k->mss ? half : 2u * k->mss;
+		k->cwnd = min_u32(k->cwnd, k->ssthresh);
+		k->bytes_acked = 0;
+		c->cnt.tlp_recoveries++;
+	} else if (s->ack == una0 && !s->len && !s->nsack &&
+		   !(s->flags & TCPHDR_FIN) && wnd == k->snd_wnd) {
+		c->cnt.tlp_spurious++;
+	} else {
+		return;
+	}
+	k->tlp_out = 0;
+}
+
+/*
  * What an acceptable ACK tells: what it and its SACK blocks deliver, an
  * RTT sample, the queue and cwnd on new data; duplicate ACKs and
- * NewReno's fast retransmit. wnd: the segment's window, scaled.
+ * NewReno's fast retransmit; the end of a tail-loss probe's episode.
+ * wnd: the segment's window, scaled.
  */
 static void ack_in(struct tcp_core *c, struct tcp_conn *k, const struct seg *s,
 		   uint32_t wnd)
 {
 	bool fin = s->flags & TCPHDR_FIN;
+	uint32_t una0 = k->snd_una;
 
 	/* (An ACK that neither moves SND.UNA nor SACKs delivers nothing;
 	 * FACK is never below SND.UNA.) */
@@ -400,12 +442,15 @@ static void ack_in(struct tcp_core *c, struct tcp_conn *k, const struct seg *s,
 			k->recover = k->snd_max;
 			k->in_recovery = 1;
 			k->tlp_at = 0;
+			k->tlp_out = 0; /* the response to any loss it hid */
 			resend_una(c, k);
 			c->cnt.fast_retransmits++;
 			k->cwnd = k->ssthresh + 3u * k->mss;
 			k->bytes_acked = 0;
 		}
 	}
+	if (__builtin_expect(k->tlp_out, 0))
+		tlp_ack_in(c, k, s, una0, wnd);
 }
 
 static void window_update(struct tcp_conn *k, const struct seg *s,
