@@ -69,7 +69,13 @@
  * inside the receive window are answered with an ACK of what we have (a dup
  * ACK); a SACK peer's out-of-order segment is held in that buffer (one
  * range, within its 8 KiB, only from a free buffer) and SACKed until the
- * hole is filled, other peers' are dropped.
+ * hole is filled, other peers' are dropped. A SACK peer's bytes that
+ * come twice (at or below RCV.NXT, or over the range held) are named in
+ * a D-SACK block leading the next ACK (RFC 2883, as Linux's
+ * tcp_dsack_set): once, only bytes really received, from the peer's
+ * first one on; below RCV.NXT outside the window only with an acceptable
+ * ACK, in the rate-limited ACK. No timestamps: two blocks of the four
+ * that fit.
  * - Bounded reassembly: a partial request must complete its headers within
  *   header_ms (10 s, as the epoll engine), bare ACKs or not, else RST. One
  *   source address holds at most rx_bufs_per_src buffers (a keyed hash of
@@ -332,6 +338,7 @@ struct tcp_core_params {
 	X(sack_recoveries, "loss recoveries started by RACK on SACKs")     \
 	X(rack_retransmits, "segments resent as RACK found them lost")     \
 	X(dsacks, "D-SACK blocks received (a duplicate, not a hole)")      \
+	X(dsacks_sent, "ACKs sent with a D-SACK block (data came twice)")  \
 	X(sack_acks, "ACKs sent with a SACK block (data held ahead)")      \
 	X(rto_timeouts, "retransmission timeouts (zero-window probes not)")
 

@@ -149,7 +149,10 @@ struct tcp_conn {
 	 * segment, reordering seen, recovery entered on RACK's word */
 	uint8_t sack_ok : 1, rack_valid : 1, reord_seen : 1, sack_rec : 1,
 		rack_tmr : 1;
-	uint8_t nsb, nrec, reo_mult;
+	uint8_t nsb, nrec;
+	/* reo_mult: up to REO_MULT_MAX; dsack_owed: the next ACK leads with
+	 * the D-SACK block [dsack_s, dsack_e) */
+	uint8_t reo_mult : 4, dsack_owed : 1;
 	uint8_t retries;
 	uint8_t dupacks; /* duplicate ACKs in a row (fast retransmit) */
 	/* congestion control (RFC 5681 NewReno, RFC 6582), bytes */
@@ -193,6 +196,11 @@ struct tcp_conn {
 	uint32_t src_slot; /* per-source count it holds (rxb != NIL) */
 	uint32_t lru_prev, lru_next; /* buffer holders, oldest first */
 	uint64_t oow_ms;	     /* last challenge / out-of-window ACK */
+	/* RFC 2883, SACK peers: the duplicate the next ACK names first
+	 * (dsack_owed), and the peer's first sequence number after its SYN:
+	 * below it nothing was ever received, so nothing is D-SACKed. */
+	uint32_t dsack_s, dsack_e;
+	uint32_t irs1;
 } __attribute__((aligned(64)));
 
 /* A connection's links in its wheel slot's list (NIL-terminated), kept

@@ -3,11 +3,12 @@
  * tcp_input.c - frames into the TCP core: parsing and checksums, the
  * RFC 5961 and window checks of a segment on a connection, cumulative
  * ACKs, RTT samples and NewReno, the end of a tail-loss probe's episode,
- * in-order data into the request loop (http_conn.h) and a SACK peer's
- * out-of-order range into its buffer.
+ * in-order data into the request loop (http_conn.h), a SACK peer's
+ * out-of-order range into its buffer and the D-SACK its duplicates earn.
  *
  * Must never keep a pointer into an RX frame past tcp_core_rx_burst(),
- * nor act on a segment whose checksum was not verified.
+ * nor act on a segment whose checksum was not verified, nor D-SACK a byte
+ * that did not come twice.
  */
 #include <arpa/inet.h>
 
@@ -92,6 +93,55 @@ static void parse_buffered(struct tcp_core *c, struct tcp_conn *k)
 }
 
 /*
+ * RFC 2883 (Linux's tcp_dsack_set / tcp_dsack_extend): the next ACK leads
+ * with [s, e), bytes that came twice. The first duplicate a segment shows
+ * sets it; another extends it when they touch, else is left out.
+ */
+static void dsack_note(struct tcp_conn *k, uint32_t s, uint32_t e)
+{
+	if (!seq_lt(s, e))
+		return;
+	if (!k->dsack_owed) {
+		k->dsack_s = s;
+		k->dsack_e = e;
+		k->dsack_owed = 1;
+		return;
+	}
+	if (seq_gt(s, k->dsack_e) || seq_gt(k->dsack_s, e))
+		return;
+	if (seq_lt(s, k->dsack_s))
+		k->dsack_s = s;
+	if (seq_gt(e, k->dsack_e))
+		k->dsack_e = e;
+}
+
+/* A SACK peer's duplicate [s, e), e at or below RCV.NXT: only what we
+ * received, from IRS + 1 on; a segment claiming bytes from before the
+ * connection began gets none of them named. Distances, not seq_lt: a
+ * connection may take more than 2^31 bytes. */
+static void dsack_below(struct tcp_conn *k, uint32_t s, uint32_t e)
+{
+	uint32_t got = k->rcv_nxt - k->irs1;
+
+	if (!k->sack_ok || k->rcv_nxt - e > got)
+		return;
+	if (k->rcv_nxt - s > got)
+		s = k->irs1;
+	dsack_note(k, s, e);
+}
+
+/* The part of [s, s + len) the out-of-order range we hold already had
+ * (SACK peers only hold one). */
+static void dsack_held(struct tcp_conn *k, uint32_t s, uint32_t len)
+{
+	uint32_t e = s + len, hs = k->ooo_seq, he = hs + k->ooo_len;
+
+	if (!k->ooo_len)
+		return;
+	dsack_note(k, seq_lt(s, hs) ? hs : s, seq_gt(e, he) ? he : e);
+}
+
+/*
  * Take in-order payload. Returns the bytes accepted (the rest is left for
  * the peer to retransmit: our buffer was full), or -1 when a partial
  * request needs a buffer and the pool is empty.
@@ -108,6 +158,9 @@ static long conn_consume(struct tcp_core *c, struct tcp_conn *k,
 		if (!rxbuf_get(c, k))
 			return -1;
 	}
+	/* Over what was held ahead (SACK peers): that part came twice. */
+	if (k->ooo_len)
+		dsack_held(k, k->rcv_nxt + n, len - n);
 	take = min_u32(len - n, RXBUF_SIZE - k->rxlen);
 	memcpy(rxbuf_of(c, k) + k->rxlen, data + n, take);
 	k->rxlen += take;
@@ -301,6 +354,14 @@ static void cc_on_ack(struct tcp_core *c, struct tcp_conn *k, uint32_t acked)
 		k->cwnd = TCP_CORE_MAX_INFLIGHT;
 }
 
+/* RFC 5961 5.2: an ACK of no more than we sent, and not older than any
+ * window the peer gave. */
+static bool ack_acceptable(const struct tcp_conn *k, uint32_t ack)
+{
+	return !seq_gt(ack, k->snd_max) &&
+	       !seq_lt(ack, k->snd_una - k->max_snd_wnd);
+}
+
 /*
  * The checks before a segment may touch a connection (RFC 5961, RFC 9293
  * 3.10.7.4): a RST, a SYN, no ACK, a segment wholly outside the receive
@@ -342,12 +403,17 @@ static bool seg_refused(struct tcp_core *c, struct tcp_conn *k,
 	if (seq_lt(seq + len + fin, k->rcv_nxt) ||
 	    seq_gt(seq, k->rcv_nxt + OUR_WINDOW)) {
 		/* Wholly outside the receive window (RFC 9293 3.10.7.4):
-		 * an ACK of where we are, rate-limited; nothing else. */
+		 * an ACK of where we are, rate-limited; nothing else. Old
+		 * data there is D-SACKed (as Linux's tcp_send_dupack), only
+		 * when its ACK is one we accept: a blind segment must hit
+		 * both windows to have a range named to the peer. */
+		if ((len || fin) && seq_lt(seq + len + fin, k->rcv_nxt) &&
+		    ack_acceptable(k, s->ack))
+			dsack_below(k, seq, seq + len + fin);
 		send_ack_limited(c, k, false);
 		return true;
 	}
-	if (seq_gt(s->ack, k->snd_max) ||
-	    seq_lt(s->ack, k->snd_una - k->max_snd_wnd)) {
+	if (!ack_acceptable(k, s->ack)) {
 		/* RFC 5961 5.2: acknowledges what we never sent, or older
 		 * than any window: dropped, data and all; at most a
 		 * rate-limited ACK tells the peer where we are. */
@@ -503,7 +569,10 @@ static bool data_in(struct tcp_core *c, struct tcp_conn *k, const struct seg *s,
 
 		if (seq_lt(seq, k->rcv_nxt) &&
 		    seq_gt(seq + len + fin, k->rcv_nxt)) {
-			/* Overlaps what we have: keep the new part. */
+			/* Overlaps what we have: keep the new part, D-SACK
+			 * the old. */
+			dsack_below(k, seq, k->rcv_nxt);
+			*need_ack = true;
 			if (d >= len) {
 				data += len;
 				len = 0;
@@ -513,9 +582,14 @@ static bool data_in(struct tcp_core *c, struct tcp_conn *k, const struct seg *s,
 			}
 		} else {
 			c->cnt.ooo++;
-			if (k->sack_ok && seq_gt(seq, k->rcv_nxt) &&
-			    !k->fin_rcvd)
-				ooo_hold(c, k, seq, data, len);
+			if (seq_lt(seq, k->rcv_nxt)) {
+				/* All of it had come. */
+				dsack_below(k, seq, seq + len + fin);
+			} else if (k->sack_ok) {
+				dsack_held(k, seq, len);
+				if (!k->fin_rcvd)
+					ooo_hold(c, k, seq, data, len);
+			}
 			*need_ack = true;
 			len = 0;
 			fin = false;
@@ -557,7 +631,9 @@ static void conn_after_seg(struct tcp_core *c, struct tcp_conn *k,
 	if (k->rxb != NIL && k->q_count < TCP_CORE_RESP_QUEUE &&
 	    !k->fin_pending)
 		parse_buffered(c, k);
-	if (conn_output(c, k, false))
+	/* Data segments carry no SACK option: a D-SACK owed goes in an ACK
+	 * of its own. */
+	if (conn_output(c, k, false) && !k->dsack_owed)
 		need_ack = false;
 	if (need_ack)
 		send_ack(c, k);
