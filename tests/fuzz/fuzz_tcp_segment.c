@@ -23,12 +23,17 @@
  *         instant (at most one ACK back: the per-connection limit), and a
  *         reordered older ACK closing the window (it must not stall the
  *         response). At the end the peer ACKs what it holds with an open window
- *         until the response is through. Every frame on that connection
- *         is checked: payload <= MSS, never before the stream nor past the
- *         responses owed, never past the highest ACK plus the largest
- *         window the peer gave (one more byte for a zero-window probe),
- *         the bytes of the first response exactly that response (Date
- *         aside); and the whole response must arrive by the end.
+ *         until the response is through. With bit 6 (0x40) the SYN
+ *         offers SACK: out-of-order segments are held and SACKed,
+ *         duplicates D-SACKed; every SACK block must lie within what the
+ *         peer sent (its ISN + 1 to the end of its highest segment), and
+ *         a peer that did not offer SACK gets no SACK option. Every frame
+ *         on that connection is checked: payload <= MSS, never before the
+ *         stream nor past the responses owed, never past the highest ACK
+ *         plus the largest window the peer gave (one more byte for a
+ *         zero-window probe), the bytes of the first response exactly that
+ *         response (Date aside); and the whole response must arrive by the
+ *         end.
  * After every step the table invariants are checked (tcp_core_check) and
  * every frame the core sends must parse with a valid length. Must never
  * touch a network.
@@ -57,6 +62,10 @@ static uint32_t fz_rcv_nxt; /* the ack field of the last one: RCV.NXT */
  * the connection (data, FIN); the core must never ack past it. */
 static uint32_t fz_peer_end;
 static uint32_t fz_conn_ack; /* the ack of its last frame but a SYN-ACK */
+/* Big mode: the peer's first sequence number after its SYN, and whether
+ * its SYN offered SACK. */
+static uint32_t fz_peer_start;
+static bool fz_sack;
 /* What the fake peer learned from the core's frames. */
 static uint32_t last_seq, last_end, got_any;
 static struct tcp_core *cur; /* the core under test (fz_send reads it) */
@@ -157,6 +166,43 @@ static void peer_check(const uint8_t *th, uint32_t n, uint32_t doff)
 		pe.hi = end;
 }
 
+/* Big mode: the SACK blocks of a frame to the peer (th: its TCP header,
+ * doff bytes of it) name only sequence numbers the peer sent, and none go
+ * to a peer that did not offer SACK. */
+static void sack_check(const uint8_t *th, uint32_t doff)
+{
+	const uint8_t *op = th + 20, *end = th + doff;
+
+	while (op < end && *op != 0) {
+		uint32_t i, a, b;
+
+		if (*op == 1) {
+			op++;
+			continue;
+		}
+		if (op + 2 > end || op[1] < 2 || op + op[1] > end)
+			abort();
+		if (op[0] == 5) {
+			if (!fz_sack)
+				broken("a SACK option to a peer without SACK",
+				       op[1], 0);
+			for (i = 0; i + 10 <= op[1]; i += 8) {
+				a = rd32(op + 2 + i);
+				b = rd32(op + 6 + i);
+				if ((int32_t)(b - a) <= 0 ||
+				    (int32_t)(a - fz_peer_start) < 0 ||
+				    (int32_t)(b - fz_peer_end) > 0)
+					broken("a SACK block outside what the "
+					       "peer sent: start, end "
+					       "(offsets)",
+					       (int32_t)(a - fz_peer_start),
+					       (int32_t)(b - fz_peer_start));
+			}
+		}
+		op += op[1];
+	}
+}
+
 static uint32_t fz_alloc(void *ctx, struct tcp_frame *f, uint32_t n)
 {
 	uint32_t i;
@@ -221,6 +267,9 @@ static void fz_send(void *ctx, struct tcp_frame *f, uint32_t n)
 		}
 		if (pe.on)
 			peer_check(d + 14 + l3, tl - doff, doff);
+		if (pe.on && (uint32_t)(d[14 + l3 + 2] << 8 | d[14 + l3 + 3]) ==
+				     pe.sport)
+			sack_check(d + 14 + l3, doff);
 	}
 }
 
@@ -408,7 +457,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		}
 	} else {
 		bool v6 = data[0] & 2;
-		uint8_t opts[8] = {2, 4, 0x05, 0xb4, 1, 3, 3, PEER_WS};
+		/* MSS, window scale (bit 2), SACK-permitted (bit 6) */
+		uint8_t opts[12] = {2, 4, 0x05, 0xb4, 1, 3, 3, PEER_WS};
+		uint32_t ol = (data[0] & 4) ? 8 : 4;
 		uint32_t iss = 0xfffffff0u, srv, cseq, sack;
 		uint16_t sport = 40000;
 		/* big mode: the GET rides on the handshake ACK (0x10) */
@@ -418,10 +469,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		uint16_t win0 = big && (data[0] & 0x20) ? 2 * PEER_MSS : 65535;
 		uint32_t glen = (uint32_t)sizeof(get_req) - 1;
 
+		fz_sack = data[0] & 0x40;
+		if (fz_sack) {
+			memcpy(opts + ol, "\x01\x01\x04\x02", 4);
+			ol += 4;
+		}
 		got_any = 0;
 		rx(c, f,
-		   mk(f, v6, sport, 0x02, iss, 0, 65535, NULL, 0, opts,
-		      (data[0] & 4) ? 8 : 4));
+		   mk(f, v6, sport, 0x02, iss, 0, 65535, NULL, 0, opts, ol));
 		if (!got_any)
 			abort(); /* a valid SYN must get a SYN-ACK */
 		srv = last_seq;
@@ -434,6 +489,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			pe.ws = (data[0] & 4) ? PEER_WS : 0;
 			pe.on = true;
 			fz_peer_end = cseq + (get_in_ack ? glen : 0);
+			fz_peer_start = cseq;
 			fz_conn_ack = cseq;
 			note_ack(sack, win0);
 		}

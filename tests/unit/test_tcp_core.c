@@ -3519,6 +3519,434 @@ out:
 	tcp_core_free(c);
 }
 
+/* ---- D-SACK (RFC 2883) sent ---- */
+
+/* The last frame the core sent, as bytes, and its TCP header. */
+static const struct wire_frame *last_frame(void)
+{
+	return nwire ? &wire[nwire - 1] : NULL;
+}
+
+/* The pure ACK the core must send to pe: seq, ack, ACK only, our window,
+ * and SACK blocks b[0..nb) (NOP, NOP, SACK), both sums. */
+static uint32_t srv_ack_frame(uint8_t *f, const struct peer *pe, uint32_t seq,
+			      uint32_t ack, const uint32_t (*b)[2], int nb)
+{
+	static const uint8_t srv4[4] = {10, 0, 0, 1}, cli4[4] = {10, 0, 0, 2};
+	struct wire_seg sg = {
+		.src_mac = SRV_MAC,
+		.dst_mac = CLI_MAC,
+		.saddr = srv4,
+		.daddr = cli4,
+		.sport_be = htons(PORT),
+		.dport_be = htons(pe->port),
+		.seq = seq,
+		.ack = ack,
+		.flags = 0x10,
+		.win = 65535,
+	};
+	uint32_t off, ol = nb ? 4 + 8 * (uint32_t)nb : 0;
+	uint8_t *o;
+	int i;
+
+	off = wire_write_tcp_hdrs(f, &sg, ol, 0);
+	o = f + off + WIRE_TCP_HLEN;
+	if (nb) {
+		o[0] = o[1] = 1;
+		o[2] = 5;
+		o[3] = (uint8_t)(2 + 8 * nb);
+		for (i = 0; i < nb; i++) {
+			wire_put32(o + 4 + 8 * i, b[i][0]);
+			wire_put32(o + 8 + 8 * i, b[i][1]);
+		}
+	}
+	wire_tcp_csum(f, false, off, WIRE_TCP_HLEN + ol);
+	return off + WIRE_TCP_HLEN + ol;
+}
+
+/* The last frame sent is exactly that ACK (what differs is printed). */
+static bool last_is_ack(const struct peer *pe, uint32_t seq, uint32_t ack,
+			const uint32_t (*b)[2], int nb)
+{
+	uint8_t f[256];
+	uint32_t n = srv_ack_frame(f, pe, seq, ack, b, nb);
+	const struct wire_frame *w = last_frame();
+	struct seg s;
+
+	if (w && w->len == n && !memcmp(w->data, f, n))
+		return true;
+	if (w && parse_out(w, &s))
+		printf("  sent: seq %u ack %u flags %x len %u, %d blocks "
+		       "[%u, %u) [%u, %u)\n",
+		       s.seq, s.ack, s.flags, s.len, s.nsack, s.sack[0][0],
+		       s.sack[0][1], s.sack[1][0], s.sack[1][1]);
+	return false;
+}
+
+/*
+ * RFC 2883 as Linux sends it (tcp_dsack_set): a SACK peer's full
+ * segment that comes again gets an ACK whose SACK option names exactly
+ * its range, byte for byte (NOP, NOP, SACK of 10: [seq, seq + len)); the
+ * next ACK carries no SACK option. The same for a duplicate older than
+ * the last segment (its ACK is the rate-limited one: a second within
+ * 500 ms gets no ACK and leaves nothing owed), for the old part of a
+ * segment that brings new bytes too, and for a segment whose range starts
+ * before the connection did: only the bytes received are named. An old
+ * duplicate whose ACK we would not accept (RFC 5961 5.2) gets its ACK
+ * but no D-SACK.
+ */
+static void test_dsack_dup_segment(void)
+{
+	const struct tcp_core_counters *cnt;
+	struct tcp_core *c = mk_core();
+	struct peer pe = {0};
+	uint32_t b[1][2], g1, g2, n = sizeof(GET) - 1, srv;
+	uint8_t f[512];
+	const uint8_t *th;
+	bool perm = false;
+
+	if (!c || !peer_connect_sack(c, &pe, 40220, 100, &perm))
+		goto out;
+	cnt = tcp_core_counters(c);
+	g1 = pe.snd_nxt;
+	peer_send(c, &pe, 0x18, GET, n);
+	peer_read(&pe);
+	srv = pe.rcv_nxt;
+	/* the same segment again: its ACK names it */
+	peer_send_at(c, &pe, 0x18, g1, GET, n);
+	b[0][0] = g1;
+	b[0][1] = g1 + n;
+	T_CHECK(last_is_ack(&pe, srv, g1 + n, b, 1));
+	th = last_frame()->data + ETH_HLEN + WIRE_IP4_HLEN;
+	T_EQ_INT(th[12] >> 4, 8); /* 20 + 12 bytes of options */
+	T_CHECK(!memcmp(th + 20, "\x01\x01\x05\x0a", 4));
+	T_EQ_INT(wire_get32(th + 24), g1);
+	T_EQ_INT(wire_get32(th + 28), g1 + n);
+	T_EQ_INT(cnt->dsacks_sent, 1);
+	/* the next ACK (a partial request, in order): no SACK option */
+	peer_send(c, &pe, 0x18, "GET /", 5);
+	T_CHECK(last_is_ack(&pe, srv, g1 + n + 5, NULL, 0));
+	/* old data: the second request answered, then the first again */
+	peer_send(c, &pe, 0x18, GET + 5, n - 5);
+	peer_read(&pe);
+	srv = pe.rcv_nxt;
+	g2 = pe.snd_nxt;
+	now_ns += 600 * MS;
+	peer_send_at(c, &pe, 0x18, g1, GET, n);
+	T_CHECK(last_is_ack(&pe, srv, g2, b, 1));
+	T_EQ_INT(cnt->dsacks_sent, 2);
+	/* again within 500 ms: no ACK, and nothing left owed */
+	wire_rd = nwire;
+	peer_send_at(c, &pe, 0x18, g1, GET, n);
+	T_EQ_INT(nwire - wire_rd, 0);
+	peer_send(c, &pe, 0x18, "GET /", 5);
+	T_CHECK(last_is_ack(&pe, srv, g2 + 5, NULL, 0));
+	/* a segment that brings old and new bytes: the old part named */
+	RX_FRAME(c, f, &pe, 0x18, g2 + 2, srv, GET + 2, 8, NULL, 0);
+	b[0][0] = g2 + 2;
+	b[0][1] = g2 + 5;
+	T_CHECK(last_is_ack(&pe, srv, g2 + 10, b, 1));
+	pe.snd_nxt = g2 + 10;
+	/* bytes from before the connection: only from its first byte on */
+	now_ns += 600 * MS;
+	RX_FRAME(c, f, &pe, 0x18, g1 - 40, srv, f, 60, NULL, 0);
+	b[0][0] = g1;
+	b[0][1] = g1 + 20;
+	T_CHECK(last_is_ack(&pe, srv, g2 + 10, b, 1));
+	/* an old duplicate acking what we never sent: an ACK, no D-SACK */
+	now_ns += 600 * MS;
+	RX_FRAME(c, f, &pe, 0x18, g1, srv + 5000, GET, n, NULL, 0);
+	T_CHECK(last_is_ack(&pe, srv, g2 + 10, NULL, 0));
+	T_EQ_INT(cnt->dsacks_sent, 4);
+	T_EQ_INT(cnt->requests, 2);
+	T_EQ_INT(tcp_core_check(c), 0);
+out:
+	peer_free(&pe);
+	tcp_core_free(c);
+}
+
+/*
+ * A duplicate of out-of-order data the core holds (RFC 2883 4.1.2, as
+ * Linux's tcp_data_queue_ofo): the ACK's first block names the part that
+ * came twice, inside the second, the range held. A segment that also
+ * extends the held range: the old part first, the grown range second.
+ * The segment that fills the hole over the held bytes: their part named,
+ * below the ACK, in an ACK of its own after the response (data segments
+ * carry no SACK option).
+ */
+static void test_dsack_ooo_overlap(void)
+{
+	static const char req[] =
+		"GET /ooo HTTP/1.1\r\nHost: x\r\nX-Pad: 0123456789\r\n\r\n";
+	const struct tcp_core_counters *cnt;
+	struct tcp_core *c = mk_core();
+	struct peer pe = {0};
+	uint32_t a = 10, bo = 30, n = sizeof(req) - 1, base, b[2][2];
+	bool perm = false;
+	struct seg s;
+	int acks = 0, data = 0;
+
+	if (!c || !peer_connect_sack(c, &pe, 40221, 100, &perm))
+		goto out;
+	cnt = tcp_core_counters(c);
+	base = pe.snd_nxt;
+	peer_send_at(c, &pe, 0x18, base, req, a);
+	peer_send_at(c, &pe, 0x18, base + bo, req + bo, n - bo);
+	b[0][0] = base + bo;
+	b[0][1] = base + n;
+	T_CHECK(last_is_ack(&pe, pe.rcv_nxt, base + a, b, 1));
+	/* the held range again: D-SACK it, inside the SACK block */
+	peer_send_at(c, &pe, 0x18, base + bo, req + bo, n - bo);
+	b[1][0] = base + bo;
+	b[1][1] = base + n;
+	T_CHECK(last_is_ack(&pe, pe.rcv_nxt, base + a, b, 2));
+	/* five bytes more below it, and the held ones again */
+	peer_send_at(c, &pe, 0x18, base + bo - 5, req + bo - 5, n - bo + 5);
+	b[1][0] = base + bo - 5;
+	T_CHECK(last_is_ack(&pe, pe.rcv_nxt, base + a, b, 2));
+	T_EQ_INT(cnt->dsacks_sent, 2);
+	T_EQ_INT(cnt->requests, 0);
+	/* the hole filled by a segment over the held bytes */
+	wire_rd = nwire;
+	peer_send_at(c, &pe, 0x18, base + a, req + a, n - a);
+	T_EQ_INT(cnt->requests, 1);
+	while (next_out(&s)) {
+		if (s.len) {
+			data++;
+			continue;
+		}
+		acks++;
+		T_EQ_INT(s.ack, base + n);
+		T_EQ_INT(s.nsack, 1);
+		T_EQ_INT(s.sack[0][0], base + bo - 5);
+		T_EQ_INT(s.sack[0][1], base + n);
+	}
+	T_EQ_INT(acks, 1);
+	T_EQ_INT(data, 1); /* the response, before that ACK */
+	T_EQ_INT(cnt->dsacks_sent, 3);
+	T_EQ_INT(tcp_core_check(c), 0);
+out:
+	peer_free(&pe);
+	tcp_core_free(c);
+}
+
+/* A peer without SACK: the same duplicates (the last segment, an older
+ * one, old bytes before new ones, out of order) get plain ACKs, never a
+ * SACK option. */
+static void test_dsack_not_without_sack(void)
+{
+	const struct tcp_core_counters *cnt;
+	struct tcp_core *c = mk_core();
+	struct peer pe = {0};
+	uint32_t g1, n = sizeof(GET) - 1, srv;
+	char tail_get[3 + sizeof(GET)];
+	struct peer p2 = {0};
+	bool perm = false;
+	struct seg s;
+	int acks = 0;
+
+	if (!c || !peer_connect(c, &pe, 40222, 100))
+		goto out;
+	cnt = tcp_core_counters(c);
+	g1 = pe.snd_nxt;
+	peer_send(c, &pe, 0x18, GET, n);
+	peer_read(&pe);
+	srv = pe.rcv_nxt;
+	peer_send_at(c, &pe, 0x18, g1, GET, n);
+	T_CHECK(last_is_ack(&pe, srv, g1 + n, NULL, 0));
+	peer_send(c, &pe, 0x18, GET, n);
+	peer_read(&pe);
+	peer_send_at(c, &pe, 0x18, g1, GET, n);
+	/* the last 3 bytes of the second request, then a third */
+	memcpy(tail_get, GET + n - 3, 3);
+	memcpy(tail_get + 3, GET, n);
+	peer_send_at(c, &pe, 0x18, pe.snd_nxt - 3, tail_get, n + 3);
+	pe.snd_nxt += n;
+	peer_send_at(c, &pe, 0x18, pe.snd_nxt + 10, GET, n);
+	while (next_out(&s)) {
+		acks += !s.len;
+		T_EQ_INT(s.nsack, 0);
+	}
+	T_EQ_INT(acks, 2);
+	T_EQ_INT(cnt->dsacks_sent, 0);
+	T_EQ_INT(cnt->requests, 3);
+	/* the control: the first duplicate from a SACK peer is D-SACKed */
+	if (!peer_connect_sack(c, &p2, 40227, 900, &perm))
+		goto out;
+	g1 = p2.snd_nxt;
+	peer_send(c, &p2, 0x18, GET, n);
+	peer_read(&p2);
+	peer_send_at(c, &p2, 0x18, g1, GET, n);
+	T_CHECK(next_out(&s) && !s.len && s.nsack == 1 && s.sack[0][0] == g1 &&
+		s.sack[0][1] == g1 + n);
+	T_EQ_INT(cnt->dsacks_sent, 1);
+out:
+	peer_free(&pe);
+	peer_free(&p2);
+	tcp_core_free(c);
+}
+
+/* ---- the tail-loss probe's episode (RFC 8985 7.4) ---- */
+
+/*
+ * A SACK connection with SRTT 10 ms whose next response (three
+ * segments) loses every ACK: the tail-loss probe resends the last MSS
+ * (RFC 8985 7.3), opening an episode that ends at o's last byte. *o: the
+ * flight, *p: the probe.
+ */
+static bool tlp_probe_resend(struct tcp_core *c, struct peer *pe, uint16_t port,
+			     bool sack, struct sent *o, struct sent *p)
+{
+	bool perm = false, ok;
+	uint32_t i;
+	uint64_t t;
+
+	hs_rtt_ns = 10 * MS;
+	ok = sack ? peer_connect_sack(c, pe, port, 100, &perm)
+		  : peer_connect(c, pe, port, 100);
+	hs_rtt_ns = 0;
+	if (!ok)
+		return false;
+	tcp_core_poll_timers(c, now_ns);
+	for (i = 0; i < 4; i++)
+		rtt_sample(c, pe, 10);
+	wire_rd = nwire;
+	peer_send(c, pe, 0x18, GET, sizeof(GET) - 1);
+	T_EQ_INT(flight(pe, o), 3);
+	t = first_sent_ms(c, pe, p, 60);
+	T_CHECK_MSG(p->data == 1 && t >= 20 && t <= 24 &&
+			    p->seq[0] + p->len[0] == o->seq[2] + o->len[2],
+		    "%u segments at +%llu ms", p->data, (unsigned long long)t);
+	T_EQ_INT(tcp_core_counters(c)->tlp_probes, 1);
+	return o->data == 3 && p->data == 1;
+}
+
+/*
+ * One TLP episode (the probe a resend of the last segment), then the
+ * cumulative ACK of exactly its end: with dsack, carrying a D-SACK of the
+ * probe (the original had come: RFC 8985 7.4.2 case 1); without, nothing
+ * tells the original from the probe, and the episode stays open until
+ * the ACK of the next response goes beyond it. Then eight pipelined GETs:
+ * how many segments cwnd lets go at once.
+ */
+static uint32_t tlp_episode(bool dsack, uint16_t port)
+{
+	static uint8_t body[4000];
+	static char gets8[8 * (sizeof(GET) - 1)];
+	const struct tcp_core_counters *cnt;
+	struct tcp_core *c;
+	struct peer pe = {0};
+	struct sent o, p;
+	uint32_t blk[1][2], end, i, nf = 0;
+
+	fill_body(body, sizeof(body));
+	for (i = 0; i < 8; i++)
+		memcpy(gets8 + i * (sizeof(GET) - 1), GET, sizeof(GET) - 1);
+	c = mk_core_ex(64, body, sizeof(body), 0);
+	if (!c || !tlp_probe_resend(c, &pe, port, true, &o, &p))
+		goto out;
+	cnt = tcp_core_counters(c);
+	end = o.seq[2] + o.len[2];
+	blk[0][0] = p.seq[0];
+	blk[0][1] = end;
+	now_ns += 10 * MS;
+	peer_sack(c, &pe, end, blk, dsack ? 1 : 0);
+	T_EQ_INT(cnt->tlp_spurious, dsack ? 1 : 0);
+	T_EQ_INT(cnt->tlp_recoveries, 0);
+	T_EQ_INT(cnt->dsacks, dsack ? 1 : 0);
+	/* the next response, acked in full */
+	peer_send(c, &pe, 0x18, GET, sizeof(GET) - 1);
+	T_EQ_INT(flight(&pe, &o), 3);
+	now_ns += 10 * MS;
+	peer_ctl(c, &pe, 0x10, pe.snd_nxt, o.seq[2] + o.len[2], 65535);
+	T_EQ_INT(cnt->tlp_recoveries, dsack ? 0 : 1);
+	T_EQ_INT(cnt->tlp_spurious, dsack ? 1 : 0);
+	T_EQ_INT(cnt->sack_recoveries + cnt->rto_timeouts, 0);
+	peer_send(c, &pe, 0x18, gets8, sizeof(gets8));
+	nf = flight(&pe, &o);
+	T_EQ_INT(tcp_core_check(c), 0);
+out:
+	peer_free(&pe);
+	tcp_core_free(c);
+	return nf;
+}
+
+/* RFC 8985 7.4.2 case 1: a D-SACK of the probe's resend shows it was
+ * needless: counted (tlp_spurious), and no congestion response: cwnd as
+ * slow start left it (IW10 and every byte acked since: 24 MSS), so all 23
+ * segments of the eight responses go at once. */
+static void test_tlp_dsack_spurious(void)
+{
+	T_EQ_INT(tlp_episode(true, 40223), 23);
+}
+
+/* RFC 8985 7.4.2: no D-SACK, and an ACK beyond the probe's end: the
+ * probe alone repaired a loss (tlp_recoveries), which takes a loss's
+ * congestion response: ssthresh = max(FlightSize / 2, 2 MSS) of the
+ * flight it was found in (one 4 KiB response), cwnd cut to it: two
+ * segments of the eight responses go. */
+static void test_tlp_loss_repaired(void)
+{
+	T_EQ_INT(tlp_episode(false, 40224), 2);
+}
+
+/*
+ * RFC 8985 7.3/7.4: no second probe while an episode is open. The ACK of
+ * exactly the probe's end leaves it open; the next response, all of its
+ * ACKs lost, is resent by the RTO (200 ms), not probed at 2 SRTT. Without
+ * SACK, a bare duplicate ACK of the probe's end (the receiver had the
+ * original: case 2) closes it as needless, and the next tail is probed.
+ */
+static void test_tlp_one_episode(void)
+{
+	static uint8_t body[4000];
+	const struct tcp_core_counters *cnt;
+	struct tcp_core *c;
+	struct peer pe = {0}, p2 = {0};
+	struct sent o, p;
+	uint32_t end;
+	uint64_t t;
+
+	fill_body(body, sizeof(body));
+	c = mk_core_ex(64, body, sizeof(body), 0);
+	if (!c || !tlp_probe_resend(c, &pe, 40225, true, &o, &p))
+		goto out;
+	cnt = tcp_core_counters(c);
+	end = o.seq[2] + o.len[2];
+	peer_ctl(c, &pe, 0x10, pe.snd_nxt, end, 65535);
+	peer_send(c, &pe, 0x18, GET, sizeof(GET) - 1);
+	T_EQ_INT(flight(&pe, &o), 3);
+	t = first_sent_ms(c, &pe, &p, 300);
+	T_CHECK_MSG(t >= 200 && t <= 201, "resent at +%llu ms",
+		    (unsigned long long)t);
+	T_EQ_INT(cnt->tlp_probes, 1);
+	T_EQ_INT(cnt->rto_timeouts, 1);
+	T_EQ_INT(cnt->tlp_spurious + cnt->tlp_recoveries, 0);
+	tcp_core_free(c);
+
+	/* without SACK: the bare duplicate ACK ends it */
+	c = mk_core_ex(64, body, sizeof(body), 0);
+	if (!c || !tlp_probe_resend(c, &p2, 40226, false, &o, &p))
+		goto out;
+	cnt = tcp_core_counters(c);
+	end = o.seq[2] + o.len[2];
+	peer_ctl(c, &p2, 0x10, p2.snd_nxt, end, 65535);
+	T_EQ_INT(cnt->tlp_spurious, 0);
+	peer_ctl(c, &p2, 0x10, p2.snd_nxt, end, 65535);
+	T_EQ_INT(cnt->tlp_spurious, 1);
+	peer_send(c, &p2, 0x18, GET, sizeof(GET) - 1);
+	T_EQ_INT(flight(&p2, &o), 3);
+	t = first_sent_ms(c, &p2, &p, 300);
+	T_CHECK_MSG(t >= 20 && t <= 24, "probe at +%llu ms",
+		    (unsigned long long)t);
+	T_EQ_INT(cnt->tlp_probes, 2);
+	T_EQ_INT(cnt->tlp_recoveries, 0);
+out:
+	peer_free(&pe);
+	peer_free(&p2);
+	tcp_core_free(c);
+}
+
 /* ---- a randomized oracle: loss, reordering, duplication both ways ---- */
 
 struct or_pkt {
@@ -3542,6 +3970,9 @@ static uint64_t or_rack_rtx, or_dsacks, or_fast_rtx, or_rto_rtx, or_sack_acks;
 /* On links that lose but never duplicate or reorder, a D-SACK is a
  * resend the client did not need. */
 static uint64_t or_clean_rtx, or_clean_dsacks;
+/* D-SACKs the core sent, and request segments it was given that held a
+ * byte it had been given before (each may earn at most one D-SACK). */
+static uint64_t or_dsacks_out, or_dup_in;
 
 static uint32_t or_rand(void)
 {
@@ -3747,6 +4178,70 @@ static void or_client_send(struct or_client *cl, struct or_chan *to_srv,
 	cl->req_at = now_ns;
 }
 
+/* A request segment is given to the core: count each of its bytes (the
+ * client's stream, by offset from its ISN + 1). */
+static void or_count_rx(const struct or_client *cl, const struct or_pkt *p,
+			uint8_t *rx_cnt)
+{
+	struct wire_pkt w;
+	uint32_t off, i;
+	bool dup = false;
+
+	if (wire_parse(p->data, p->len, &w) != WIRE_TCP || !w.payload_len)
+		return;
+	off = ntohl(w.tcp->seq) - cl->iss - 1;
+	for (i = 0; i < w.payload_len && off + i < cl->reqlen; i++) {
+		dup |= rx_cnt[off + i] > 0;
+		if (rx_cnt[off + i] < 255)
+			rx_cnt[off + i]++;
+	}
+	or_dup_in += dup;
+}
+
+/*
+ * A frame the core sends the client: a non-SACK client gets no SACK
+ * option; a D-SACK (RFC 2883: the first block below the ACK, or inside
+ * the second) must name only bytes of the request stream the core was
+ * given at least twice, and a first block that is not one must be the
+ * only block. False (having said why) when not.
+ */
+static bool or_dsack_ok(const struct or_client *cl, const struct seg *s,
+			const uint8_t *rx_cnt)
+{
+	uint32_t base = cl->iss + 1, a, b, off;
+
+	if (!s->nsack)
+		return true;
+	if (!cl->sack) {
+		printf("  a SACK option to a client without SACK\n");
+		return false;
+	}
+	a = s->sack[0][0];
+	b = s->sack[0][1];
+	if (!seq_after(s->ack, a) &&
+	    !(s->nsack > 1 && !seq_after(s->sack[1][0], a) &&
+	      !seq_after(b, s->sack[1][1]))) {
+		if (s->nsack == 1)
+			return true;
+		printf("  %d blocks, the first no D-SACK\n", s->nsack);
+		return false;
+	}
+	or_dsacks_out++;
+	if (!seq_after(b, a) || a - base > cl->reqlen ||
+	    b - base > cl->reqlen) {
+		printf("  D-SACK [%u, %u) outside the request stream\n",
+		       a - base, b - base);
+		return false;
+	}
+	for (off = a - base; off < b - base; off++)
+		if (rx_cnt[off] < 2) {
+			printf("  D-SACK [%u, %u): byte %u given %u times\n",
+			       a - base, b - base, off, rx_cnt[off]);
+			return false;
+		}
+	return true;
+}
+
 /*
  * One run: a client (SACK or not) sends 5 pipelined GETs for a 60 KiB
  * body over links that lose, duplicate and reorder (jitter) in both
@@ -3768,6 +4263,7 @@ static bool oracle_run(uint64_t seed, bool sack, const struct or_net *down,
 	static uint8_t req[5 * (sizeof(get_pad) - 1)];
 	static struct or_chan to_cli, to_srv;
 	static uint8_t buf[OR_TOTAL_MAX], have[OR_TOTAL_MAX];
+	static uint8_t rx_cnt[sizeof(req)];
 	int kinds[5] = {BLITZ_RESP_GET_KA, BLITZ_RESP_GET_KA, BLITZ_RESP_GET_KA,
 			BLITZ_RESP_GET_KA, BLITZ_RESP_GET_KA};
 	struct or_client cl = {0};
@@ -3798,6 +4294,7 @@ static bool oracle_run(uint64_t seed, bool sack, const struct or_net *down,
 	memset(have, 0, cl.total);
 	cl.req = req;
 	cl.reqlen = sizeof(req);
+	memset(rx_cnt, 0, sizeof(rx_cnt));
 	/* The handshake itself is clean (the cookie carries the options). */
 	if (sack ? !peer_connect_sack(c, &cl.pe, 41000, cl.iss, &perm)
 		 : !peer_connect(c, &cl.pe, 41000, cl.iss))
@@ -3813,13 +4310,18 @@ static bool oracle_run(uint64_t seed, bool sack, const struct or_net *down,
 	     ticks++) {
 		now_ns += 250000; /* 0.25 ms */
 		tcp_core_poll_timers(c, now_ns);
-		while (or_take(&to_srv, pk))
+		while (or_take(&to_srv, pk)) {
+			or_count_rx(&cl, pk, rx_cnt);
 			rx_one(c, pk->data, pk->len);
+		}
 		while (wire_rd < nwire) {
 			const struct wire_frame *w = &wire[wire_rd++];
 
-			if (parse_out(w, &s) && s.dport == cl.pe.port)
-				or_put(&to_cli, down, w->data, w->len);
+			if (!parse_out(w, &s) || s.dport != cl.pe.port)
+				continue;
+			if (!or_dsack_ok(&cl, &s, rx_cnt))
+				goto out;
+			or_put(&to_cli, down, w->data, w->len);
 		}
 		wire_reset();
 		while (or_take(&to_cli, pk))
@@ -3876,7 +4378,7 @@ static void oracle_many(bool sack)
 	int fails = 0;
 
 	or_rack_rtx = or_dsacks = or_fast_rtx = or_rto_rtx = or_sack_acks = 0;
-	or_clean_rtx = or_clean_dsacks = 0;
+	or_clean_rtx = or_clean_dsacks = or_dsacks_out = or_dup_in = 0;
 	for (seed = 1; seed <= 60; seed++) {
 		const struct or_net *nw = nets[seed % 4];
 
@@ -3893,11 +4395,17 @@ static void oracle_many(bool sack)
 	       sack, (unsigned long long)or_rto_rtx,
 	       (unsigned long long)or_rack_rtx, (unsigned long long)or_fast_rtx,
 	       (unsigned long long)or_dsacks, (unsigned long long)or_sack_acks);
+	printf("  requests given twice: %llu segments, %llu D-SACKs out\n",
+	       (unsigned long long)or_dup_in,
+	       (unsigned long long)or_dsacks_out);
 	T_CHECK(or_rto_rtx > 0);
+	T_CHECK(or_dup_in > 0);
+	T_CHECK(or_dsacks_out <= or_dup_in);
 	if (sack) {
 		T_CHECK(or_rack_rtx > 0);
 		T_CHECK(or_dsacks > 0);
 		T_CHECK(or_sack_acks > 0);
+		T_CHECK(or_dsacks_out > 0);
 		/* Loss alone: RACK resends a hole once, not again and again
 		 * when the holes outnumber the send-time records (was 603
 		 * D-SACKs of 961 resends on these runs). */
@@ -3908,6 +4416,7 @@ static void oracle_many(bool sack)
 		T_CHECK(or_clean_dsacks * 20 <= or_clean_rtx);
 	} else {
 		T_EQ_INT(or_rack_rtx + or_dsacks + or_sack_acks, 0);
+		T_EQ_INT(or_dsacks_out, 0);
 		T_CHECK(or_fast_rtx > 0);
 	}
 }
@@ -4026,6 +4535,12 @@ int main(void)
 	T_RUN(test_rack_lost_retransmit);
 	T_RUN(test_sack_rto_skips_sacked);
 	T_RUN(test_sack_receive_ooo);
+	T_RUN(test_dsack_dup_segment);
+	T_RUN(test_dsack_ooo_overlap);
+	T_RUN(test_dsack_not_without_sack);
+	T_RUN(test_tlp_dsack_spurious);
+	T_RUN(test_tlp_loss_repaired);
+	T_RUN(test_tlp_one_episode);
 	T_RUN(test_oracle_sack);
 	T_RUN(test_oracle_nosack);
 	T_RUN(test_sack_clock_laps);

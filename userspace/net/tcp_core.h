@@ -69,7 +69,13 @@
  * inside the receive window are answered with an ACK of what we have (a dup
  * ACK); a SACK peer's out-of-order segment is held in that buffer (one
  * range, within its 8 KiB, only from a free buffer) and SACKed until the
- * hole is filled, other peers' are dropped.
+ * hole is filled, other peers' are dropped. A SACK peer's bytes that
+ * come twice (at or below RCV.NXT, or over the range held) are named in
+ * a D-SACK block leading the next ACK (RFC 2883, as Linux's
+ * tcp_dsack_set): once, only bytes really received, from the peer's
+ * first one on; below RCV.NXT outside the window only with an acceptable
+ * ACK, in the rate-limited ACK. No timestamps: two blocks of the four
+ * that fit.
  * - Bounded reassembly: a partial request must complete its headers within
  *   header_ms (10 s, as the epoll engine), bare ACKs or not, else RST. One
  *   source address holds at most rx_bufs_per_src buffers (a keyed hash of
@@ -105,7 +111,8 @@
  *   cwnd = FlightSize / 2); lost bytes are resent, then new data, while
  *   pipe (in flight, neither SACKed nor lost) is under cwnd. A D-SACK
  *   (RFC 2883: a first block below the cumulative ACK or inside the second)
- *   is counted, never taken for a hole. Blocks beyond SND.MAX are ignored.
+ *   is counted, never taken for a hole (one naming a probe's resend does
+ *   not widen the window). Blocks beyond SND.MAX are ignored.
  * - Retransmission: the RTO is RFC 6298's from RTT samples (one timed
  *   segment at a time, never a retransmitted one), at least rto_initial_ms
  *   (200 ms, as Linux's TCP_RTO_MIN), doubled per timeout up to
@@ -120,9 +127,16 @@
  *   without an RTT sample; a PTO past the RTO fires at the RTO's time in
  *   its place for a SACK peer (as Linux; without SACK the RTO comes
  *   first, no probe): one new segment if the peer's window has room,
- *   else the last MSS sent again; then the RTO is re-armed. The first RTT
- *   sample is the handshake's (SYN-ACK to its ACK; none when the SYN-ACK
- *   went twice, Karn).
+ *   else the last MSS sent again; then the RTO is re-armed. The probe
+ *   opens an episode (RFC 8985 7.4, Linux's tlp_high_seq): no other
+ *   probe until it ends. An ACK reaching its end decides: a new-data
+ *   probe hid nothing; a resend D-SACKed, or answered by a bare duplicate
+ *   ACK, was needless (tlp_spurious); an ACK beyond its end with neither
+ *   means the probe repaired a loss: ssthresh = max(FlightSize / 2,
+ *   2 MSS), cwnd no more (tlp_recoveries), no recovery entered. Any other
+ *   ACK of exactly its end leaves it open; a recovery or the RTO ends it
+ *   too. The first RTT sample is the handshake's (SYN-ACK to its ACK;
+ *   none when the SYN-ACK went twice, Karn).
  *   A zero window is probed by the RTO timer (one byte), for at most
  *   persist_max_ms (30 s) while answered, then RST.
  * - Close: an error response or `Connection: close` -> our FIN after the
@@ -315,6 +329,8 @@ struct tcp_core_params {
 	X(ratelimited, "challenge/out-of-window ACKs not sent (500 ms)")   \
 	X(ack_unacceptable, "segments dropped: ACK unsent or too old")     \
 	X(tlp_probes, "RFC 8985 tail-loss probes sent")                    \
+	X(tlp_recoveries, "TLP episodes whose probe repaired a loss")      \
+	X(tlp_spurious, "TLP resends shown needless (D-SACK, dup ACK)")    \
 	X(header_timeouts, "partial requests reset at header deadline")    \
 	X(rx_src_cap, "partial requests refused: source over its share")   \
 	X(rx_evicted, "partial requests reset to free a buffer (oldest)")  \
@@ -322,6 +338,7 @@ struct tcp_core_params {
 	X(sack_recoveries, "loss recoveries started by RACK on SACKs")     \
 	X(rack_retransmits, "segments resent as RACK found them lost")     \
 	X(dsacks, "D-SACK blocks received (a duplicate, not a hole)")      \
+	X(dsacks_sent, "ACKs sent with a D-SACK block (data came twice)")  \
 	X(sack_acks, "ACKs sent with a SACK block (data held ahead)")      \
 	X(rto_timeouts, "retransmission timeouts (zero-window probes not)")
 

@@ -140,14 +140,19 @@ struct tcp_conn {
 	uint16_t mss;
 	uint8_t snd_wscale;
 	uint8_t q_head, q_count;
+	/* tlp_out: a probe's episode is open (RFC 8985 7.4: TLP.end_seq is
+	 * tlp_end), tlp_rtx: that probe was a resend (TLP.is_retrans) */
 	uint8_t fin_pending : 1, fin_sent : 1, fin_acked : 1, fin_rcvd : 1,
-		in_use : 1, in_recovery : 1, tlp_out : 1;
+		in_use : 1, in_recovery : 1, tlp_out : 1, tlp_rtx : 1;
 	uint8_t rtt_on : 1, oow_sent : 1, tl1 : 1; /* tl1: coarse wheel */
 	/* SACK negotiated (the cookie's bit), RACK knows a delivered
 	 * segment, reordering seen, recovery entered on RACK's word */
 	uint8_t sack_ok : 1, rack_valid : 1, reord_seen : 1, sack_rec : 1,
 		rack_tmr : 1;
-	uint8_t nsb, nrec, reo_mult;
+	uint8_t nsb, nrec;
+	/* reo_mult: up to REO_MULT_MAX; dsack_owed: the next ACK leads with
+	 * the D-SACK block [dsack_s, dsack_e) */
+	uint8_t reo_mult : 4, dsack_owed : 1;
 	uint8_t retries;
 	uint8_t dupacks; /* duplicate ACKs in a row (fast retransmit) */
 	/* congestion control (RFC 5681 NewReno, RFC 6582), bytes */
@@ -170,7 +175,7 @@ struct tcp_conn {
 	/* line 3: receive side */
 	uint32_t rxb; /* reassembly buffer index, NIL when none */
 	uint32_t rxlen;
-	uint32_t tlp_end; /* snd_max after the last tail-loss probe */
+	uint32_t tlp_end; /* snd_max after the probe (TLP.end_seq) */
 	/* RFC 6675 scoreboard (sorted, disjoint, above snd_una) and RFC
 	 * 8985 RACK: the most recently sent delivered segment (its send
 	 * time and end) and its RTT, the highest SACKed end (fack) */
@@ -191,6 +196,11 @@ struct tcp_conn {
 	uint32_t src_slot; /* per-source count it holds (rxb != NIL) */
 	uint32_t lru_prev, lru_next; /* buffer holders, oldest first */
 	uint64_t oow_ms;	     /* last challenge / out-of-window ACK */
+	/* RFC 2883, SACK peers: the duplicate the next ACK names first
+	 * (dsack_owed), and the peer's first sequence number after its SYN:
+	 * below it nothing was ever received, so nothing is D-SACKed. */
+	uint32_t dsack_s, dsack_e;
+	uint32_t irs1;
 } __attribute__((aligned(64)));
 
 /* A connection's links in its wheel slot's list (NIL-terminated), kept
@@ -507,6 +517,17 @@ static inline __attribute__((always_inline)) void tlp_arm(struct tcp_core *c,
 		k->tlp_at = c->now_ms + pto;
 	else if (k->sack_ok)
 		k->tlp_at = k->rto_at;
+}
+
+/* A D-SACK block [a, b) that names the tail-loss probe's resend: it ends
+ * where the probe did (TLP.end_seq) and spans no more than the probe, one
+ * MSS and the FIN (Linux's FLAG_DSACK_TLP): original and probe both
+ * arrived, nothing was lost. */
+static inline bool dsack_of_probe(const struct tcp_conn *k, uint32_t a,
+				  uint32_t b)
+{
+	return k->tlp_out && k->tlp_rtx && b == k->tlp_end && seq_lt(a, b) &&
+	       b - a <= k->mss + 1u;
 }
 
 /* tcp_table.c */

@@ -145,7 +145,7 @@ void handle_unknown(struct tcp_core *c, const struct seg *s, uint32_t h)
 	}
 	c->cnt.connections_opened++;
 	k->snd_una = k->snd_nxt = k->snd_max = s->ack;
-	k->rcv_nxt = s->seq;
+	k->rcv_nxt = k->irs1 = s->seq;
 	mss = cookie_mss[info & 7];
 	k->mss = min_u32(mss, s->t.v6 ? c->mss6 : c->mss4);
 	k->snd_wscale =

@@ -2,11 +2,13 @@
 /*
  * tcp_input.c - frames into the TCP core: parsing and checksums, the
  * RFC 5961 and window checks of a segment on a connection, cumulative
- * ACKs, RTT samples and NewReno, in-order data into the request loop
- * (http_conn.h) and a SACK peer's out-of-order range into its buffer.
+ * ACKs, RTT samples and NewReno, the end of a tail-loss probe's episode,
+ * in-order data into the request loop (http_conn.h), a SACK peer's
+ * out-of-order range into its buffer and the D-SACK its duplicates earn.
  *
  * Must never keep a pointer into an RX frame past tcp_core_rx_burst(),
- * nor act on a segment whose checksum was not verified.
+ * nor act on a segment whose checksum was not verified, nor D-SACK a byte
+ * that did not come twice.
  */
 #include <arpa/inet.h>
 
@@ -91,6 +93,55 @@ static void parse_buffered(struct tcp_core *c, struct tcp_conn *k)
 }
 
 /*
+ * RFC 2883 (Linux's tcp_dsack_set / tcp_dsack_extend): the next ACK leads
+ * with [s, e), bytes that came twice. The first duplicate a segment shows
+ * sets it; another extends it when they touch, else is left out.
+ */
+static void dsack_note(struct tcp_conn *k, uint32_t s, uint32_t e)
+{
+	if (!seq_lt(s, e))
+		return;
+	if (!k->dsack_owed) {
+		k->dsack_s = s;
+		k->dsack_e = e;
+		k->dsack_owed = 1;
+		return;
+	}
+	if (seq_gt(s, k->dsack_e) || seq_gt(k->dsack_s, e))
+		return;
+	if (seq_lt(s, k->dsack_s))
+		k->dsack_s = s;
+	if (seq_gt(e, k->dsack_e))
+		k->dsack_e = e;
+}
+
+/* A SACK peer's duplicate [s, e), e at or below RCV.NXT: only what we
+ * received, from IRS + 1 on; a segment claiming bytes from before the
+ * connection began gets none of them named. Distances, not seq_lt: a
+ * connection may take more than 2^31 bytes. */
+static void dsack_below(struct tcp_conn *k, uint32_t s, uint32_t e)
+{
+	uint32_t got = k->rcv_nxt - k->irs1;
+
+	if (!k->sack_ok || k->rcv_nxt - e > got)
+		return;
+	if (k->rcv_nxt - s > got)
+		s = k->irs1;
+	dsack_note(k, s, e);
+}
+
+/* The part of [s, s + len) the out-of-order range we hold already had
+ * (SACK peers only hold one). */
+static void dsack_held(struct tcp_conn *k, uint32_t s, uint32_t len)
+{
+	uint32_t e = s + len, hs = k->ooo_seq, he = hs + k->ooo_len;
+
+	if (!k->ooo_len)
+		return;
+	dsack_note(k, seq_lt(s, hs) ? hs : s, seq_gt(e, he) ? he : e);
+}
+
+/*
  * Take in-order payload. Returns the bytes accepted (the rest is left for
  * the peer to retransmit: our buffer was full), or -1 when a partial
  * request needs a buffer and the pool is empty.
@@ -107,6 +158,9 @@ static long conn_consume(struct tcp_core *c, struct tcp_conn *k,
 		if (!rxbuf_get(c, k))
 			return -1;
 	}
+	/* Over what was held ahead (SACK peers): that part came twice. */
+	if (k->ooo_len)
+		dsack_held(k, k->rcv_nxt + n, len - n);
 	take = min_u32(len - n, RXBUF_SIZE - k->rxlen);
 	memcpy(rxbuf_of(c, k) + k->rxlen, data + n, take);
 	k->rxlen += take;
@@ -212,8 +266,6 @@ static void conn_ack(struct tcp_core *c, struct tcp_conn *k, uint32_t ack)
 	k->rto_ms = k->rto_base_ms;
 	k->rto_at = 0;
 	k->tlp_at = 0;
-	if (k->tlp_out && !seq_lt(ack, k->tlp_end))
-		k->tlp_out = 0;
 }
 
 /* RFC 6298 2.2/2.3 on one sample r (us); the RTO has rto_initial_ms as
@@ -302,6 +354,14 @@ static void cc_on_ack(struct tcp_core *c, struct tcp_conn *k, uint32_t acked)
 		k->cwnd = TCP_CORE_MAX_INFLIGHT;
 }
 
+/* RFC 5961 5.2: an ACK of no more than we sent, and not older than any
+ * window the peer gave. */
+static bool ack_acceptable(const struct tcp_conn *k, uint32_t ack)
+{
+	return !seq_gt(ack, k->snd_max) &&
+	       !seq_lt(ack, k->snd_una - k->max_snd_wnd);
+}
+
 /*
  * The checks before a segment may touch a connection (RFC 5961, RFC 9293
  * 3.10.7.4): a RST, a SYN, no ACK, a segment wholly outside the receive
@@ -343,12 +403,17 @@ static bool seg_refused(struct tcp_core *c, struct tcp_conn *k,
 	if (seq_lt(seq + len + fin, k->rcv_nxt) ||
 	    seq_gt(seq, k->rcv_nxt + OUR_WINDOW)) {
 		/* Wholly outside the receive window (RFC 9293 3.10.7.4):
-		 * an ACK of where we are, rate-limited; nothing else. */
+		 * an ACK of where we are, rate-limited; nothing else. Old
+		 * data there is D-SACKed (as Linux's tcp_send_dupack), only
+		 * when its ACK is one we accept: a blind segment must hit
+		 * both windows to have a range named to the peer. */
+		if ((len || fin) && seq_lt(seq + len + fin, k->rcv_nxt) &&
+		    ack_acceptable(k, s->ack))
+			dsack_below(k, seq, seq + len + fin);
 		send_ack_limited(c, k, false);
 		return true;
 	}
-	if (seq_gt(s->ack, k->snd_max) ||
-	    seq_lt(s->ack, k->snd_una - k->max_snd_wnd)) {
+	if (!ack_acceptable(k, s->ack)) {
 		/* RFC 5961 5.2: acknowledges what we never sent, or older
 		 * than any window: dropped, data and all; at most a
 		 * rate-limited ACK tells the peer where we are. */
@@ -360,14 +425,57 @@ static bool seg_refused(struct tcp_core *c, struct tcp_conn *k,
 }
 
 /*
+ * RFC 8985 7.4.2, TLP_process_ack() (Linux's tcp_process_tlp_ack()): an
+ * ACK at or past the probe's end (TLP.end_seq) closes its episode. A
+ * probe of new data hid no loss. A resend hid none when the ACK D-SACKs
+ * it, or is a bare duplicate ACK without SACK blocks: original and probe
+ * both came. An ACK beyond its end with neither: the probe alone repaired
+ * a loss, which takes a loss's congestion response (RFC 5681: ssthresh
+ * from the flight when the loss is found, cwnd no more than that, as the
+ * SACK recovery; once, staying out of recovery, as Linux). An ACK of
+ * exactly its end may be the original's or the probe's: the episode
+ * stays open (and no other probe goes) until one of the above.
+ * una0: SND.UNA before this ACK; wnd: its window, scaled.
+ */
+static __attribute__((noinline)) void tlp_ack_in(struct tcp_core *c,
+						 struct tcp_conn *k,
+						 const struct seg *s,
+						 uint32_t una0, uint32_t wnd)
+{
+	if (seq_lt(s->ack, k->tlp_end))
+		return;
+	if (!k->tlp_rtx) {
+		/* new data, delivered */
+	} else if (k->sack_ok && s->nsack &&
+		   dsack_of_probe(k, s->sack[0].start, s->sack[0].end)) {
+		c->cnt.tlp_spurious++;
+	} else if (seq_gt(s->ack, k->tlp_end)) {
+		uint32_t half = (k->snd_max - una0) / 2;
+
+		k->ssthresh = half > 2u * k->mss ? half : 2u * k->mss;
+		k->cwnd = min_u32(k->cwnd, k->ssthresh);
+		k->bytes_acked = 0;
+		c->cnt.tlp_recoveries++;
+	} else if (s->ack == una0 && !s->len && !s->nsack &&
+		   !(s->flags & TCPHDR_FIN) && wnd == k->snd_wnd) {
+		c->cnt.tlp_spurious++;
+	} else {
+		return;
+	}
+	k->tlp_out = 0;
+}
+
+/*
  * What an acceptable ACK tells: what it and its SACK blocks deliver, an
  * RTT sample, the queue and cwnd on new data; duplicate ACKs and
- * NewReno's fast retransmit. wnd: the segment's window, scaled.
+ * NewReno's fast retransmit; the end of a tail-loss probe's episode.
+ * wnd: the segment's window, scaled.
  */
 static void ack_in(struct tcp_core *c, struct tcp_conn *k, const struct seg *s,
 		   uint32_t wnd)
 {
 	bool fin = s->flags & TCPHDR_FIN;
+	uint32_t una0 = k->snd_una;
 
 	/* (An ACK that neither moves SND.UNA nor SACKs delivers nothing;
 	 * FACK is never below SND.UNA.) */
@@ -400,12 +508,15 @@ static void ack_in(struct tcp_core *c, struct tcp_conn *k, const struct seg *s,
 			k->recover = k->snd_max;
 			k->in_recovery = 1;
 			k->tlp_at = 0;
+			k->tlp_out = 0; /* the response to any loss it hid */
 			resend_una(c, k);
 			c->cnt.fast_retransmits++;
 			k->cwnd = k->ssthresh + 3u * k->mss;
 			k->bytes_acked = 0;
 		}
 	}
+	if (__builtin_expect(k->tlp_out, 0))
+		tlp_ack_in(c, k, s, una0, wnd);
 }
 
 static void window_update(struct tcp_conn *k, const struct seg *s,
@@ -458,7 +569,10 @@ static bool data_in(struct tcp_core *c, struct tcp_conn *k, const struct seg *s,
 
 		if (seq_lt(seq, k->rcv_nxt) &&
 		    seq_gt(seq + len + fin, k->rcv_nxt)) {
-			/* Overlaps what we have: keep the new part. */
+			/* Overlaps what we have: keep the new part, D-SACK
+			 * the old. */
+			dsack_below(k, seq, k->rcv_nxt);
+			*need_ack = true;
 			if (d >= len) {
 				data += len;
 				len = 0;
@@ -468,9 +582,14 @@ static bool data_in(struct tcp_core *c, struct tcp_conn *k, const struct seg *s,
 			}
 		} else {
 			c->cnt.ooo++;
-			if (k->sack_ok && seq_gt(seq, k->rcv_nxt) &&
-			    !k->fin_rcvd)
-				ooo_hold(c, k, seq, data, len);
+			if (seq_lt(seq, k->rcv_nxt)) {
+				/* All of it had come. */
+				dsack_below(k, seq, seq + len + fin);
+			} else if (k->sack_ok) {
+				dsack_held(k, seq, len);
+				if (!k->fin_rcvd)
+					ooo_hold(c, k, seq, data, len);
+			}
 			*need_ack = true;
 			len = 0;
 			fin = false;
@@ -512,7 +631,9 @@ static void conn_after_seg(struct tcp_core *c, struct tcp_conn *k,
 	if (k->rxb != NIL && k->q_count < TCP_CORE_RESP_QUEUE &&
 	    !k->fin_pending)
 		parse_buffered(c, k);
-	if (conn_output(c, k, false))
+	/* Data segments carry no SACK option: a D-SACK owed goes in an ACK
+	 * of its own. */
+	if (conn_output(c, k, false) && !k->dsack_owed)
 		need_ack = false;
 	if (need_ack)
 		send_ack(c, k);

@@ -100,20 +100,37 @@ void send_rst(struct tcp_core *c, const struct tcp_tuple *t, uint32_t seq,
 	c->cnt.rst_sent++;
 }
 
+/*
+ * A pure ACK; with SACK, the blocks of RFC 2018 and 2883: the D-SACK owed
+ * first (once: it is forgotten whether this frame goes or not, as Linux
+ * clears it on the segment that carries it), then the out-of-order range
+ * we hold (the only one). Two blocks at most, 20 bytes: no timestamps are
+ * sent, so four would fit (three beside timestamps).
+ */
 void send_ack(struct tcp_core *c, struct tcp_conn *k)
 {
-	uint8_t o[12];
-	uint32_t ol = 0;
+	uint8_t o[4 + 2 * 8];
+	uint32_t ol = 4;
 
+	if (k->dsack_owed) {
+		wire_put32(o + ol, k->dsack_s);
+		wire_put32(o + ol + 4, k->dsack_e);
+		ol += 8;
+		k->dsack_owed = 0;
+		c->cnt.dsacks_sent++;
+	}
 	if (k->ooo_len) {
-		/* RFC 2018: the out-of-order range we hold (the only one). */
+		wire_put32(o + ol, k->ooo_seq);
+		wire_put32(o + ol + 4, k->ooo_seq + k->ooo_len);
+		ol += 8;
+		c->cnt.sack_acks++;
+	}
+	if (ol > 4) {
 		o[0] = o[1] = TCPOPT_NOP;
 		o[2] = TCPOPT_SACK;
-		o[3] = 10;
-		wire_put32(o + 4, k->ooo_seq);
-		wire_put32(o + 8, k->ooo_seq + k->ooo_len);
-		ol = 12;
-		c->cnt.sack_acks++;
+		o[3] = (uint8_t)(ol - 2);
+	} else {
+		ol = 0;
 	}
 	send_ctl(c, &k->t, k->snd_nxt, k->rcv_nxt, TCPHDR_ACK, o, ol);
 	c->cnt.acks++;
@@ -125,6 +142,8 @@ void send_ack(struct tcp_core *c, struct tcp_conn *k)
 void send_ack_limited(struct tcp_core *c, struct tcp_conn *k, bool challenge)
 {
 	if (k->oow_sent && c->now_ms - k->oow_ms < OOW_RATELIMIT_MS) {
+		/* A D-SACK goes with its duplicate's ACK or not at all. */
+		k->dsack_owed = 0;
 		c->cnt.ratelimited++;
 		return;
 	}

@@ -400,6 +400,10 @@ static void sack_on_ack(struct tcp_core *c, struct tcp_conn *k,
 			       (s->nsack > 1 && !seq_lt(a, s->sack[1].start) &&
 				!seq_gt(b, s->sack[1].end)))) {
 			c->cnt.dsacks++;
+			/* A probe's needless resend tells nothing of
+			 * reordering (Linux's RACK ignores such D-SACKs). */
+			if (dsack_of_probe(k, a, b))
+				continue;
 			k->reord_seen = 1;
 			if (k->reo_mult < REO_MULT_MAX)
 				k->reo_mult++;
@@ -520,6 +524,9 @@ void rack_step(struct tcp_core *c, struct tcp_conn *k)
 		k->in_recovery = 1;
 		k->sack_rec = 1;
 		k->tlp_at = 0;
+		/* The recovery is the loss's congestion response: a probe's
+		 * episode ends in it (Linux's tcp_init_cwnd_reduction). */
+		k->tlp_out = 0;
 		k->bytes_acked = 0;
 		first = true;
 	}

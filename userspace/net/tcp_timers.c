@@ -32,13 +32,17 @@ static void timer_cascade(struct tcp_core *c, uint32_t slot)
 /*
  * The probe: one new segment when the peer's window has room for it,
  * else the last segment sent again (RFC 8985 7.3); then the RTO is armed
- * from now, and no other probe goes until an ACK covers this one.
+ * from now. It opens an episode (7.4: TLP.end_seq, TLP.is_retrans) that
+ * only an ACK (tlp_ack_in), a recovery or the RTO closes; no other probe
+ * goes before (tlp_arm arms none).
  */
 static void tlp_send(struct tcp_core *c, struct tcp_conn *k)
 {
 	uint32_t end = k->snd_una + k->q_bytes;
 	uint32_t wedge = k->snd_una + k->snd_wnd;
 
+	if (k->tlp_out)
+		return;
 	if (k->snd_nxt == k->snd_max && seq_lt(k->snd_nxt, end) &&
 	    seq_lt(k->snd_nxt, wedge)) {
 		uint32_t n = min_u32(min_u32(k->mss, end - k->snd_nxt),
@@ -53,6 +57,7 @@ static void tlp_send(struct tcp_core *c, struct tcp_conn *k)
 		k->snd_nxt += n + fin;
 		k->snd_max = k->snd_nxt;
 		c->cnt.replies++;
+		k->tlp_rtx = 0;
 	} else {
 		uint32_t sent = k->snd_max - k->snd_una - (k->fin_sent ? 1 : 0);
 		uint32_t n = min_u32(k->mss, sent);
@@ -63,6 +68,7 @@ static void tlp_send(struct tcp_core *c, struct tcp_conn *k)
 		send_data(c, k, k->snd_una + sent - n, n, fin);
 		c->cnt.retransmits++;
 		k->rtt_on = 0;
+		k->tlp_rtx = 1;
 	}
 	c->cnt.tlp_probes++;
 	k->tlp_out = 1;
