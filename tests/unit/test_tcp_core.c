@@ -3457,6 +3457,20 @@ out:
 	tcp_core_free(c);
 }
 
+/* A request sent in three segments, [0, a), [a, b) and [b, n): the first
+ * and the third, so that the core has a hole at a. */
+static const char OOO_REQ[] =
+	"GET /ooo HTTP/1.1\r\nHost: x\r\nX-Pad: 0123456789\r\n\r\n";
+
+static void send_ooo_ends(struct tcp_core *c, struct peer *pe, uint32_t base,
+			  uint32_t a, uint32_t b)
+{
+	uint32_t n = sizeof(OOO_REQ) - 1;
+
+	peer_send_at(c, pe, 0x18, base, OOO_REQ, a);
+	peer_send_at(c, pe, 0x18, base + b, OOO_REQ + b, n - b);
+}
+
 /* The core as a SACK receiver (RFC 2018): a request in three segments,
  * the third before the second. A SACK peer's third is held and SACKed
  * (one ACK naming exactly its range), and the second completes the
@@ -3464,13 +3478,12 @@ out:
  * completes it. */
 static void test_sack_receive_ooo(void)
 {
-	static const char req[] =
-		"GET /ooo HTTP/1.1\r\nHost: x\r\nX-Pad: 0123456789\r\n\r\n";
+	const char *req = OOO_REQ;
 	const struct tcp_core_counters *cnt;
 	struct tcp_core *c;
 	struct peer pe = {0}, p2 = {0};
 	bool perm = false;
-	uint32_t a = 10, b = 30, n = sizeof(req) - 1, base;
+	uint32_t a = 10, b = 30, n = sizeof(OOO_REQ) - 1, base;
 	struct seg s;
 	int acks = 0, sacked = 0;
 
@@ -3480,8 +3493,7 @@ static void test_sack_receive_ooo(void)
 		goto out;
 	cnt = tcp_core_counters(c);
 	base = pe.snd_nxt;
-	peer_send_at(c, &pe, 0x18, base, req, a);
-	peer_send_at(c, &pe, 0x18, base + b, req + b, n - b);
+	send_ooo_ends(c, &pe, base, a, b);
 	while (next_out(&s)) {
 		if (s.len || s.dport != pe.port)
 			continue;
@@ -3505,8 +3517,7 @@ static void test_sack_receive_ooo(void)
 	if (!peer_connect(c, &p2, 40211, 5000))
 		goto out;
 	base = p2.snd_nxt;
-	peer_send_at(c, &p2, 0x18, base, req, a);
-	peer_send_at(c, &p2, 0x18, base + b, req + b, n - b);
+	send_ooo_ends(c, &p2, base, a, b);
 	peer_send_at(c, &p2, 0x18, base + a, req + a, b - a);
 	T_EQ_INT(cnt->requests, 1);
 	peer_send_at(c, &p2, 0x18, base + b, req + b, n - b);
@@ -3676,12 +3687,11 @@ out:
  */
 static void test_dsack_ooo_overlap(void)
 {
-	static const char req[] =
-		"GET /ooo HTTP/1.1\r\nHost: x\r\nX-Pad: 0123456789\r\n\r\n";
+	const char *req = OOO_REQ;
 	const struct tcp_core_counters *cnt;
 	struct tcp_core *c = mk_core();
 	struct peer pe = {0};
-	uint32_t a = 10, bo = 30, n = sizeof(req) - 1, base, b[2][2];
+	uint32_t a = 10, bo = 30, n = sizeof(OOO_REQ) - 1, base, b[2][2];
 	bool perm = false;
 	struct seg s;
 	int acks = 0, data = 0;
@@ -3690,8 +3700,7 @@ static void test_dsack_ooo_overlap(void)
 		goto out;
 	cnt = tcp_core_counters(c);
 	base = pe.snd_nxt;
-	peer_send_at(c, &pe, 0x18, base, req, a);
-	peer_send_at(c, &pe, 0x18, base + bo, req + bo, n - bo);
+	send_ooo_ends(c, &pe, base, a, bo);
 	b[0][0] = base + bo;
 	b[0][1] = base + n;
 	T_CHECK(last_is_ack(&pe, pe.rcv_nxt, base + a, b, 1));
