@@ -94,6 +94,28 @@ raw_csum() {
 	fi
 }
 
+# raw_dsack T IP PORT MAC - a SACK peer's GET that comes again after its
+# answer was acked: a copy with a payload byte flipped gets nothing, the
+# intact copy an ACK whose first SACK block names exactly its bytes (RFC
+# 2883), as Linux sends (the epoll engine's reference run). The source is
+# .99 of the client's /24; a server on kernel sockets needs a static
+# neighbour for it (raw_dsack_neigh).
+raw_dsack() {
+	local t=$1 ip=$2 port=$3 mac=$4 out want
+
+	want="dup_bad=0 dsack=0-$(printf 'GET / HTTP/1.1\r\nHost: %s\r\n\r\n' "$ip" | wc -c)"
+	out=$(tcp_raw dsack "$ip" "$port" "$mac")
+	check "${t}_dsack_duplicate" "$out (want $want) $(tail -1 "$TMP/tcp_raw.err")" [ "$out" = "$want" ]
+}
+
+# raw_dsack_neigh - the server's static neighbour for raw_dsack's source.
+raw_dsack_neigh() {
+	local cmac
+
+	cmac=$($CLI ip -br link show dev "$CLI_IF" | awk '{print $3}')
+	$SRV ip neigh replace "${CLI_IP%.*}.99" lladdr "$cmac" dev "$SRV_IF" nud permanent
+}
+
 # curl_times N URL OUT [CURL ARGS...] - N GETs, CURL_LANES (default 4)
 # sequential streams at once (under loss most of a GET's time is a
 # retransmission timer, so the streams overlap it); their times in ms, one

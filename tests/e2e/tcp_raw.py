@@ -30,6 +30,15 @@ Modes (each prints one result line "key=value ..." on stdout):
          whose IPv4 header was changed; then the same GET intact is
          answered from the first byte. Prints per family synack_bad=0|1
          bad_tcp=0|1 bad_ip=0|1 (segments that came back) and answered=0|1.
+  dsack  a raw connection with SACK from the unconfigured address .99 next
+         to SRC_IP (a server on kernel sockets needs a static neighbour
+         for it) gets its GET answered and ACKs the answer; then the GET
+         comes again, first with a payload byte flipped (nothing may come
+         back), then intact: a duplicate, which Linux answers at once with
+         an ACK whose first SACK block names it (RFC 2883, D-SACK). Prints
+         dup_bad=0|1 (segments for the corrupted copy) and dsack=S-E (the
+         first SACK block of the ACK for the intact copy, relative to the
+         GET's first byte; "none" without one).
 Only the addresses given (testbed addresses) are ever sent to.
 """
 import argparse
@@ -396,6 +405,70 @@ def csum_family(a, w, v6):
     return words + " answered=%d" % answered
 
 
+def mode_dsack(a, w):
+    smac, dmac = mac_of(w), a.dmac
+    src = a.src.rsplit(".", 1)[0] + ".99"
+    sport = random.randrange(30000, 60000)
+    iss = random.randrange(1 << 32)
+
+    def seg(flags, seq, ack, data=b"", opts=None):
+        return bytearray(raw(Ether(src=smac, dst=dmac) / IP(src=src, dst=a.dst)
+                             / TCP(sport=sport, dport=a.port, flags=flags,
+                                   seq=seq, ack=ack, window=65535,
+                                   options=opts or []) / data))
+
+    def answers(secs, until=None):
+        """The server's segments to our port within secs: (flags, seq,
+        len, first SACK block or None); with until, up to the first that
+        it holds for."""
+        got = []
+        for d, _, pa in received(w.s, secs):
+            if pa[2] == socket.PACKET_OUTGOING:
+                continue
+            p = Ether(d)
+            if TCP not in p or p[TCP].dport != sport:
+                continue
+            blk = next((o[1][:2] for o in p[TCP].options
+                        if o[0] == "SAck" and len(o[1]) >= 2), None)
+            got.append((int(p[TCP].flags), p[TCP].seq, len(p[TCP].payload),
+                        blk))
+            if until and until(got[-1]):
+                break
+        return got
+
+    w.send(bytes(seg("S", iss, 0,
+                     opts=[("MSS", 1460), ("SAckOK", b""), ("NOP", None),
+                           ("NOP", None)])))
+    s_isn = next((sq for fl, sq, _, _ in answers(2, lambda g: g[0] & 0x12 ==
+                                                 0x12) if fl & 0x12 == 0x12),
+                 None)
+    if s_isn is None:
+        return print("error=no_synack") or 1
+    cseq, sseq = iss + 1, (s_isn + 1) & 0xffffffff
+    w.send(bytes(seg("A", cseq, sseq)))
+    req = http_get(a.dst)
+    w.send(bytes(seg("PA", cseq, sseq, req)))
+    got = answers(2, lambda g: g[1] == sseq and g[2] > 0)
+    n = next((ln for _, sq, ln, _ in got if sq == sseq and ln > 0), 0)
+    if not n:
+        return print("error=no_answer") or 1
+    snd = (sseq + n) & 0xffffffff
+    w.send(bytes(seg("A", cseq + len(req), snd)))
+    answers(0.3)
+    bad = seg("PA", cseq, snd, req)
+    bad[-3] ^= 0x20
+    w.send(bytes(bad))
+    dup_bad = int(bool(answers(0.7)))
+    w.send(bytes(seg("PA", cseq, snd, req)))
+    blk = next((b for fl, _, ln, b in answers(1, lambda g: g[3] is not None)
+                if b is not None), None)
+    w.send(bytes(seg("R", cseq + len(req), 0)))
+    dsack = ("%d-%d" % ((blk[0] - cseq) & 0xffffffff,
+                        (blk[1] - cseq) & 0xffffffff)) if blk else "none"
+    print("dup_bad=%d dsack=%s" % (dup_bad, dsack))
+    return 0
+
+
 def mode_csum(a, w):
     out = "v4: " + csum_family(a, w, False)
     if a.dst6:
@@ -406,7 +479,8 @@ def mode_csum(a, w):
 
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("mode", choices=["rst", "syn", "flood", "tlp", "csum"])
+    ap.add_argument("mode", choices=["rst", "syn", "flood", "tlp", "csum",
+                                     "dsack"])
     ap.add_argument("iface")
     ap.add_argument("src")
     ap.add_argument("dst")
@@ -424,6 +498,8 @@ def main():
         return mode_flood(a, w)
     if a.mode == "csum":
         return mode_csum(a, w)
+    if a.mode == "dsack":
+        return mode_dsack(a, w)
     return mode_tlp(a, w)
 
 

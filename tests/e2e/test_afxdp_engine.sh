@@ -127,6 +127,7 @@ csum_drops() {
 }
 raw_csum "$T" "$SRV_IP" "$PORT" "$SRV_MAC" "$SRV_IP6" csum_drops
 rc_curl_get "${T}_csum_curl_after" "$URL"
+raw_dsack "$T" "$SRV_IP" "$PORT" "$SRV_MAC"
 
 # ---- an error with close; wrk pipelining 16 requests per segment ----
 code=$($CLI timeout 10 curl -s -o /dev/null -w '%{http_code}' -X POST "$URL")
@@ -239,6 +240,8 @@ start_epoll() { # LOG [ARGS...]
 }
 if start_epoll "$TMP/epoll.log"; then
 	raw_rfc5961 epoll_ref "$SRV_IP" "$PORT" "$SRV_MAC"
+	raw_dsack_neigh
+	raw_dsack epoll_ref "$SRV_IP" "$PORT" "$SRV_MAC"
 	if [ -n "$LOSS" ] && lossy; then
 		ok=$(curl_times 200 "$URL" "$TMP/lat_epoll")
 		echo "# epoll_ref_loss_latency hello, 200 curls: $(pctl "$TMP/lat_epoll") ($ok answered); afxdp: $LAT_AFXDP"

@@ -167,6 +167,7 @@ dpdk_bad_csum() {
 	echo -1
 }
 raw_csum "$T" "$SRV_IP" "$PORT" "$SRV_MAC" "$SRV_IP6" dpdk_bad_csum
+raw_dsack "$T" "$SRV_IP" "$PORT" "$SRV_MAC"
 rc_curl_get "${T}_csum_curl_after" "$URL"
 
 # ---- the exception path: another port, served by the kernel ----
