@@ -171,36 +171,20 @@ static void peer_check(const uint8_t *th, uint32_t n, uint32_t doff)
  * to a peer that did not offer SACK. */
 static void sack_check(const uint8_t *th, uint32_t doff)
 {
-	const uint8_t *op = th + 20, *end = th + doff;
+	uint32_t blk[8][2], i, n;
 
-	while (op < end && *op != 0) {
-		uint32_t i, a, b;
-
-		if (*op == 1) {
-			op++;
-			continue;
-		}
-		if (op + 2 > end || op[1] < 2 || op + op[1] > end)
-			abort();
-		if (op[0] == 5) {
-			if (!fz_sack)
-				broken("a SACK option to a peer without SACK",
-				       op[1], 0);
-			for (i = 0; i + 10 <= op[1]; i += 8) {
-				a = rd32(op + 2 + i);
-				b = rd32(op + 6 + i);
-				if ((int32_t)(b - a) <= 0 ||
-				    (int32_t)(a - fz_peer_start) < 0 ||
-				    (int32_t)(b - fz_peer_end) > 0)
-					broken("a SACK block outside what the "
-					       "peer sent: start, end "
-					       "(offsets)",
-					       (int32_t)(a - fz_peer_start),
-					       (int32_t)(b - fz_peer_start));
-			}
-		}
-		op += op[1];
-	}
+	if (wire_tcp_sack_blocks((const struct tcphdr *)th, doff, blk, 8, &n))
+		abort(); /* a malformed option */
+	if (n && !fz_sack)
+		broken("a SACK option to a peer without SACK", (int32_t)n, 0);
+	for (i = 0; i < n; i++)
+		if ((int32_t)(blk[i][1] - blk[i][0]) <= 0 ||
+		    (int32_t)(blk[i][0] - fz_peer_start) < 0 ||
+		    (int32_t)(blk[i][1] - fz_peer_end) > 0)
+			broken("a SACK block outside what the peer sent: "
+			       "start, end (offsets)",
+			       (int32_t)(blk[i][0] - fz_peer_start),
+			       (int32_t)(blk[i][1] - fz_peer_start));
 }
 
 static uint32_t fz_alloc(void *ctx, struct tcp_frame *f, uint32_t n)
@@ -264,12 +248,11 @@ static void fz_send(void *ctx, struct tcp_frame *f, uint32_t n)
 					       0);
 			}
 			fz_pure_acks += fl == 0x10 && tl == doff;
+			if (pe.on)
+				sack_check(d + 14 + l3, doff);
 		}
 		if (pe.on)
 			peer_check(d + 14 + l3, tl - doff, doff);
-		if (pe.on && (uint32_t)(d[14 + l3 + 2] << 8 | d[14 + l3 + 3]) ==
-				     pe.sport)
-			sack_check(d + 14 + l3, doff);
 	}
 }
 

@@ -313,27 +313,10 @@ static bool parse_out(const struct wire_frame *w, struct seg *s)
 			s->wscale = o.wscale;
 		s->sack_perm = o.sack_ok;
 	} else {
-		const uint8_t *op = (const uint8_t *)p.tcp + 20;
-		const uint8_t *end = (const uint8_t *)p.tcp + p.tcp->doff * 4;
+		uint32_t n;
 
-		while (op < end && *op != 0) {
-			if (*op == 1) {
-				op++;
-				continue;
-			}
-			if (op + 1 >= end || op[1] < 2 || op + op[1] > end)
-				break;
-			if (op[0] == 5)
-				for (int i = 0; i < (op[1] - 2) / 8 && i < 4;
-				     i++) {
-					s->sack[i][0] =
-						wire_get32(op + 2 + 8 * i);
-					s->sack[i][1] =
-						wire_get32(op + 6 + 8 * i);
-					s->nsack = i + 1;
-				}
-			op += op[1];
-		}
+		wire_tcp_sack_blocks(p.tcp, p.tcp->doff * 4u, s->sack, 4, &n);
+		s->nsack = (int)n;
 	}
 	return true;
 }

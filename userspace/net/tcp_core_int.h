@@ -482,12 +482,19 @@ struct seg {
 	struct seq_range sack[SACK_MAX_BLOCKS];
 };
 
-/* ssthresh after a loss: max(FlightSize / 2, 2 MSS) (RFC 5681 eq. 4). */
+/* ssthresh after a loss: max(FlightSize / 2, 2 MSS) (RFC 5681 eq. 4),
+ * of the flight given (a tail-loss probe's repair: the flight before the
+ * ACK that shows it). */
+static inline uint32_t loss_ssthresh_of(const struct tcp_conn *k,
+					uint32_t flight)
+{
+	return flight / 2 > 2u * k->mss ? flight / 2 : 2u * k->mss;
+}
+
+/* The same of the flight now. */
 static inline uint32_t loss_ssthresh(const struct tcp_conn *k)
 {
-	uint32_t flight = k->snd_max - k->snd_una;
-
-	return flight / 2 > 2u * k->mss ? flight / 2 : 2u * k->mss;
+	return loss_ssthresh_of(k, k->snd_max - k->snd_una);
 }
 
 /* RFC 8985 7.2: the probe timeout, or 0 when no probe is due: a probe

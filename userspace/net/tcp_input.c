@@ -450,9 +450,7 @@ static __attribute__((noinline)) void tlp_ack_in(struct tcp_core *c,
 		   dsack_of_probe(k, s->sack[0].start, s->sack[0].end)) {
 		c->cnt.tlp_spurious++;
 	} else if (seq_gt(s->ack, k->tlp_end)) {
-		uint32_t half = (k->snd_max - una0) / 2;
-
-		k->ssthresh = half > 2u * k->mss ? half : 2u * k->mss;
+		k->ssthresh = loss_ssthresh_of(k, k->snd_max - una0);
 		k->cwnd = min_u32(k->cwnd, k->ssthresh);
 		k->bytes_acked = 0;
 		c->cnt.tlp_recoveries++;
@@ -671,40 +669,20 @@ void conn_handle(struct tcp_core *c, struct tcp_conn *k, const struct seg *s)
 	conn_after_seg(c, k, need_ack);
 }
 
-/* The SACK blocks of a non-SYN segment's options (RFC 2018 3); other
- * options are skipped, a malformed one ends the walk (what came before
- * counts, as Linux). */
+/* The SACK blocks of a non-SYN segment's options (wire.c: other options
+ * skipped, a malformed one ends the walk, what came before counts, as
+ * Linux). */
 static void parse_sack_blocks(const struct tcphdr *th, uint32_t doff,
 			      struct seg *s)
 {
-	const uint8_t *op = (const uint8_t *)th + WIRE_TCP_HLEN;
-	const uint8_t *end = (const uint8_t *)th + doff;
+	uint32_t blk[SACK_MAX_BLOCKS][2], i, n;
 
-	while (op < end) {
-		uint8_t kind = op[0], olen;
-
-		if (kind == TCPOPT_EOL)
-			return;
-		if (kind == TCPOPT_NOP) {
-			op++;
-			continue;
-		}
-		if (op + 2 > end || op[1] < 2 || op + op[1] > end)
-			return;
-		olen = op[1];
-		if (kind == TCPOPT_SACK && olen >= 10 && (olen - 2) % 8 == 0) {
-			uint32_t i, nb = (olen - 2u) / 8;
-
-			for (i = 0; i < nb && s->nsack < SACK_MAX_BLOCKS; i++) {
-				s->sack[s->nsack].start =
-					wire_get32(op + 2 + 8 * i);
-				s->sack[s->nsack].end =
-					wire_get32(op + 6 + 8 * i);
-				s->nsack++;
-			}
-		}
-		op += olen;
+	wire_tcp_sack_blocks(th, doff, blk, SACK_MAX_BLOCKS, &n);
+	for (i = 0; i < n; i++) {
+		s->sack[i].start = blk[i][0];
+		s->sack[i].end = blk[i][1];
 	}
+	s->nsack = (uint8_t)n;
 }
 
 /* Parse one frame into s. 0: TCP for the service; 1: not ours;

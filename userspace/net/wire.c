@@ -104,6 +104,37 @@ int wire_tcp_opts_parse(const struct tcphdr *th, struct wire_tcp_opts *o)
 	return 0;
 }
 
+int wire_tcp_sack_blocks(const struct tcphdr *th, uint32_t doff,
+			 uint32_t (*blk)[2], uint32_t max, uint32_t *n)
+{
+	const uint8_t *op = (const uint8_t *)th + WIRE_TCP_HLEN;
+	const uint8_t *end = (const uint8_t *)th + doff;
+
+	*n = 0;
+	while (op < end) {
+		uint8_t kind = op[0], olen;
+		uint32_t i;
+
+		if (kind == TCPOPT_EOL)
+			return 0;
+		if (kind == TCPOPT_NOP) {
+			op++;
+			continue;
+		}
+		if (op + 2 > end || op[1] < 2 || op + op[1] > end)
+			return -1;
+		olen = op[1];
+		if (kind == TCPOPT_SACK && olen >= 10 && (olen - 2) % 8 == 0)
+			for (i = 0; i < (olen - 2u) / 8 && *n < max; i++) {
+				blk[*n][0] = wire_get32(op + 2 + 8 * i);
+				blk[*n][1] = wire_get32(op + 6 + 8 * i);
+				(*n)++;
+			}
+		op += olen;
+	}
+	return 0;
+}
+
 uint16_t wire_tcp_csum_of(const void *frame, bool v6, uint32_t l4_off,
 			  uint32_t tcp_len)
 {

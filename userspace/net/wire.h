@@ -112,6 +112,17 @@ struct wire_tcp_opts {
  */
 int wire_tcp_opts_parse(const struct tcphdr *th, struct wire_tcp_opts *o);
 
+/*
+ * The SACK blocks (RFC 2018 3) in the options of th, whose doff header
+ * bytes must be readable: up to max of them, from every SACK option of a
+ * whole number of blocks, into blk (start, end; host order); *n gets how
+ * many. Other options are skipped; the walk stops at EOL or at a
+ * malformed option (what came before counts, as Linux). Returns 0, or -1
+ * when it stopped at a malformed option.
+ */
+int wire_tcp_sack_blocks(const struct tcphdr *th, uint32_t doff,
+			 uint32_t (*blk)[2], uint32_t max, uint32_t *n);
+
 /* ---- write ---- */
 
 /* What a TCP segment carries in its headers, network order for addresses
