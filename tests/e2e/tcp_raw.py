@@ -343,38 +343,54 @@ def mode_tlp(a, w):
     return 0
 
 
+class RawConn:
+    """One raw connection from src to the server's dst:port (IPv4 or, with
+    l3=IPv6, IPv6): its segments as bytes, and what the server sends to
+    its port."""
+
+    def __init__(self, a, w, src, dst, l3=IP):
+        self.w, self.smac, self.dmac, self.port = w, mac_of(w), a.dmac, a.port
+        self.src, self.dst, self.l3 = src, dst, l3
+        self.sport = random.randrange(30000, 60000)
+        self.iss = random.randrange(1 << 32)
+
+    def seg(self, flags, seq, ack, data=b"", opts=None):
+        return bytearray(raw(
+            Ether(src=self.smac, dst=self.dmac) /
+            self.l3(src=self.src, dst=self.dst) /
+            TCP(sport=self.sport, dport=self.port, flags=flags, seq=seq,
+                ack=ack, window=65535, options=opts or []) / data))
+
+    def answers(self, secs, until=None):
+        """The server's segments to our port within secs: (flags, seq,
+        len, first SACK block or None); with until, stops at the first
+        segment it holds for (a wait for an answer; a check that nothing
+        came keeps its whole window)."""
+        got = []
+        for d, _, pa in received(self.w.s, secs):
+            if pa[2] == socket.PACKET_OUTGOING:
+                continue
+            p = Ether(d)
+            if TCP not in p or p[TCP].dport != self.sport:
+                continue
+            blk = next((o[1][:2] for o in p[TCP].options
+                        if o[0] == "SAck" and len(o[1]) >= 2), None)
+            got.append((int(p[TCP].flags), p[TCP].seq,
+                        len(p[TCP].payload), blk))
+            if until and until(got[-1]):
+                break
+        return got
+
+
 def csum_family(a, w, v6):
     """One family of the csum mode: its result words."""
-    smac, dmac = mac_of(w), a.dmac
     if v6:
         src, dst, l3, hlen = a.src6.rsplit(":", 1)[0] + ":160", a.dst6, IPv6, 40
     else:
         src, dst, l3, hlen = neighbours(a.src, 61)[60], a.dst, IP, 20
     l4 = 14 + hlen
-    sport = random.randrange(30000, 60000)
-    iss = random.randrange(1 << 32)
-
-    def seg(flags, seq, ack, data=b"", opts=None):
-        return bytearray(raw(Ether(src=smac, dst=dmac) / l3(src=src, dst=dst) /
-                             TCP(sport=sport, dport=a.port, flags=flags,
-                                 seq=seq, ack=ack, window=65535,
-                                 options=opts or []) / data))
-
-    def answers(secs, until=None):
-        """Segments of the server to our port within secs: (flags, seq,
-        len); with until, stops at the first segment it holds for (a wait
-        for an answer; a check that nothing came keeps its whole window)."""
-        got = []
-        for d, _, pa in received(w.s, secs):
-            if pa[2] == socket.PACKET_OUTGOING:
-                continue
-            p = Ether(d)
-            if TCP not in p or p[TCP].dport != sport:
-                continue
-            got.append((int(p[TCP].flags), p[TCP].seq, len(p[TCP].payload)))
-            if until and until(got[-1]):
-                break
-        return got
+    c = RawConn(a, w, src, dst, l3)
+    seg, answers, iss = c.seg, c.answers, c.iss
 
     def flipped(f, at):
         f[at] ^= 0x20
@@ -382,9 +398,10 @@ def csum_family(a, w, v6):
 
     syn = seg("S", iss, 0, opts=[("MSS", 1460)])
     w.send(flipped(syn, l4 + 20 + 3))
-    synack_bad = int(any(fl & 0x12 == 0x12 for fl, _, _ in answers(0.7)))
+    synack_bad = int(any(fl & 0x12 == 0x12 for fl, _, _, _ in answers(0.7)))
     w.send(bytes(seg("S", iss, 0, opts=[("MSS", 1460)])))
-    s_isn = next((sq for fl, sq, _ in answers(2, lambda g: g[0] & 0x12 == 0x12)
+    s_isn = next((sq for fl, sq, _, _ in
+                  answers(2, lambda g: g[0] & 0x12 == 0x12)
                   if fl & 0x12 == 0x12), None)
     if s_isn is None:
         return "synack_bad=%d error=no_synack" % synack_bad
@@ -399,49 +416,21 @@ def csum_family(a, w, v6):
         w.send(flipped(seg("PA", cseq, sseq, req), 14 + 8))
         words += " bad_ip=%d" % int(bool(answers(1)))
     w.send(bytes(seg("PA", cseq, sseq, req)))
-    answered = int(any(sq == sseq and n > 0 for _, sq, n in
+    answered = int(any(sq == sseq and n > 0 for _, sq, n, _ in
                        answers(2, lambda g: g[1] == sseq and g[2] > 0)))
     w.send(bytes(seg("R", cseq + len(req), 0)))
     return words + " answered=%d" % answered
 
 
 def mode_dsack(a, w):
-    smac, dmac = mac_of(w), a.dmac
-    src = a.src.rsplit(".", 1)[0] + ".99"
-    sport = random.randrange(30000, 60000)
-    iss = random.randrange(1 << 32)
-
-    def seg(flags, seq, ack, data=b"", opts=None):
-        return bytearray(raw(Ether(src=smac, dst=dmac) / IP(src=src, dst=a.dst)
-                             / TCP(sport=sport, dport=a.port, flags=flags,
-                                   seq=seq, ack=ack, window=65535,
-                                   options=opts or []) / data))
-
-    def answers(secs, until=None):
-        """The server's segments to our port within secs: (flags, seq,
-        len, first SACK block or None); with until, up to the first that
-        it holds for."""
-        got = []
-        for d, _, pa in received(w.s, secs):
-            if pa[2] == socket.PACKET_OUTGOING:
-                continue
-            p = Ether(d)
-            if TCP not in p or p[TCP].dport != sport:
-                continue
-            blk = next((o[1][:2] for o in p[TCP].options
-                        if o[0] == "SAck" and len(o[1]) >= 2), None)
-            got.append((int(p[TCP].flags), p[TCP].seq, len(p[TCP].payload),
-                        blk))
-            if until and until(got[-1]):
-                break
-        return got
-
+    c = RawConn(a, w, a.src.rsplit(".", 1)[0] + ".99", a.dst)
+    seg, answers, iss = c.seg, c.answers, c.iss
     w.send(bytes(seg("S", iss, 0,
                      opts=[("MSS", 1460), ("SAckOK", b""), ("NOP", None),
                            ("NOP", None)])))
-    s_isn = next((sq for fl, sq, _, _ in answers(2, lambda g: g[0] & 0x12 ==
-                                                 0x12) if fl & 0x12 == 0x12),
-                 None)
+    s_isn = next((sq for fl, sq, _, _ in
+                  answers(2, lambda g: g[0] & 0x12 == 0x12)
+                  if fl & 0x12 == 0x12), None)
     if s_isn is None:
         return print("error=no_synack") or 1
     cseq, sseq = iss + 1, (s_isn + 1) & 0xffffffff
@@ -460,7 +449,7 @@ def mode_dsack(a, w):
     w.send(bytes(bad))
     dup_bad = int(bool(answers(0.7)))
     w.send(bytes(seg("PA", cseq, snd, req)))
-    blk = next((b for fl, _, ln, b in answers(1, lambda g: g[3] is not None)
+    blk = next((b for _, _, _, b in answers(1, lambda g: g[3] is not None)
                 if b is not None), None)
     w.send(bytes(seg("R", cseq + len(req), 0)))
     dsack = ("%d-%d" % ((blk[0] - cseq) & 0xffffffff,
