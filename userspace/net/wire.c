@@ -63,45 +63,56 @@ enum wire_verdict wire_parse(const void *frame, uint32_t len,
 	return WIRE_TCP;
 }
 
+/* One step of a walk of TCP options at *pp (before end): 1 with *opt at a
+ * whole option of kind opt[0] and length opt[1] (NOPs skipped) and *pp
+ * past it; 0 at EOL or the end; -1 at an option that runs past the header
+ * or is shorter than its own kind and length bytes. */
+static int opt_next(const uint8_t **pp, const uint8_t *end, const uint8_t **opt)
+{
+	const uint8_t *op = *pp;
+
+	while (op < end && *op == TCPOPT_NOP)
+		op++;
+	if (op >= end || *op == TCPOPT_EOL)
+		return 0;
+	if (op + 2 > end || op[1] < 2 || op + op[1] > end)
+		return -1;
+	*opt = op;
+	*pp = op + op[1];
+	return 1;
+}
+
 int wire_tcp_opts_parse(const struct tcphdr *th, struct wire_tcp_opts *o)
 {
 	const uint8_t *op = (const uint8_t *)th + WIRE_TCP_HLEN;
 	const uint8_t *end = (const uint8_t *)th + wire_tcp_hlen(th);
+	const uint8_t *p;
+	int r;
 
 	memset(o, 0, sizeof(*o));
-	while (op < end) {
-		uint8_t kind = op[0], olen;
+	while ((r = opt_next(&op, end, &p)) > 0) {
+		uint8_t kind = p[0], olen = p[1];
 
-		if (kind == TCPOPT_EOL)
-			return 0;
-		if (kind == TCPOPT_NOP) {
-			op++;
-			continue;
-		}
-		if (op + 2 > end || op[1] < 2 || op + op[1] > end)
-			return -1;
-		olen = op[1];
 		if (kind == TCPOPT_MAXSEG && olen == TCPOLEN_MAXSEG) {
-			o->mss = wire_get16(op + 2);
+			o->mss = wire_get16(p + 2);
 			o->has_mss = true;
 		} else if (kind == TCPOPT_WINDOW && olen == TCPOLEN_WINDOW) {
 			o->wscale =
-				op[2] > TCP_MAX_WSCALE ? TCP_MAX_WSCALE : op[2];
+				p[2] > TCP_MAX_WSCALE ? TCP_MAX_WSCALE : p[2];
 			o->has_wscale = true;
 		} else if (kind == TCPOPT_SACK_PERMITTED &&
 			   olen == TCPOLEN_SACK_PERMITTED) {
 			o->sack_ok = true;
 		} else if (kind == TCPOPT_TIMESTAMP &&
 			   olen == TCPOLEN_TIMESTAMP) {
-			o->tsval = wire_get32(op + 2);
-			o->tsecr = wire_get32(op + 6);
+			o->tsval = wire_get32(p + 2);
+			o->tsecr = wire_get32(p + 6);
 			o->has_ts = true;
 		} else {
 			o->has_other = true;
 		}
-		op += olen;
 	}
-	return 0;
+	return r;
 }
 
 int wire_tcp_sack_blocks(const struct tcphdr *th, uint32_t doff,
@@ -109,30 +120,21 @@ int wire_tcp_sack_blocks(const struct tcphdr *th, uint32_t doff,
 {
 	const uint8_t *op = (const uint8_t *)th + WIRE_TCP_HLEN;
 	const uint8_t *end = (const uint8_t *)th + doff;
+	const uint8_t *p;
+	uint32_t i;
+	int r;
 
 	*n = 0;
-	while (op < end) {
-		uint8_t kind = op[0], olen;
-		uint32_t i;
-
-		if (kind == TCPOPT_EOL)
-			return 0;
-		if (kind == TCPOPT_NOP) {
-			op++;
+	while ((r = opt_next(&op, end, &p)) > 0) {
+		if (p[0] != TCPOPT_SACK || p[1] < 10 || (p[1] - 2) % 8)
 			continue;
+		for (i = 0; i < (p[1] - 2u) / 8 && *n < max; i++) {
+			blk[*n][0] = wire_get32(p + 2 + 8 * i);
+			blk[*n][1] = wire_get32(p + 6 + 8 * i);
+			(*n)++;
 		}
-		if (op + 2 > end || op[1] < 2 || op + op[1] > end)
-			return -1;
-		olen = op[1];
-		if (kind == TCPOPT_SACK && olen >= 10 && (olen - 2) % 8 == 0)
-			for (i = 0; i < (olen - 2u) / 8 && *n < max; i++) {
-				blk[*n][0] = wire_get32(op + 2 + 8 * i);
-				blk[*n][1] = wire_get32(op + 6 + 8 * i);
-				(*n)++;
-			}
-		op += olen;
 	}
-	return 0;
+	return r;
 }
 
 uint16_t wire_tcp_csum_of(const void *frame, bool v6, uint32_t l4_off,
