@@ -176,7 +176,7 @@ $(BUILD)/tests/fuzz/%: tests/fuzz/%.c $(FUZZ_LIB_SRCS) $(USER_HDRS)
 	$(CLANG) -O1 -g -fsanitize=fuzzer,address,undefined -D_GNU_SOURCE \
 		-I$(BUILD) -Ibpf $(US_INC) $< $(FUZZ_LIB_SRCS) -o $@ $(LDLIBS)
 
-$(BUILD)/blitz-dpdk: $(DPDK_SRCS) $(BUILD)/libblitz.a $(USER_HDRS)
+$(BUILD)/blitz-dpdk: $(DPDK_SRCS) $(wildcard dpdk/*.h) $(BUILD)/libblitz.a $(USER_HDRS)
 	$(CC) $(CFLAGS) -Wno-error=deprecated-declarations $(shell pkg-config --cflags libdpdk) \
 		$(DPDK_SRCS) $(BUILD)/libblitz.a -o $@ $(shell pkg-config --libs libdpdk) $(LDLIBS)
 
