@@ -88,6 +88,11 @@ prlimit --nofile="$NOFILE:$NOFILE" true 2>/dev/null || NOFILE=$(ulimit -Hn)
 # shellcheck source=scripts/placement.sh
 source "$here/scripts/placement.sh"
 SRV_CPUS=$SCPU CLI_CPUS=$CCPU
+# The harness itself (steady_cpu's polling of the generator's progress, the
+# CPU reads) runs on the client's CPU: left to the scheduler it took about
+# a tenth of the server's CPU (perf), cycles and cache the server then
+# lacked in both rows of a ratio.
+taskset -pc "$CCPU" $$ >/dev/null 2>&1 || note "cannot move the harness to CPU $CCPU"
 
 # stop_server, wait_ready, wait_fast_path. The engine's exit lines (its
 # cost) come after it has stopped its threads: give it 10 s.
