@@ -6,7 +6,8 @@
 #   ${PREFIX}-cli  veth ${PREFIX}c  10.77.X.2/24  fd77:X::2/64  (clients)
 #
 # BLITZ_TB_QUEUES=N gives both veths N RX and N TX queues (default: the
-# kernel's, 1 in use). BLITZ_TB_CLI_ADDRS=N (bench, issue 15) gives the
+# kernel's, 1 in use). BLITZ_TB_CLI_QDISC=none leaves the client's veth
+# without its transmit queue (see up()). BLITZ_TB_CLI_ADDRS=N (bench, issue 15) gives the
 # client N addresses, 10.77.X.2 to 10.77.X.(N+1) and fd77:X::2 up (N from 1
 # to 64, default 1), for `blitz bench --src-addrs N`: more connections than
 # one address's ports allow. X is derived from PREFIX so several testbeds can coexist. The client's
@@ -110,7 +111,10 @@ up() {
 	# generator's bursts lost 1-2% of its frames that way, each loss
 	# answered by a retransmission. The server's side keeps noqueue: its
 	# kernel path's cost is what the benchmarks compare.
-	ip netns exec "$CLI_NS" tc qdisc replace dev "$CLI_IF" root pfifo limit 1000
+	# BLITZ_TB_CLI_QDISC=none keeps veth's default (noqueue) on the client.
+	if [ "${BLITZ_TB_CLI_QDISC:-pfifo}" != none ]; then
+		ip netns exec "$CLI_NS" tc qdisc replace dev "$CLI_IF" root pfifo limit 1000
+	fi
 	# Larger backlogs for benchmarks with many connections.
 	for ns in "$SRV_NS" "$CLI_NS"; do
 		ip netns exec "$ns" sysctl -qw net.core.somaxconn=65535
