@@ -12,7 +12,12 @@
 #                kernel listener answers first, and a connection it accepts
 #                stays the kernel's)
 # and afxdp_idle_timeout: serve --idle-timeout 1 closes an idle keep-alive
-# connection of the afxdp engine within 6 s (the core's default is 60 s).
+# connection of the afxdp engine within 6 s (the core's default is 60 s);
+# afxdp_umem: a queue whose table holds at most 65,536 connections gets
+# 4,096 UMEM frames, one over that 16,384 (its RX ring must hold the
+# bursts of many connections); client_queue: the testbed's client veth has
+# its transmit queue (a full server ring then stops it instead of dropping
+# the frame).
 # Bounded: every run under `timeout`, about 15 s an engine on a quiet
 # machine.
 #
@@ -79,6 +84,8 @@ for e in ${CONNS_ENGINES:-afxdp dpdk}; do
 	check "${T}_${e}_fast_path" "the kernel path accepted ${kern:-?} connections, pass_kernel_owns ${owned:-?}" \
 		test "${kern:-x}" = 0 -a "${owned:-x}" = 0
 done
+qd=$($CLI tc qdisc show dev "$CLI_IF")
+check "${T}_client_queue" "the client veth's qdisc: $qd" grep -q "^qdisc pfifo" <<<"$qd"
 
 # serve --idle-timeout reaches the engine's TCP core: a keep-alive
 # connection left idle after its answer is closed by the server (EOF)
@@ -93,13 +100,18 @@ idle_closed() {
 		timeout 6 cat <&3 >/dev/null' "$SRV_IP" "$PORT"
 }
 rm -rf "$PINS"
-$SRV "$BLITZ" serve "$SRV_IF" --engine afxdp -p "$PORT" --idle-timeout 1 >"$TMP/idle.log" 2>&1 &
+# --max-conns over the default 65,536 of one queue: the larger UMEM.
+$SRV "$BLITZ" serve "$SRV_IF" --engine afxdp -p "$PORT" --idle-timeout 1 --max-conns 70000 >"$TMP/idle.log" 2>&1 &
 SERVE_PID=$!
 on_exit "kill -9 $SERVE_PID"
 if wait_line "$TMP/idle.log" "^afxdp: $SRV_IF queue 0" "$SERVE_PID" 15; then
 	idle_closed
 	rc=$?
 	check "${T}_afxdp_idle_timeout" "an idle keep-alive connection was not closed within 6 s of --idle-timeout 1 (status $rc; 124: still open)" [ "$rc" = 0 ]
+	umem_small=$(sed -n 's/.* \([0-9]*\) UMEM frames.*/\1/p' "$TMP/afxdp.log" 2>/dev/null | head -n1)
+	umem_big=$(sed -n 's/.* \([0-9]*\) UMEM frames.*/\1/p' "$TMP/idle.log" | head -n1)
+	check "${T}_afxdp_umem" "UMEM frames: ${umem_small:-?} at --max-conns $((N + 4096)), ${umem_big:-?} at 70000 (want 4096, 16384)" \
+		test "${umem_small:-x}" = 4096 -a "${umem_big:-x}" = 16384
 else
 	fail "${T}_afxdp_idle_timeout" "serve did not start: $(tail -2 "$TMP/idle.log" | tr '\n' ' ')"
 fi
