@@ -169,6 +169,13 @@ static void xq_fini(struct xq *q)
 	q->core = NULL;
 }
 
+static uint32_t umem_frames(const struct afxdp_engine_opts *o, uint32_t table)
+{
+	if (o->umem_frames)
+		return o->umem_frames;
+	return table > TCP_CORE_DEFAULT_TABLE ? BIG_FRAMES : DEFAULT_FRAMES;
+}
+
 static int xq_init(struct xq *q, const struct afxdp_engine_opts *o)
 {
 	const struct blitz_service *svc = o->svc;
@@ -190,10 +197,7 @@ static int xq_init(struct xq *q, const struct afxdp_engine_opts *o)
 	struct blitz_xsk_cfg xc = {
 		.ifname = o->ifname,
 		.queue = (uint32_t)q->qid,
-		.frames = o->umem_frames ? o->umem_frames
-			  : q->table_size > TCP_CORE_DEFAULT_TABLE
-				  ? BIG_FRAMES
-				  : DEFAULT_FRAMES,
+		.frames = umem_frames(o, q->table_size),
 		.min_frames = MIN_FRAMES,
 		.frame_size = FRAME_SIZE,
 		.force_copy = o->force_copy,
