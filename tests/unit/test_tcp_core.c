@@ -3722,6 +3722,65 @@ out:
 	tcp_core_free(c);
 }
 
+/*
+ * A FIN ends the stream (RFC 9293 3.10.7.4; Linux's tcp_fin purges its
+ * out-of-order queue): bytes held out of order past an in-order FIN are
+ * never acked, SACKed or parsed. Held [10, n): a segment [0, 20) with a
+ * FIN acks 21, and SACKs at most [10, 20) as a duplicate (RFC 2883);
+ * held [30, n): a bare FIN at 10 after [0, 10) acks 11, no SACK. No
+ * request is answered: none ended before the FIN.
+ */
+static void test_fin_ends_held_range(void)
+{
+	const char *req = OOO_REQ;
+	struct tcp_core *c = mk_core();
+	struct peer pe = {0}, p2 = {0};
+	uint32_t n = sizeof(OOO_REQ) - 1, base;
+	bool perm = false;
+	struct seg s;
+	int acks = 0;
+
+	if (!c || !peer_connect_sack(c, &pe, 40231, 100, &perm) ||
+	    !peer_connect_sack(c, &p2, 40232, 200, &perm))
+		goto out;
+	base = pe.snd_nxt;
+	peer_send_at(c, &pe, 0x18, base + 10, req + 10, n - 10);
+	wire_rd = nwire;
+	peer_send_at(c, &pe, 0x19, base, req, 20);
+	while (next_out(&s)) {
+		if (s.dport != pe.port)
+			continue;
+		acks++;
+		T_EQ_INT(s.ack, base + 21);
+		/* at most the D-SACK of [10, 20), which came twice */
+		T_CHECK(s.nsack == 0 ||
+			(s.nsack == 1 && s.sack[0][0] == base + 10 &&
+			 s.sack[0][1] == base + 20));
+	}
+	T_CHECK(acks >= 1);
+
+	base = p2.snd_nxt;
+	peer_send_at(c, &p2, 0x18, base + 30, req + 30, n - 30);
+	peer_send_at(c, &p2, 0x18, base, req, 10);
+	wire_rd = nwire;
+	acks = 0;
+	peer_send_at(c, &p2, 0x11, base + 10, NULL, 0);
+	while (next_out(&s)) {
+		if (s.dport != p2.port)
+			continue;
+		acks++;
+		T_EQ_INT(s.ack, base + 11);
+		T_EQ_INT(s.nsack, 0);
+	}
+	T_CHECK(acks >= 1);
+	T_EQ_INT(tcp_core_counters(c)->requests, 0);
+	T_EQ_INT(tcp_core_check(c), 0);
+out:
+	peer_free(&pe);
+	peer_free(&p2);
+	tcp_core_free(c);
+}
+
 /* A peer without SACK: the same duplicates (the last segment, an older
  * one, old bytes before new ones, out of order) get plain ACKs, never a
  * SACK option. */
@@ -4529,6 +4588,7 @@ int main(void)
 	T_RUN(test_sack_receive_ooo);
 	T_RUN(test_dsack_dup_segment);
 	T_RUN(test_dsack_ooo_overlap);
+	T_RUN(test_fin_ends_held_range);
 	T_RUN(test_dsack_not_without_sack);
 	T_RUN(test_tlp_dsack_spurious);
 	T_RUN(test_tlp_loss_repaired);

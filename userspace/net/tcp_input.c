@@ -216,6 +216,25 @@ static void ooo_hold(struct tcp_core *c, struct tcp_conn *k, uint32_t seq,
 	k->ooo_off = off;
 }
 
+/*
+ * An in-order FIN at fin_seq ends the stream: what is held out of order
+ * past it can never be delivered and must be neither acked nor SACKed
+ * (Linux's tcp_fin purges its out-of-order queue). The part before the
+ * FIN stays: the segment carrying the FIN brings those bytes too.
+ */
+static void ooo_trim_at_fin(struct tcp_core *c, struct tcp_conn *k,
+			    uint32_t fin_seq)
+{
+	if (!k->ooo_len)
+		return;
+	if (!seq_lt(k->ooo_seq, fin_seq))
+		k->ooo_len = 0;
+	else if (seq_gt(k->ooo_seq + k->ooo_len, fin_seq))
+		k->ooo_len = fin_seq - k->ooo_seq;
+	if (!k->ooo_len && k->rxb != NIL && !k->rxlen)
+		rxbuf_put(c, k);
+}
+
 /* Free the connection once both FINs are through. */
 static bool conn_maybe_done(struct tcp_core *c, struct tcp_conn *k)
 {
@@ -593,6 +612,8 @@ static bool data_in(struct tcp_core *c, struct tcp_conn *k, const struct seg *s,
 			fin = false;
 		}
 	}
+	if (fin)
+		ooo_trim_at_fin(c, k, k->rcv_nxt + len);
 	if (len) {
 		long acc = 0;
 
