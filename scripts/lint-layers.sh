@@ -32,24 +32,30 @@ set -u
 ROOT=${1:-$(cd "$(dirname "$0")/.." && pwd)}
 cd "$ROOT" || exit 2
 
-# rank and layer name of a file (path from ROOT), or nothing
+# RANK and LAY: the rank and layer name of a file (path from ROOT), or
+# empty. Globals, not output: the loop below runs this per include, and a
+# command substitution per call made the lint take 20 s.
 layer_of() {
+	RANK='' LAY=''
 	case $1 in
-	dpdk/main.c) echo "90 cli" ;;
-	userspace/cli/* | userspace/cmd/*) echo "90 cli" ;;
-	userspace/serve/*) echo "80 serve" ;;
-	userspace/engines/*/*) echo "70 engine:$(basename "$(dirname "$1")")" ;;
-	dpdk/*) echo "70 engine:dpdk" ;;
-	userspace/bench/*) echo "70 bench" ;;
-	userspace/net/*) echo "60 net" ;;
-	userspace/obs/*) echo "50 obs" ;;
-	userspace/bpfctl/*) echo "40 bpfctl" ;;
-	userspace/host/*) echo "30 host" ;;
-	userspace/service/*) echo "20 service" ;;
-	userspace/base/*) echo "10 base" ;;
-	bpf/progs/*) echo "3 bpf-progs" ;;
-	bpf/kern/*) echo "2 bpf-kern" ;;
-	bpf/*.h) echo "1 bpf" ;;
+	dpdk/main.c) RANK=90 LAY=cli ;;
+	userspace/cli/* | userspace/cmd/*) RANK=90 LAY=cli ;;
+	userspace/serve/*) RANK=80 LAY=serve ;;
+	userspace/engines/*/*)
+		LAY=${1#userspace/engines/}
+		RANK=70 LAY=engine:${LAY%%/*}
+		;;
+	dpdk/*) RANK=70 LAY=engine:dpdk ;;
+	userspace/bench/*) RANK=70 LAY=bench ;;
+	userspace/net/*) RANK=60 LAY=net ;;
+	userspace/obs/*) RANK=50 LAY=obs ;;
+	userspace/bpfctl/*) RANK=40 LAY=bpfctl ;;
+	userspace/host/*) RANK=30 LAY=host ;;
+	userspace/service/*) RANK=20 LAY=service ;;
+	userspace/base/*) RANK=10 LAY=base ;;
+	bpf/progs/*) RANK=3 LAY=bpf-progs ;;
+	bpf/kern/*) RANK=2 LAY=bpf-kern ;;
+	bpf/*.h) RANK=1 LAY=bpf ;;
 	esac
 }
 
@@ -57,34 +63,40 @@ layer_of() {
 # bpf/, then any userspace folder (every one is on the include path)
 declare -A where=()
 while IFS= read -r f; do
-	where[$(basename "$f")]+="$f "
+	b=${f##*/}
+	[ -n "${where[$b]:-}" ] || where[$b]=$f
 done < <(find userspace bpf dpdk -name '*.h' | sort)
 
-resolve() { # from name
-	local dir name=${2##*/}
-	dir=$(dirname "$1")
-	if [ -f "$dir/$2" ]; then
-		realpath --relative-to=. "$dir/$2"
-	elif [ -f "bpf/$name" ]; then
-		echo "bpf/$name"
+resolve() { # FROM NAME: sets T to the header's path from ROOT, or empty
+	local p
+	p=${1%/*}/$2
+	if [ -f "$p" ]; then
+		while [[ $p =~ ^(.*/)?[^/.][^/]*/\.\./(.*)$ ]]; do
+			p=${BASH_REMATCH[1]}${BASH_REMATCH[2]}
+		done
+		T=$p
+	elif [ -f "bpf/${2##*/}" ]; then
+		T=bpf/${2##*/}
 	else
-		echo "${where[$name]:-}" | awk '{print $1}'
+		T=${where[${2##*/}]:-}
 	fi
 }
 
 bad=0
 while IFS= read -r f; do
-	read -r rank lay <<<"$(layer_of "$f")"
-	if [ -z "${rank:-}" ]; then
+	layer_of "$f"
+	rank=$RANK lay=$LAY
+	if [ -z "$rank" ]; then
 		echo "layers: $f is in no layer (add its folder to scripts/lint-layers.sh)"
 		bad=1
 		continue
 	fi
 	while IFS= read -r inc; do
-		t=$(resolve "$f" "$inc")
-		[ -n "$t" ] || continue # generated (skeletons, vmlinux.h)
-		read -r trank tlay <<<"$(layer_of "$t")"
-		[ -n "${trank:-}" ] || continue
+		resolve "$f" "$inc"
+		[ -n "$T" ] || continue # generated (skeletons, vmlinux.h)
+		layer_of "$T"
+		trank=$RANK tlay=$LAY
+		[ -n "$trank" ] || continue
 		if [ "$trank" -gt "$rank" ] ||
 			{ [ "$trank" -eq "$rank" ] && [ "$tlay" != "$lay" ]; } ||
 			{ [ "$trank" -ge 2 ] && [ "$trank" -lt 10 ] && [ "$rank" -ge 10 ]; }; then
