@@ -17,7 +17,8 @@
 # 4,096 UMEM frames, one over that 16,384 (its RX ring must hold the
 # bursts of many connections); client_queue: the testbed's client veth has
 # its transmit queue (a full server ring then stops it instead of dropping
-# the frame).
+# the frame); afxdp_umem_option: serve --umem-frames 2048 gets 2,048 at a
+# table that would give 16,384, and answers.
 # Bounded: every run under `timeout`, about 15 s an engine on a quiet
 # machine.
 #
@@ -114,6 +115,22 @@ if wait_line "$TMP/idle.log" "^afxdp: $SRV_IF queue 0" "$SERVE_PID" 15; then
 		test "${umem_small:-x}" = 4096 -a "${umem_big:-x}" = 16384
 else
 	fail "${T}_afxdp_idle_timeout" "serve did not start: $(tail -2 "$TMP/idle.log" | tr '\n' ' ')"
+fi
+stop_pid "$SERVE_PID" INT 10
+
+# serve --umem-frames overrides the size the table would give.
+rm -rf "$PINS"
+$SRV "$BLITZ" serve "$SRV_IF" --engine afxdp -p "$PORT" --max-conns 70000 --umem-frames 2048 >"$TMP/umem.log" 2>&1 &
+SERVE_PID=$!
+on_exit "kill -9 $SERVE_PID"
+if wait_line "$TMP/umem.log" "^afxdp: $SRV_IF queue 0" "$SERVE_PID" 15; then
+	umem=$(sed -n 's/.* \([0-9]*\) UMEM frames.*/\1/p' "$TMP/umem.log" | head -n1)
+	check "${T}_afxdp_umem_option" "UMEM frames with --umem-frames 2048 at --max-conns 70000: ${umem:-?}" \
+		test "${umem:-x}" = 2048
+	$CLI timeout 5 curl -sf "http://$SRV_IP:$PORT/" >/dev/null
+	check "${T}_afxdp_umem_option_serves" "no answer with --umem-frames 2048" [ $? = 0 ]
+else
+	fail "${T}_afxdp_umem_option" "serve did not start: $(tail -2 "$TMP/umem.log" | tr '\n' ' ')"
 fi
 stop_pid "$SERVE_PID" INT 10
 e2e_status

@@ -115,6 +115,16 @@ for eng in xdp epoll; do
 		serve "$SRV_IF" --engine $eng -p "$PORT" --metrics nohost:9100
 done
 
+# ---- serve --umem-frames: afxdp's sockets only, a power of two ----
+cli_refuses "${T}_serve_umem_not_afxdp" "is for the afxdp engine" \
+	serve "$SRV_IF" --engine xdp -p "$PORT" --umem-frames 8192
+cli_refuses "${T}_serve_umem_auto" "is for the afxdp engine" \
+	serve "$SRV_IF" -p "$PORT" --umem-frames 8192
+cli_refuses "${T}_serve_umem_pow2" "bad --umem-frames '5000': use a power of two" \
+	serve "$SRV_IF" --engine afxdp -p "$PORT" --umem-frames 5000
+cli_refuses "${T}_serve_umem_range" "bad --umem-frames '128'" \
+	serve "$SRV_IF" --engine afxdp -p "$PORT" --umem-frames 128
+
 # The loopback case on lo, with the kernel listener it used to blackhole.
 $SRV ip link set dev lo up
 (cd "$TMP" && exec $SRV "$PY" -m http.server "$PORT" --bind 127.0.0.1 >/dev/null 2>&1) &

@@ -28,7 +28,13 @@
 #include "serve_state.h"
 #include "tcp_core.h"
 
-enum { OPT_MAX_CONNS = OPT_CMD_BASE, OPT_IDLE, OPT_HEADER, OPT_METRICS };
+enum {
+	OPT_MAX_CONNS = OPT_CMD_BASE,
+	OPT_IDLE,
+	OPT_HEADER,
+	OPT_METRICS,
+	OPT_UMEM
+};
 
 static volatile sig_atomic_t serve_stop, serve_usr1;
 /* What `blitz status` reads about this serve (serve_state.h): written by
@@ -73,6 +79,11 @@ static struct opt_spec serve_opts[] = {
 	{'q', "queues", "N",
 	 "afxdp: RX queues (default: all); dpdk: queues and lcores (default "
 	 "1)",
+	 0, 0},
+	{OPT_UMEM, "umem-frames", "N",
+	 "afxdp: UMEM frames a queue, a power of two, 2 KiB each, half for "
+	 "RX (default 4096, or 16384 for a queue of more than 65536 "
+	 "connections: its RX ring holds the bursts of many)",
 	 0, 0},
 	{0},
 };
@@ -126,6 +137,8 @@ static int serve_opt(int opt, char *arg, void *ctx)
 		 &a->eo.idle_timeout_ms, NULL},
 		{OPT_HEADER, "--header-timeout", 1, 3600, 1000,
 		 &a->eo.header_timeout_ms, NULL},
+		{OPT_UMEM, "--umem-frames", 256, 1 << 20, 1, &a->c.umem_frames,
+		 NULL},
 	};
 	int r = cli_num_opt(nums, sizeof(nums) / sizeof(nums[0]), opt, arg);
 
@@ -191,6 +204,18 @@ static int parse_args(int argc, char **argv, struct serve_args *a)
 		pr_warn("--engine %s needs an interface: blitz serve <ifname> "
 			"--engine %s\n",
 			name, name);
+		return -1;
+	}
+	if (a->c.umem_frames && a->engine != &engine_afxdp) {
+		pr_warn("--umem-frames is for the afxdp engine's sockets: add "
+			"--engine afxdp, or leave it out\n");
+		return -1;
+	}
+	if (a->c.umem_frames & (a->c.umem_frames - 1)) {
+		pr_warn("bad --umem-frames '%d': use a power of two from 256 "
+			"to "
+			"1048576\n",
+			a->c.umem_frames);
 		return -1;
 	}
 	if (a->c.ifname && !if_nametoindex(a->c.ifname)) {

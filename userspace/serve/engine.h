@@ -49,6 +49,8 @@ struct serve_ctx {
 	int max_conns;
 	/* --idle-timeout in ms; 0: each engine's default (60 s). */
 	int idle_ms;
+	/* --umem-frames (afxdp): UMEM frames a queue; 0: by its table. */
+	int umem_frames;
 	const struct blitz_service *svc;
 	const struct http_responses *resp; /* built once from svc */
 	/* The service options as typed, for a child binary's command line. */

@@ -43,6 +43,8 @@ static void __attribute__((noreturn)) afxdp_child(struct serve_ctx *c)
 		.cpu_first = -1,
 		.max_conns = c->max_conns > 0 ? (uint32_t)c->max_conns : 0,
 		.idle_ms = c->idle_ms > 0 ? (uint32_t)c->idle_ms : 0,
+		.umem_frames =
+			c->umem_frames > 0 ? (uint32_t)c->umem_frames : 0,
 		.counters_fd = blitz_loaded_counters_fd(c->xdp),
 		.registry = true,
 	};

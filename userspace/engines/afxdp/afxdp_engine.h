@@ -66,7 +66,9 @@ struct afxdp_engine_opts {
 	 * -1: to the i-th CPU (wrapping) the process may run on, so
 	 * `taskset` still decides where the engine runs. */
 	int cpu_first;
-	/* UMEM frames per queue; 0: 2048 (halved until it registers). */
+	/* UMEM frames per queue (serve --umem-frames); 0: 4096, or 16384
+	 * for a table over TCP_CORE_DEFAULT_TABLE; halved until it
+	 * registers. */
 	uint32_t umem_frames;
 	/* Spin on the rings instead of sleeping in poll() when idle. */
 	bool busy_poll;
