@@ -3781,6 +3781,39 @@ out:
 	tcp_core_free(c);
 }
 
+/*
+ * Text after the peer's FIN is ignored (RFC 9293 3.10.7.4 for CLOSE-WAIT
+ * and LAST-ACK; Linux neither queues nor acks it): a request sent past
+ * the FIN is not answered and never acked, whatever the core sends.
+ */
+static void test_data_after_fin_ignored(void)
+{
+	const struct tcp_core_counters *cnt;
+	struct tcp_core *c = mk_core();
+	struct peer pe = {0};
+	uint32_t fin_end;
+	struct seg s;
+
+	if (!c || !peer_connect(c, &pe, 40241, 300))
+		goto out;
+	cnt = tcp_core_counters(c);
+	peer_send(c, &pe, 0x18, GET, sizeof(GET) - 1);
+	T_EQ_INT(peer_read(&pe), 1);
+	peer_send(c, &pe, 0x11, NULL, 0);
+	fin_end = pe.snd_nxt;
+	wire_rd = nwire;
+	peer_send(c, &pe, 0x18, GET, sizeof(GET) - 1);
+	peer_send(c, &pe, 0x18, GET, sizeof(GET) - 1);
+	while (next_out(&s))
+		if (s.dport == pe.port && (s.flags & 0x10))
+			T_EQ_INT(s.ack, fin_end);
+	T_EQ_INT(cnt->requests, 1);
+	T_EQ_INT(tcp_core_check(c), 0);
+out:
+	peer_free(&pe);
+	tcp_core_free(c);
+}
+
 /* A peer without SACK: the same duplicates (the last segment, an older
  * one, old bytes before new ones, out of order) get plain ACKs, never a
  * SACK option. */
@@ -4589,6 +4622,7 @@ int main(void)
 	T_RUN(test_dsack_dup_segment);
 	T_RUN(test_dsack_ooo_overlap);
 	T_RUN(test_fin_ends_held_range);
+	T_RUN(test_data_after_fin_ignored);
 	T_RUN(test_dsack_not_without_sack);
 	T_RUN(test_tlp_dsack_spurious);
 	T_RUN(test_tlp_loss_repaired);

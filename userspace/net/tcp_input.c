@@ -614,13 +614,16 @@ static bool data_in(struct tcp_core *c, struct tcp_conn *k, const struct seg *s,
 	}
 	if (fin)
 		ooo_trim_at_fin(c, k, k->rcv_nxt + len);
+	if (len && k->fin_rcvd) {
+		/* Text after the peer's FIN: ignored (RFC 9293 3.10.7.4),
+		 * neither taken nor acked, as Linux in CLOSE-WAIT and
+		 * LAST-ACK. */
+		len = 0;
+		fin = false;
+	}
 	if (len) {
-		long acc = 0;
+		long acc = conn_consume(c, k, data, len);
 
-		if (!k->fin_rcvd)
-			acc = conn_consume(c, k, data, len);
-		else
-			acc = len;
 		if (acc < 0) {
 			conn_reset(c, k, true);
 			return false;
