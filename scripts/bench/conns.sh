@@ -11,7 +11,10 @@
 # and stops it after, and reads from the engine's exit lines its own cost per
 # request (time in polls that did work / requests: the server's cycles,
 # whatever the generator and the rest of the machine did) and how many
-# connections its kernel (epoll) path accepted. The million row also reads
+# connections its kernel (epoll) path accepted, and counts the segments
+# its core sent again (server_retransmits) beside the frames each veth
+# dropped because its peer's ring was full (server_veth_drops: responses,
+# client_veth_drops: requests and ACKs). The million row also reads
 # the engine process's peak RSS (VmHWM) against its RSS before the first
 # connection.
 #
@@ -118,6 +121,15 @@ logs=$OUT/conns-$stamp-logs
 : >"$results"
 mkdir -p "$logs"
 
+# Frames each veth dropped on transmit because its peer's 256-frame ring
+# was full ("SERVER CLIENT": the server's responses, the client's
+# requests and ACKs). Every one comes back as a retransmission.
+veth_drops() {
+	local q='.[0].stats64.tx.dropped // 0'
+	echo "$(ip -n "$SRV_NS" -s -j link show "$SRV_IF" | jq "$q")" \
+		"$(ip -n "$CLI_NS" -s -j link show "$CLI_IF" | jq "$q")"
+}
+
 # kB of FIELD (VmRSS, VmHWM) summed over the server's processes.
 tree_mem_kb() {
 	local sum=0 p v
@@ -221,6 +233,12 @@ engine_requests() {
 engine_frames_in() {
 	sed -n 's/^afxdp: [0-9]* requests,.* \([0-9]*\) frames in$/\1/p; s/.*totals: rx_frames=\([0-9]*\) .*/\1/p' "$1" | tail -n1
 }
+# Segments the engine's TCP core sent again (afxdp: "N retransmits";
+# dpdk: "tcp.retransmits=N" in its totals line, which leaves out zeros).
+engine_rtx() {
+	sed -n 's/^afxdp: [0-9]* requests,.* \([0-9]*\) retransmits,.*/\1/p
+		/^totals: /{s/.* tcp\.retransmits=\([0-9]*\).*/\1/p;t;s/.*/0/p}' "$1" | tail -n1
+}
 epoll_conns() {
 	sed -n 's/^epoll: \([0-9]*\) connections.*/\1/p' "$1" | tail -n1
 }
@@ -228,7 +246,7 @@ epoll_conns() {
 # row ENGINE CONNS PLACEMENT RUN [extra bench args...]: one measurement.
 row() {
 	local e=$1 c=$2 pl=$3 run=$4 log out d=$DURATION rss0 hwm=0 ns cns ep json
-	local cpu0 cpu1 rq cpu steady fin
+	local cpu0 cpu1 rq cpu steady fin srtx sd0 cd0 sd1 cd1
 	shift 4
 	log=$tmp/$e-$c-$pl-$run.log out=$tmp/$e-$c-$pl-$run.json
 	start_server "$e" $((c + 4096)) "$log" || {
@@ -238,6 +256,7 @@ row() {
 	}
 	rss0=$(tree_mem_kb "$server_pid" VmRSS)
 	cpu0=$(server_cpu_ns "$server_pid")
+	read -r sd0 cd0 <<<"$(veth_drops)"
 	$CLI taskset -c "$CCPU" timeout 900 "$BLITZ" bench "$SRV_IP:$PORT" -i "$CLI_IF" \
 		-c "$c" -d "$d" --src-addrs "$(src_addrs_for "$c")" --ports "$PORTS_LO-$PORTS_HI" \
 		"${bench_args[@]}" "$@" --json >"$out" 2>"$out.err" &
@@ -245,6 +264,7 @@ row() {
 	wait "$!" || true
 	hwm=$(tree_mem_kb "$server_pid" VmHWM)
 	cpu1=$(server_cpu_ns "$server_pid")
+	read -r sd1 cd1 <<<"$(veth_drops)"
 	stop_server
 	# The engine's exit lines (its counters: why a connection was reset)
 	# and the generator's progress, kept beside the results.
@@ -257,17 +277,20 @@ row() {
 	cns=$(core_ns "$log")
 	ep=$(epoll_conns "$log")
 	fin=$(engine_frames_in "$log")
+	srtx=$(engine_rtx "$log")
 	json=$(jq -c '{rps, requests, errors, connects, peak_established, conns_answered,
 		ramp_s, syn_retransmits, data_retransmits, rst_rx, timeouts, tx_no_frame,
 		client_busy_pct, xsk_mode}' "$out" 2>/dev/null) || json='{"failed":"no result"}'
 	echo "$json" | jq -c --arg e "$e" --argjson c "$c" --arg pl "$pl" --argjson run "$run" \
 		--arg ns "${ns:-}" --arg cns "${cns:-}" --arg ep "${ep:-}" --argjson rss0 "$rss0" --argjson hwm "$hwm" \
+		--arg srtx "${srtx:-}" --argjson sdrop $((sd1 - sd0)) --argjson cdrop $((cd1 - cd0)) \
 		--arg cpu "${cpu:-}" --arg steady "${steady:-}" --arg rq "${rq:-}" --arg fin "${fin:-}" \
 		'{engine: $e, conns: $c, placement: $pl, run: $run} + . +
 		 {engine_ns: ($ns | tonumber? // null), core_ns: ($cns | tonumber? // null),
 		  cpu_ns: ($cpu | tonumber? // null), steady_cpu_ns: ($steady | tonumber? // null), epoll_conns: ($ep | tonumber? // null),
 		  engine_requests: ($rq | tonumber? // null), frames_in: ($fin | tonumber? // null),
-		  rss_before_kb: $rss0, rss_peak_kb: $hwm}' | tee -a "$results" >&2
+		  rss_before_kb: $rss0, rss_peak_kb: $hwm,
+		  server_retransmits: ($srtx | tonumber? // null), server_veth_drops: $sdrop, client_veth_drops: $cdrop}' | tee -a "$results" >&2
 }
 
 serve_extra=()
