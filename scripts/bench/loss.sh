@@ -300,6 +300,9 @@ lat_measure() { # engine run
 		loss_off "$CLI" "$CLI_IF"
 	fi
 	cp "$out" "${OUT%.jsonl}-64k-$e-$r.txt" 2>/dev/null || true
+	# The server's log beside it: a failed transfer or a restarted engine
+	# shows there.
+	[ "$bad" -eq 0 ] || cp "$tmp/$e.log" "${OUT%.jsonl}-64k-$e-$r.log" 2>/dev/null || true
 	read -r p50 p99 < <(awk '{ print $1 }' "$out" | p50_p99)
 	# After the handshake (total - connect): what the server's TCP owes;
 	# a lost SYN or SYN-ACK costs the client's 1 s SYN timer on any server.
