@@ -127,8 +127,8 @@ if wait_line "$TMP/umem.log" "^afxdp: $SRV_IF queue 0" "$SERVE_PID" 15; then
 	umem=$(sed -n 's/.* \([0-9]*\) UMEM frames.*/\1/p' "$TMP/umem.log" | head -n1)
 	check "${T}_afxdp_umem_option" "UMEM frames with --umem-frames 2048 at --max-conns 70000: ${umem:-?}" \
 		test "${umem:-x}" = 2048
-	$CLI timeout 5 curl -sf "http://$SRV_IP:$PORT/" >/dev/null
-	check "${T}_afxdp_umem_option_serves" "no answer with --umem-frames 2048" [ $? = 0 ]
+	check "${T}_afxdp_umem_option_serves" "no answer with --umem-frames 2048" \
+		$CLI timeout 5 curl -sf -o /dev/null "http://$SRV_IP:$PORT/"
 else
 	fail "${T}_afxdp_umem_option" "serve did not start: $(tail -2 "$TMP/umem.log" | tr '\n' ' ')"
 fi

@@ -108,10 +108,10 @@ static void close_all(struct gen *g)
 			struct conn *c = &g->conns[i];
 			uint32_t seq =
 				c->state == C_EST ? c->snd_nxt : c->iss + 1;
+			bool first = c->state == C_EST &&
+				     (c->ack_owed || c->pending);
 
-			if (c->state == C_IDLE ||
-			    (c->state == C_EST &&
-			     (c->ack_owed || c->pending)) != !pass)
+			if (c->state == C_IDLE || first != (pass == 0))
 				continue;
 			/* Past the 2 s, the rest are left to the server's
 			 * timers (a million failed sends would each cost a

@@ -28,6 +28,9 @@
 #include "serve_state.h"
 #include "tcp_core.h"
 
+#define UMEM_FRAMES_MIN 256
+#define UMEM_FRAMES_MAX (1 << 20)
+
 enum {
 	OPT_MAX_CONNS = OPT_CMD_BASE,
 	OPT_IDLE,
@@ -137,8 +140,8 @@ static int serve_opt(int opt, char *arg, void *ctx)
 		 &a->eo.idle_timeout_ms, NULL},
 		{OPT_HEADER, "--header-timeout", 1, 3600, 1000,
 		 &a->eo.header_timeout_ms, NULL},
-		{OPT_UMEM, "--umem-frames", 256, 1 << 20, 1, &a->c.umem_frames,
-		 NULL},
+		{OPT_UMEM, "--umem-frames", UMEM_FRAMES_MIN, UMEM_FRAMES_MAX, 1,
+		 &a->c.umem_frames, NULL},
 	};
 	int r = cli_num_opt(nums, sizeof(nums) / sizeof(nums[0]), opt, arg);
 
@@ -212,10 +215,9 @@ static int parse_args(int argc, char **argv, struct serve_args *a)
 		return -1;
 	}
 	if (a->c.umem_frames & (a->c.umem_frames - 1)) {
-		pr_warn("bad --umem-frames '%d': use a power of two from 256 "
-			"to "
-			"1048576\n",
-			a->c.umem_frames);
+		pr_warn("bad --umem-frames '%d': use a power of two from %d to "
+			"%d\n",
+			a->c.umem_frames, UMEM_FRAMES_MIN, UMEM_FRAMES_MAX);
 		return -1;
 	}
 	if (a->c.ifname && !if_nametoindex(a->c.ifname)) {
